@@ -1,0 +1,4 @@
+"""WHAT THE MACHINE IS: frozen, validated parameters per component, loaded from YAML.
+
+Imports: units, errors, files. Never workload/, hw/ or anything above.
+"""

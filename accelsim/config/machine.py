@@ -1,0 +1,56 @@
+"""A systolic-array machine: array(s) + memory hierarchy + clock + energy table.
+
+Imports: units, errors, config.*.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from accelsim.config.energy_ref import EnergySelection
+from accelsim.config.memory import SystolicMemory
+from accelsim.config.schema import param, positive
+from accelsim.config.systolic import SystolicArray
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SystolicCompute:
+    """The compute part of a systolic machine."""
+
+    array: SystolicArray = param("The systolic array(s).")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SystolicMachine:
+    """A systolic accelerator (TPU-, Eyeriss- or SCALE-Sim-like)."""
+
+    kind: str = param("Machine kind.", default="systolic", choices=("systolic",))
+    name: str = param("Short name.")
+    description: str = param("One line on what this machine is.", default="")
+    clock_hz: float = param("Array clock, Hz.", check=positive)
+    compute: SystolicCompute = param("Compute units.")
+    memory: SystolicMemory = param("Memory hierarchy.")
+    energy: EnergySelection = param("Energy table and overrides.", default=EnergySelection())
+    sources: tuple[str, ...] = param("Where the numbers come from.", default=())
+
+    @property
+    def array(self) -> SystolicArray:
+        """Shortcut to ``compute.array``."""
+        return self.compute.array
+
+    @property
+    def dram_bytes_per_cycle(self) -> float:
+        """Sustained DRAM bytes per array clock cycle."""
+        return self.memory.dram.sustained_bytes_per_s / self.clock_hz
+
+    @property
+    def dram_latency_cycles(self) -> int:
+        """DRAM latency rounded up to array cycles."""
+        import math
+
+        return int(math.ceil(self.memory.dram.latency_s * self.clock_hz - 1e-9))
+
+    @property
+    def peak_macs_per_s(self) -> float:
+        """MACs per second at full utilization."""
+        return self.array.pes * self.clock_hz

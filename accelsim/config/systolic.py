@@ -1,0 +1,63 @@
+"""Parameters of a systolic array (one or more identical arrays sharing one memory system).
+
+Imports: units, errors, config.schema.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from accelsim.config.schema import param, positive
+
+DATAFLOWS = ("os", "ws", "is")
+"""Output-, weight- and input-stationary, as SCALE-Sim defines them."""
+
+PRECISION_BYTES = {"int4": 0.5, "int8": 1, "fp8": 1, "int16": 2, "fp16": 2, "bf16": 2,
+                   "int32": 4, "fp32": 4, "tf32": 4}
+"""Bytes per operand word for each precision name."""
+
+ACCUMULATOR = {"int4": "int32", "int8": "int32", "fp8": "fp32", "int16": "int32", "fp16": "fp32",
+               "bf16": "fp32", "int32": "int32", "fp32": "fp32", "tf32": "fp32"}
+"""Precision of partial sums for each operand precision."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SystolicArray:
+    """A grid of ``rows x cols`` multiply-accumulate PEs; ``count`` identical arrays share work."""
+
+    rows: int = param("PE rows (SCALE-Sim ArrayHeight).", check=positive)
+    cols: int = param("PE columns (SCALE-Sim ArrayWidth).", check=positive)
+    count: int = param("Identical arrays (e.g. MXUs) sharing the folds of a layer.", default=1,
+                       check=positive)
+    dataflow: str = param("Default dataflow: os, ws or is.", default="os", choices=DATAFLOWS)
+    precision: str = param("Operand precision; sets the word size and the MAC action.",
+                           default="int8", choices=tuple(PRECISION_BYTES))
+    word_bytes: float | None = param(
+        "Bytes per operand word; default from the precision (SCALE-Sim uses 1).", default=None)
+    output_word_bytes: float | None = param(
+        "Bytes per final output word; default = word_bytes.", default=None)
+    psum_word_bytes: float | None = param(
+        "Bytes per partial sum spilled to DRAM; default from the accumulator precision.",
+        default=None)
+
+    @property
+    def operand_bytes(self) -> float:
+        """Bytes of one input or weight word."""
+        return self.word_bytes if self.word_bytes is not None else PRECISION_BYTES[self.precision]
+
+    @property
+    def output_bytes(self) -> float:
+        """Bytes of one final output word."""
+        return self.output_word_bytes if self.output_word_bytes is not None else self.operand_bytes
+
+    @property
+    def psum_bytes(self) -> float:
+        """Bytes of one partial-sum word moved off-array."""
+        if self.psum_word_bytes is not None:
+            return self.psum_word_bytes
+        return PRECISION_BYTES[ACCUMULATOR[self.precision]]
+
+    @property
+    def pes(self) -> int:
+        """Total PEs over all arrays."""
+        return self.rows * self.cols * self.count

@@ -1,0 +1,76 @@
+"""The one YAML reader (used by config/ and workload/), and resolution of built-in configs by short name.
+
+``resolve_path("tpu_v4", "hardware")`` finds ``configs/hardware/tpu_v4.yaml``; any argument
+that is an existing file path is used as it is.
+
+Imports: errors.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from accelsim.errors import ConfigError
+
+
+def project_root() -> Path:
+    """The folder holding ``configs/`` and ``workloads/`` (``ACCELSIM_HOME`` overrides it)."""
+    env = os.environ.get("ACCELSIM_HOME")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[1]
+
+
+def config_dir(kind: str) -> Path:
+    """``configs/<kind>`` (``hardware``, ``energy``) or ``workloads`` for ``kind='workloads'``."""
+    root = project_root()
+    return root / "workloads" if kind == "workloads" else root / "configs" / kind
+
+
+def builtin_names(kind: str, suffixes: tuple[str, ...] = (".yaml", ".yml")) -> list[str]:
+    """Short names of the built-in files of one kind, sorted."""
+    d = config_dir(kind)
+    if not d.is_dir():
+        return []
+    return sorted({p.stem for p in d.iterdir() if p.suffix in suffixes and not p.name.startswith("_")})
+
+
+def resolve_path(name_or_path: str | os.PathLike, kind: str,
+                 suffixes: tuple[str, ...] = (".yaml", ".yml")) -> Path:
+    """A built-in short name or a file path -> an existing file; else a one-line error."""
+    p = Path(name_or_path)
+    if p.is_file():
+        return p
+    d = config_dir(kind)
+    for suffix in suffixes:
+        cand = d / f"{name_or_path}{suffix}"
+        if cand.is_file():
+            return cand
+    names = builtin_names(kind, suffixes)
+    near = difflib.get_close_matches(str(name_or_path), names, n=1)
+    hint = f"did you mean '{near[0]}'?" if near else f"built-ins: {', '.join(names) or 'none'}"
+    raise ConfigError(str(name_or_path), None, None,
+                      f"no such file or built-in {kind} config ({hint})")
+
+
+def read_yaml(path: str | os.PathLike) -> dict[str, Any]:
+    """Parse a YAML mapping; a syntax error or a non-mapping is a :class:`ConfigError`."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as exc:
+        raise ConfigError(str(p), None, None, f"cannot read file ({exc.strerror})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise ConfigError(str(p), None, None, f"invalid YAML{where}: {getattr(exc, 'problem', exc)}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(str(p), "<root>", type(data).__name__, "expected a YAML mapping")
+    return data

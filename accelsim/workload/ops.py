@@ -1,0 +1,165 @@
+"""Hardware-agnostic operators. Each knows its shape, its MACs/FLOPs and its tensor sizes.
+
+Counting conventions (see :mod:`accelsim.units`): 1 MAC = 2 FLOP; tensor sizes are in
+elements (multiply by the bytes per element of the precision you run at).
+
+Imports: units, errors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from accelsim.units import FLOP_PER_MAC
+
+_PRECISIONS = ("int4", "int8", "fp8", "int16", "fp16", "bf16", "int32", "fp32", "tf32")
+
+
+@dataclass(frozen=True, slots=True)
+class GemmShape:
+    """``out[m x n] = in[m x k] @ w[k x n]``, done ``repeat`` times (groups, batch)."""
+
+    m: int
+    n: int
+    k: int
+    repeat: int = 1
+
+    @property
+    def macs(self) -> int:
+        """Multiply-accumulates over all repeats."""
+        return self.m * self.n * self.k * self.repeat
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Gemm:
+    """A (batched) matrix multiply ``C[b, m, n] = A[b, m, k] @ B[b, k, n]``.
+
+    ``shared_weights``: the ``k x n`` operand is the same for every batch entry (a linear
+    layer over a batch of tokens); otherwise each batch entry has its own (attention's QK^T).
+    """
+
+    name: str
+    m: int
+    n: int
+    k: int
+    batch: int = 1
+    shared_weights: bool = True
+    dtype: str | None = None
+
+    kind = "gemm"
+
+    def __post_init__(self) -> None:
+        for field in ("m", "n", "k", "batch"):
+            if getattr(self, field) <= 0:
+                raise ValueError(f"{field} must be > 0")
+
+    def lower(self) -> GemmShape:
+        """The GEMM that an array runs (a shared-weight batch folds into M)."""
+        if self.shared_weights:
+            return GemmShape(self.m * self.batch, self.n, self.k, 1)
+        return GemmShape(self.m, self.n, self.k, self.batch)
+
+    @property
+    def macs(self) -> int:
+        """Multiply-accumulates."""
+        return self.m * self.n * self.k * self.batch
+
+    @property
+    def flops(self) -> int:
+        """Operations, 1 MAC = 2 FLOP."""
+        return FLOP_PER_MAC * self.macs
+
+    def tensor_elements(self) -> dict[str, int]:
+        """Elements of each operand: ``input``, ``weight``, ``output``."""
+        wb = 1 if self.shared_weights else self.batch
+        return {"input": self.batch * self.m * self.k, "weight": wb * self.k * self.n,
+                "output": self.batch * self.m * self.n}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Conv2d:
+    """A 2-D convolution over NHWC/NCHW tensors: ``n`` images of ``h x w x c`` -> ``k`` channels.
+
+    ``r x s`` filter, symmetric zero ``pad``, one ``stride`` in both directions, ``groups``
+    (``groups == c == k`` is depthwise). Lowered to GEMM the way SCALE-Sim does:
+    M = N*Ho*Wo, N = K/groups, K = (C/groups)*R*S, repeated ``groups`` times.
+    """
+
+    name: str
+    n: int = 1
+    c: int
+    h: int
+    w: int
+    k: int
+    r: int
+    s: int
+    stride: int = 1
+    pad: int = 0
+    groups: int = 1
+    dtype: str | None = None
+
+    kind = "conv2d"
+
+    def __post_init__(self) -> None:
+        for field in ("n", "c", "h", "w", "k", "r", "s", "stride", "groups"):
+            if getattr(self, field) <= 0:
+                raise ValueError(f"{field} must be > 0")
+        if self.pad < 0:
+            raise ValueError("pad must be >= 0")
+        if self.c % self.groups or self.k % self.groups:
+            raise ValueError(f"groups={self.groups} must divide c={self.c} and k={self.k}")
+        if self.out_h <= 0 or self.out_w <= 0:
+            raise ValueError(f"filter {self.r}x{self.s} larger than padded input "
+                             f"{self.h + 2 * self.pad}x{self.w + 2 * self.pad}")
+
+    @property
+    def out_h(self) -> int:
+        """Output height: floor((H + 2*pad - R) / stride) + 1."""
+        return (self.h + 2 * self.pad - self.r) // self.stride + 1
+
+    @property
+    def out_w(self) -> int:
+        """Output width: floor((W + 2*pad - S) / stride) + 1."""
+        return (self.w + 2 * self.pad - self.s) // self.stride + 1
+
+    def lower(self) -> GemmShape:
+        """The im2col GEMM (per group)."""
+        return GemmShape(self.n * self.out_h * self.out_w, self.k // self.groups,
+                         (self.c // self.groups) * self.r * self.s, self.groups)
+
+    @property
+    def macs(self) -> int:
+        """Multiply-accumulates."""
+        return self.lower().macs
+
+    @property
+    def flops(self) -> int:
+        """Operations, 1 MAC = 2 FLOP."""
+        return FLOP_PER_MAC * self.macs
+
+    def tensor_elements(self) -> dict[str, int]:
+        """Elements of each tensor (the input once, not its im2col copy)."""
+        return {"input": self.n * self.c * self.h * self.w,
+                "weight": self.k * (self.c // self.groups) * self.r * self.s,
+                "output": self.n * self.k * self.out_h * self.out_w}
+
+
+Op = Gemm | Conv2d
+"""Operators that lower to GEMM and run on a systolic array or tensor cores."""
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """An ordered list of operators, with the file it came from (for error messages)."""
+
+    name: str
+    ops: tuple
+    source: str = ""
+
+    def __len__(self) -> int:
+        return len(self.ops)
+
+    @property
+    def macs(self) -> int:
+        """Total MACs of the operators that have them."""
+        return sum(getattr(op, "macs", 0) for op in self.ops)

@@ -1,0 +1,174 @@
+"""Workload readers: SCALE-Sim topology CSVs (conv and ``M,N,K`` forms) and accelsim YAML.
+
+accelsim YAML::
+
+    name: resnet18
+    defaults: {n: 1}            # optional; merged into every op that has the field
+    ops:
+      - {op: conv2d, name: conv1, c: 3, h: 224, w: 224, k: 64, r: 7, s: 7, stride: 2, pad: 3}
+      - {op: gemm, name: fc, m: 1, n: 1000, k: 512}
+
+Every error names the file, the row or op and the bad value.
+
+Imports: units, errors, files, workload.ops.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import difflib
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from accelsim.errors import WorkloadError
+from accelsim.workload.ops import Conv2d, Gemm, Workload
+
+OP_TYPES: dict[str, type] = {"gemm": Gemm, "conv2d": Conv2d}
+"""YAML ``op:`` -> operator class. Other workload modules register more."""
+
+EXTRA_READERS: dict[str, Callable[[Path], Workload]] = {}
+"""File suffix -> reader, for optional formats (e.g. ``.onnx``)."""
+
+
+def register_op(name: str, cls: type) -> None:
+    """Make ``op: name`` usable in workload YAML."""
+    OP_TYPES[name] = cls
+
+
+def op_from_dict(d: dict[str, Any], *, file: str, where: str) -> Any:
+    """Build one operator from a YAML mapping; errors name ``file`` and ``where``."""
+    if not isinstance(d, dict):
+        raise WorkloadError(file, where, d, "expected a mapping with an 'op' key")
+    kind = d.get("op")
+    if kind not in OP_TYPES:
+        near = difflib.get_close_matches(str(kind), list(OP_TYPES), n=1)
+        hint = f" (did you mean '{near[0]}'?)" if near else f" (known: {', '.join(OP_TYPES)})"
+        raise WorkloadError(file, f"{where}.op", kind, "unknown operator" + hint)
+    cls = OP_TYPES[kind]
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    kwargs: dict[str, Any] = {}
+    for key, value in d.items():
+        if key == "op":
+            continue
+        if key not in fields:
+            near = difflib.get_close_matches(str(key), list(fields), n=1)
+            hint = f" (did you mean '{near[0]}'?)" if near else f" (fields: {', '.join(fields)})"
+            raise WorkloadError(file, f"{where}.{key}", value, "unknown field" + hint)
+        ftype = fields[key].type
+        if ftype in ("int", int):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+                raise WorkloadError(file, f"{where}.{key}", value, "expected an integer")
+            if value <= 0 and key != "pad":
+                raise WorkloadError(file, f"{where}.{key}", value, "must be > 0")
+            value = int(value)
+        kwargs[key] = value
+    missing = [f.name for f in fields.values()
+               if f.name not in kwargs and f.default is dataclasses.MISSING
+               and f.default_factory is dataclasses.MISSING]
+    if missing:
+        raise WorkloadError(file, f"{where}.{missing[0]}", None, "missing required field")
+    try:
+        return cls(**kwargs)
+    except (TypeError, ValueError) as exc:
+        raise WorkloadError(file, where, kwargs.get("name", ""), str(exc)) from None
+
+
+def read_yaml_workload(path: str | os.PathLike) -> Workload:
+    """Read an accelsim workload YAML file."""
+    from accelsim.files import read_yaml
+
+    file = str(path)
+    data = read_yaml(path)
+    unknown = set(data) - {"name", "description", "defaults", "ops", "sources"}
+    if unknown:
+        key = sorted(unknown)[0]
+        raise WorkloadError(file, key, data[key], "unknown key (known: name, description, defaults, ops, sources)")
+    ops_data = data.get("ops")
+    if not isinstance(ops_data, list) or not ops_data:
+        raise WorkloadError(file, "ops", ops_data, "expected a non-empty list of operators")
+    defaults = data.get("defaults") or {}
+    ops = []
+    for i, d in enumerate(ops_data):
+        where = f"ops[{i}]"
+        if isinstance(d, dict):
+            cls = OP_TYPES.get(d.get("op"))
+            if cls is not None:
+                names = {f.name for f in dataclasses.fields(cls)}
+                d = {**{k: v for k, v in defaults.items() if k in names}, **d}
+            if "name" not in d:
+                d = {**d, "name": f"op{i}"}
+        ops.append(op_from_dict(d, file=file, where=where))
+    return Workload(str(data.get("name", Path(file).stem)), tuple(ops), file)
+
+
+def read_scalesim_topology(path: str | os.PathLike, mode: str = "auto") -> Workload:
+    """Read a SCALE-Sim topology CSV.
+
+    ``mode='conv'``: rows ``name, H, W, Fh, Fw, C, Nf, stride`` (padding already in H, W).
+    ``mode='gemm'``: rows ``name, M, N, K``. ``'auto'`` picks by the number of columns.
+    Layers whose name contains ``DP`` are depthwise (SCALE-Sim's convention).
+    """
+    file = str(path)
+    try:
+        with open(path, newline="") as fh:
+            rows = [r for r in csv.reader(fh)]
+    except OSError as exc:
+        raise WorkloadError(file, None, None, f"cannot read file ({exc.strerror})") from None
+    rows = [[c.strip() for c in r] for r in rows]
+    rows = [r[:-1] if r and r[-1] == "" else r for r in rows]
+    rows = [r for r in rows if any(r)]
+    if len(rows) < 2:
+        raise WorkloadError(file, "row 2", None, "no layers (expected a header row and one row per layer)")
+    header, body = rows[0], rows[1:]
+    if mode == "auto":
+        mode = "gemm" if len(header) == 4 else "conv"
+    if mode not in ("conv", "gemm"):
+        raise WorkloadError(file, "mode", mode, "must be conv or gemm")
+    need = 4 if mode == "gemm" else 8
+    names = (["M", "N", "K"] if mode == "gemm"
+             else ["IFMAP Height", "IFMAP Width", "Filter Height", "Filter Width", "Channels",
+                   "Num Filter", "Strides"])
+    ops = []
+    for i, row in enumerate(body, start=2):
+        if len(row) < need:
+            raise WorkloadError(file, f"row {i}", ",".join(row),
+                                f"expected {need} columns ({'name, ' + ', '.join(names)}), got {len(row)}")
+        vals = []
+        for col, text in zip(names, row[1:need]):
+            try:
+                v = float(text)
+            except ValueError:
+                raise WorkloadError(file, f"row {i} column '{col}'", text, "not a number") from None
+            if v != int(v) or v <= 0:
+                raise WorkloadError(file, f"row {i} column '{col}'", text, "must be a positive integer")
+            vals.append(int(v))
+        name = row[0] or f"layer{i - 1}"
+        if mode == "gemm":
+            m, n, k = vals
+            ops.append(Gemm(name=name, m=m, n=n, k=k))
+        else:
+            h, w, fh, fw, c, nf, stride = vals
+            if fh > h or fw > w:
+                raise WorkloadError(file, f"row {i}", ",".join(row),
+                                    f"filter {fh}x{fw} larger than input {h}x{w}")
+            if "DP" in name:
+                ops.append(Conv2d(name=name, c=c, h=h, w=w, k=c, r=fh, s=fw, stride=stride, groups=c))
+            else:
+                ops.append(Conv2d(name=name, c=c, h=h, w=w, k=nf, r=fh, s=fw, stride=stride))
+    return Workload(Path(file).stem, tuple(ops), file)
+
+
+def load_workload(name_or_path: str | os.PathLike, mode: str = "auto") -> Workload:
+    """A built-in workload by short name (``workloads/<name>.yaml|.csv``) or a file path."""
+    from accelsim.files import resolve_path
+
+    path = resolve_path(name_or_path, "workloads", suffixes=(".yaml", ".yml", ".csv", ".onnx"))
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        return read_scalesim_topology(path, mode)
+    if suffix in EXTRA_READERS:
+        return EXTRA_READERS[suffix](path)
+    return read_yaml_workload(path)
