@@ -172,3 +172,6 @@ def load_workload(name_or_path: str | os.PathLike, mode: str = "auto") -> Worklo
     if suffix in EXTRA_READERS:
         return EXTRA_READERS[suffix](path)
     return read_yaml_workload(path)
+
+# Register the operators of nn_ops (imported last: nn_ops registers itself here).
+from accelsim.workload import nn_ops as _nn_ops  # noqa: E402,F401

@@ -1,0 +1,133 @@
+"""``simulate()``: load -> map -> replay -> tabulate, for systolic machines.
+
+Imports: config, workload, mapping, engine, report.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from accelsim import __version__
+from accelsim.config.machine import SystolicMachine
+from accelsim.config.registry import load_machine
+from accelsim.config.schema import to_dict
+from accelsim.config.systolic import DATAFLOWS
+from accelsim.engine.systolic_run import MODES, LayerRun, run_layer
+from accelsim.errors import ConfigError, UnsupportedError
+from accelsim.mapping.systolic import plan_layer
+from accelsim.report.tables import actions_table, layer_row, totals_of
+from accelsim.workload.ops import Workload
+from accelsim.workload.readers import load_workload
+
+
+def load_hw(hw: Any, overrides: Mapping[str, Any] | None = None) -> Any:
+    """A machine config object from a built-in name, a path, or an object (returned as is)."""
+    if isinstance(hw, str) or hasattr(hw, "__fspath__"):
+        return load_machine(hw, overrides)
+    if overrides:
+        raise ConfigError(None, "overrides", dict(overrides),
+                          "overrides need a machine name or path, not an object")
+    return hw
+
+
+def load_wl(workload: Any) -> Workload:
+    """A :class:`Workload` from a built-in name, a path, a Workload or a list of ops."""
+    if isinstance(workload, Workload):
+        return workload
+    if isinstance(workload, str) or hasattr(workload, "__fspath__"):
+        return load_workload(workload)
+    if isinstance(workload, (list, tuple)):
+        return Workload("ops", tuple(workload))
+    if hasattr(workload, "kind"):
+        return Workload(getattr(workload, "name", "op"), (workload,))
+    return load_workload(workload)
+
+
+def machine_hash(machine: Any) -> str:
+    """A stable short hash of the resolved machine parameters."""
+    blob = json.dumps(to_dict(machine), sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+@dataclass
+class Result:
+    """One simulation: per-layer table, action records, totals and the resolved inputs."""
+
+    machine: Any
+    workload: Workload
+    dataflow: str
+    mode: str
+    layers: pd.DataFrame
+    actions: pd.DataFrame
+    runs: list = field(default_factory=list, repr=False)
+    energy: Any = None
+
+    @property
+    def totals(self) -> dict[str, Any]:
+        """Whole-workload figures (cycles, time, MACs, utilisation, traffic)."""
+        return totals_of(self.layers, self.machine)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document of ``accelsim run --json``."""
+        doc: dict[str, Any] = {
+            "accelsim_version": __version__,
+            "machine": getattr(self.machine, "name", ""),
+            "machine_hash": machine_hash(self.machine),
+            "workload": self.workload.name,
+            "dataflow": self.dataflow,
+            "mode": self.mode,
+            "totals": self.totals,
+            "layers": json.loads(self.layers.to_json(orient="records")),
+            "resolved_machine": to_dict(self.machine),
+        }
+        if self.energy is not None:
+            doc["energy"] = self.energy.to_dict() if hasattr(self.energy, "to_dict") else self.energy
+        return doc
+
+
+def simulate(hw: Any, workload: Any, *, dataflow: str | None = None, mode: str = "event",
+             overrides: Mapping[str, Any] | None = None, loop_order: str = "auto",
+             energy: bool = True) -> Result:
+    """Simulate ``workload`` on systolic machine ``hw``; ``mode`` is ``"event"`` or ``"analytic"``.
+
+    ``overrides``: dotted paths into the hardware YAML, e.g. ``{"compute.array.rows": 64}``.
+    ``energy``: price the actions with the machine's energy table (when energy support exists).
+    """
+    machine = load_hw(hw, overrides)
+    wl = load_wl(workload)
+    if not isinstance(machine, SystolicMachine):
+        raise UnsupportedError(
+            f"{getattr(machine, 'name', machine)}: simulate() runs systolic machines; "
+            "use accelsim.api.gpu for GPUs and accelsim.api.links for systems")
+    if mode not in MODES:
+        raise ConfigError(None, "mode", mode, f"must be one of {', '.join(MODES)}")
+    df = dataflow or machine.array.dataflow
+    if df not in DATAFLOWS:
+        raise ConfigError(None, "dataflow", df, f"must be one of {', '.join(DATAFLOWS)}")
+    runs: list[LayerRun] = []
+    rows = []
+    for op in wl.ops:
+        plan = plan_layer(machine, op, df, loop_order)
+        run = run_layer(machine, plan, mode)
+        runs.append(run)
+        rows.append(layer_row(machine, run))
+    layers = pd.DataFrame(rows)
+    actions = actions_table(machine, runs)
+    result = Result(machine, wl, df, mode, layers, actions, runs)
+    if energy:
+        _attach_energy(result)
+    return result
+
+
+def _attach_energy(result: Result) -> None:
+    try:
+        from accelsim.report.energy import attach_energy
+    except ImportError:
+        return
+    attach_energy(result)

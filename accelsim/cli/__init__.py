@@ -1,0 +1,69 @@
+"""The ``accelsim`` command line. Every :class:`AccelsimError` becomes one line and exit code 2.
+
+Each subcommand lives in its own module with ``register(subparsers)``, which adds a parser and
+sets ``func=run`` where ``run(args) -> int``.
+
+Imports: everything (this is the top layer).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from accelsim import __version__
+from accelsim.errors import AccelsimError
+
+COMMANDS = ["run", "list"]
+"""Subcommand modules under ``accelsim.cli``, in the order ``--help`` lists them."""
+
+OPTIONAL_COMMANDS = ["scalesim", "op", "energy", "roofline", "validate", "sweep", "compare", "place"]
+"""Subcommand modules that are registered when present."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2
+        self.exit(2, f"accelsim: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser."""
+    parser = _Parser(prog="accelsim", description="Cycle-approximate ML accelerator simulator.")
+    parser.add_argument("--version", action="version", version=f"accelsim {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMANDS + OPTIONAL_COMMANDS:
+        try:
+            module = importlib.import_module(f"accelsim.cli.{name}")
+        except ModuleNotFoundError as exc:
+            if name in OPTIONAL_COMMANDS and exc.name == f"accelsim.cli.{name}":
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``accelsim`` console script."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    if not argv:
+        argv = ["run"]
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except AccelsimError as exc:
+        print(f"accelsim: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("accelsim: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,51 @@
+"""``accelsim list``: built-in hardware, workloads and energy tables."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``list`` subcommand."""
+    p = sub.add_parser("list", help="name the built-in hardware, workloads and energy tables")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute ``accelsim list``."""
+    from accelsim.config.registry import load_machine
+    from accelsim.errors import AccelsimError
+    from accelsim.files import builtin_names
+
+    print("hardware:")
+    for name in builtin_names("hardware"):
+        try:
+            m = load_machine(name)
+            desc = getattr(m, "description", "")
+            kind = getattr(m, "kind", "")
+        except AccelsimError as exc:
+            kind, desc = "?", f"(invalid: {exc})"
+        print(f"  {name:<20} {kind:<9} {desc}")
+    print("workloads:")
+    for name in builtin_names("workloads", (".yaml", ".yml", ".csv")):
+        print(f"  {name}")
+    zoo = _zoo_names()
+    if zoo:
+        print("model zoo (accelsim.workload.models):")
+        for name in zoo:
+            print(f"  {name}")
+    energy = builtin_names("energy")
+    if energy:
+        print("energy tables:")
+        for name in energy:
+            print(f"  {name}")
+    return 0
+
+
+def _zoo_names() -> list[str]:
+    try:
+        from accelsim.workload.models import zoo
+    except ModuleNotFoundError:
+        return []
+    names = getattr(zoo, "names", None)
+    return list(names()) if callable(names) else []

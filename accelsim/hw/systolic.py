@@ -1,0 +1,189 @@
+"""Systolic-array cost model: pure functions of (array shape, dataflow, GEMM) -> cycles, counts.
+
+The geometry follows SCALE-Sim 3.0 exactly (``shared/reference/scalesim_model.md``):
+
+=========  ====  ====  ====  ===================  ===================
+dataflow   Sr    Sc    T     row folds Fr         col folds Fc
+=========  ====  ====  ====  ===================  ===================
+os         M     N     K     ceil(M/R)            ceil(N/C)
+ws         K     N     M     ceil(K/R)            ceil(N/C)
+is         K     M     N     ceil(K/R)            ceil(M/C)
+=========  ====  ====  ====  ===================  ===================
+
+Folds run one after another on one array; each costs ``P`` cycles including fill and drain:
+``P = T + R + C - 2`` (os) and ``P = 2R + C + T - 2`` (ws, is: R extra cycles load the
+stationary operand). Compute cycles of a layer are ``F * P`` (SCALE-Sim reports the 0-based
+index of the last cycle, ``F * P - 1``; see :func:`scalesim_compute_cycles`).
+
+Utilisation definitions (every report uses these names):
+
+* ``mapping_efficiency`` = mean over folds of used PEs / all PEs = ``Sr*Sc / (F*R*C)``.
+* ``compute_util`` = MACs / (PEs x compute cycles): how busy the PEs are while the array
+  runs, fill and drain included (SCALE-Sim's "Compute Util" under OS; under WS/IS SCALE-Sim
+  divides by ``2R+2C+T-3`` instead of ``P``, reproduced only by the SCALE-Sim front door).
+* ``overall_util`` = MACs / (PEs x total cycles), stalls and memory prologue included.
+
+All counts are in words (operand elements) unless a name ends in ``_bytes``.
+
+Imports: numpy, numba, config, workload.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from accelsim.hw._systolic_kernels import fold_traffic
+
+DATAFLOW_CODE = {"os": 0, "ws": 1, "is": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class FoldGeometry:
+    """How one GEMM maps onto an ``R x C`` array under a dataflow."""
+
+    dataflow: str
+    rows: int
+    cols: int
+    sr: int
+    sc: int
+    t: int
+    row_folds: int
+    col_folds: int
+    fold_cycles: int
+
+    @property
+    def folds(self) -> int:
+        """Number of folds F = Fr * Fc."""
+        return self.row_folds * self.col_folds
+
+
+def geometry(m: int, n: int, k: int, rows: int, cols: int, dataflow: str) -> FoldGeometry:
+    """Fold geometry of ``out[m x n] = in[m x k] @ w[k x n]`` on ``rows x cols``."""
+    if dataflow == "os":
+        sr, sc, t = m, n, k
+        p = t + rows + cols - 2
+    elif dataflow == "ws":
+        sr, sc, t = k, n, m
+        p = 2 * rows + cols + t - 2
+    elif dataflow == "is":
+        sr, sc, t = k, m, n
+        p = 2 * rows + cols + t - 2
+    else:
+        raise ValueError(f"unknown dataflow {dataflow!r}")
+    return FoldGeometry(dataflow, rows, cols, sr, sc, t, math.ceil(sr / rows),
+                        math.ceil(sc / cols), p)
+
+
+def compute_cycles(g: FoldGeometry) -> int:
+    """Stall-free compute cycles on one array: ``F * P``."""
+    return g.folds * g.fold_cycles
+
+
+def scalesim_compute_cycles(g: FoldGeometry) -> int:
+    """SCALE-Sim's ``Total Cycles`` without stalls: the 0-based last cycle, ``F * P - 1``."""
+    return g.folds * g.fold_cycles - 1
+
+
+def mapping_efficiency(g: FoldGeometry) -> float:
+    """Mean fraction of PEs mapped over the folds, ``Sr*Sc / (F*R*C)`` (0-1)."""
+    return (g.sr * g.sc) / (g.folds * g.rows * g.cols)
+
+
+def compute_util(g: FoldGeometry) -> float:
+    """MACs / (PEs x compute cycles), fill and drain included (0-1)."""
+    return mapping_efficiency(g) * g.t / g.fold_cycles
+
+
+def scalesim_compute_util(g: FoldGeometry) -> float:
+    """SCALE-Sim's ``Compute Util`` (0-1): under ws/is its per-fold length is 2R+2C+T-3."""
+    if g.dataflow == "os":
+        return compute_util(g)
+    length = 2 * g.rows + 2 * g.cols + g.t - 3
+    return mapping_efficiency(g) * g.t / length
+
+
+@dataclass(frozen=True, slots=True)
+class SramAccesses:
+    """Array-side SRAM accesses of one GEMM, in words."""
+
+    ifmap_reads: int
+    filter_reads: int
+    ofmap_writes: int
+    ofmap_reads: int
+
+
+def sram_accesses(m: int, n: int, k: int, g: FoldGeometry) -> SramAccesses:
+    """SRAM reads/writes the array makes (words); equals SCALE-Sim's counts except the OS quirk.
+
+    Under ws/is every row fold writes its partial sums (``Fr * M * N`` writes) and every fold
+    after the first reads the previous partial sums back (``(Fr-1) * M * N`` reads; SCALE-Sim
+    does not count these reads).
+    """
+    fr, fc = g.row_folds, g.col_folds
+    if g.dataflow == "os":
+        return SramAccesses(fc * m * k, fr * k * n, m * n, 0)
+    if g.dataflow == "ws":
+        return SramAccesses(fc * m * k, k * n, fr * m * n, (fr - 1) * m * n)
+    return SramAccesses(m * k, fc * k * n, fr * m * n, (fr - 1) * m * n)
+
+
+def scalesim_ofmap_writes(m: int, n: int, g: FoldGeometry) -> int:
+    """SCALE-Sim's ``SRAM OFMAP Writes``: under os it adds ``R + C`` per fold (a code artefact)."""
+    acc = sram_accesses(m, n, 1 if g.dataflow != "os" else g.t, g)
+    if g.dataflow == "os":
+        return acc.ofmap_writes + g.folds * (g.rows + g.cols)
+    return acc.ofmap_writes
+
+
+@dataclass(frozen=True, slots=True)
+class FoldTraffic:
+    """Per-fold DRAM traffic of one GEMM (bytes), in execution order, for one loop order."""
+
+    ifmap_bytes: np.ndarray
+    filter_bytes: np.ndarray
+    psum_read_bytes: np.ndarray
+    ofmap_write_bytes: np.ndarray
+    psum_write_bytes: np.ndarray
+    sr_outer: bool
+
+    @property
+    def load_bytes(self) -> np.ndarray:
+        """Bytes loaded before each fold (inputs, weights, partial sums read back)."""
+        return self.ifmap_bytes + self.filter_bytes + self.psum_read_bytes
+
+    @property
+    def drain_bytes(self) -> np.ndarray:
+        """Bytes written after each fold (final outputs and spilled partial sums)."""
+        return self.ofmap_write_bytes + self.psum_write_bytes
+
+    @property
+    def total_bytes(self) -> float:
+        """All DRAM bytes moved."""
+        return float(self.load_bytes.sum() + self.drain_bytes.sum())
+
+
+def dram_traffic(g: FoldGeometry, *, word_bytes: float, out_bytes: float, psum_bytes: float,
+                 ifmap_capacity: float, filter_capacity: float, ofmap_capacity: float,
+                 sr_outer: bool, ifmap_fetch_factor: float = 1.0) -> FoldTraffic:
+    """DRAM bytes each fold must load and drain, given SRAM capacities (bytes) and loop order.
+
+    Reuse rule per operand buffer (capacity ``cap``, double-buffered):
+
+    * the whole operand fits (``total <= cap``): each tile is fetched the first time only;
+    * a tile fits in one half (``tile <= cap/2``): kept while consecutive folds use it;
+    * otherwise the tile is streamed again for every fold.
+
+    Partial sums (ws/is with more than one row fold) stay on chip when the output tile stays
+    resident between its visits by the same rule; otherwise they are written to DRAM
+    (``psum_bytes`` per word) and read back. ``ifmap_fetch_factor`` (<= 1) scales ifmap bytes
+    for convolutions whose im2col matrix repeats input elements (raw input / im2col size):
+    the address generator fetches each input element once per tile.
+    """
+    arrays = fold_traffic(DATAFLOW_CODE[g.dataflow], g.sr, g.sc, g.t, g.rows, g.cols,
+                          float(word_bytes), float(out_bytes), float(psum_bytes),
+                          float(ifmap_capacity), float(filter_capacity), float(ofmap_capacity),
+                          bool(sr_outer), float(ifmap_fetch_factor))
+    return FoldTraffic(*arrays, sr_outer=sr_outer)

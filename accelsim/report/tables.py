@@ -1,0 +1,147 @@
+"""Engine results -> tables: one row per layer, action records, totals.
+
+Column conventions: cycles are array clock cycles; ``*_bytes`` are decimal bytes;
+``sram_*`` array-side counts are words; utilisations are fractions (0-1), see
+:mod:`accelsim.hw.systolic` for what each one means.
+
+Imports: engine, mapping, hw, config.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from accelsim.config.systolic import PRECISION_BYTES
+from accelsim.engine.systolic_run import LayerRun
+from accelsim.hw.systolic import compute_util, mapping_efficiency
+from accelsim.mapping.systolic import layer_sram_words
+from accelsim.units import BITS_PER_BYTE, FLOP_PER_MAC
+
+LAYER_COLUMNS = [
+    "layer", "op", "m", "n", "k", "repeat", "dataflow", "loop_order", "folds", "fold_cycles",
+    "compute_cycles", "stall_cycles", "prologue_cycles", "epilogue_cycles", "total_cycles",
+    "time_s", "macs", "flops", "overall_util", "mapping_efficiency", "compute_util",
+    "sram_ifmap_reads", "sram_filter_reads", "sram_ofmap_writes", "sram_ofmap_reads",
+    "dram_ifmap_read_bytes", "dram_filter_read_bytes", "dram_psum_read_bytes",
+    "dram_ofmap_write_bytes", "dram_psum_write_bytes", "dram_bytes", "dram_bw_bytes_per_s",
+]
+
+
+def layer_row(machine: Any, run: LayerRun) -> dict[str, Any]:
+    """One layer's figures as a flat dict (a row of ``Result.layers``)."""
+    plan, s = run.plan, run.schedule
+    g = plan.geometry
+    mv = run.moved_bytes
+    total = s.end
+    pes = machine.array.pes
+    dram = {"dram_ifmap_read_bytes": mv[("input", "read")],
+            "dram_filter_read_bytes": mv[("weight", "read")],
+            "dram_psum_read_bytes": mv[("psum", "read")],
+            "dram_ofmap_write_bytes": mv[("output", "write")],
+            "dram_psum_write_bytes": mv[("psum", "write")]}
+    dram_bytes = sum(dram.values())
+    time_s = total / machine.clock_hz
+    row = {
+        "layer": plan.name, "op": plan.op_kind, "m": plan.gemm.m, "n": plan.gemm.n,
+        "k": plan.gemm.k, "repeat": plan.repeat, "dataflow": g.dataflow,
+        "loop_order": "sr_outer" if plan.traffic.sr_outer else "sc_outer",
+        "folds": plan.folds, "fold_cycles": g.fold_cycles,
+        "compute_cycles": s.compute_cycles, "stall_cycles": s.stall_cycles,
+        "prologue_cycles": s.first_compute, "epilogue_cycles": s.epilogue_cycles,
+        "total_cycles": total, "time_s": time_s, "macs": plan.macs,
+        "flops": FLOP_PER_MAC * plan.macs,
+        "overall_util": plan.macs / (pes * total) if total else 0.0,
+        "mapping_efficiency": mapping_efficiency(g), "compute_util": compute_util(g),
+        **layer_sram_words(plan), **dram,
+        "dram_bytes": dram_bytes,
+        "dram_bw_bytes_per_s": dram_bytes / time_s if time_s else 0.0,
+    }
+    return row
+
+
+def totals_of(layers: pd.DataFrame, machine: Any) -> dict[str, Any]:
+    """Whole-workload totals: layers run one after another."""
+    if layers.empty:
+        return {}
+    cycles = int(layers["total_cycles"].sum())
+    macs = int(layers["macs"].sum())
+    pes = machine.array.pes
+    time_s = cycles / machine.clock_hz
+    return {
+        "layers": int(len(layers)),
+        "total_cycles": cycles,
+        "compute_cycles": int(layers["compute_cycles"].sum()),
+        "stall_cycles": int(layers["stall_cycles"].sum()),
+        "time_s": time_s,
+        "macs": macs,
+        "flops": FLOP_PER_MAC * macs,
+        "tflops_per_s": FLOP_PER_MAC * macs / time_s / 1e12 if time_s else 0.0,
+        "overall_util": macs / (pes * cycles) if cycles else 0.0,
+        "dram_bytes": float(layers["dram_bytes"].sum()),
+        "sram_reads": int(layers[["sram_ifmap_reads", "sram_filter_reads",
+                                  "sram_ofmap_reads"]].sum().sum()),
+        "sram_writes": int(layers["sram_ofmap_writes"].sum()),
+    }
+
+
+def actions_table(machine: Any, runs: list[LayerRun]) -> pd.DataFrame:
+    """Action records (see the API contract) for every layer: what the energy model prices.
+
+    Counts are conserved: the bytes read from DRAM for an operand are the bytes written into
+    its SRAM buffer, and the outputs drained to DRAM are read out of the ofmap buffer.
+    """
+    arr = machine.array
+    sram = machine.memory.sram
+    dram = machine.memory.dram
+    word_bits = arr.operand_bytes * BITS_PER_BYTE
+    out_bits = arr.output_bytes * BITS_PER_BYTE
+    psum_bits = arr.psum_bytes * BITS_PER_BYTE
+    prec = arr.precision
+    recs: list[dict[str, Any]] = []
+
+    def add(layer, level, operand, direction, count, bits, wb, cap=0.0, tech=""):
+        recs.append({"layer": layer, "level": level, "operand": operand, "direction": direction,
+                     "count": float(count), "bits": float(bits), "precision": prec,
+                     "technology": tech, "capacity_bytes": float(cap), "word_bits": float(wb)})
+
+    for run in runs:
+        name = run.plan.name
+        words = layer_sram_words(run.plan)
+        mv = run.moved_bytes
+        total = run.schedule.end
+        add(name, "mac", "-", "compute", run.plan.macs, 0, word_bits)
+        add(name, "mac", "-", "idle", max(arr.pes * total - run.plan.macs, 0), 0, word_bits)
+        # array-side SRAM traffic
+        add(name, "sram", "input", "read", words["sram_ifmap_reads"],
+            words["sram_ifmap_reads"] * word_bits, word_bits, sram.ifmap_bytes)
+        add(name, "sram", "weight", "read", words["sram_filter_reads"],
+            words["sram_filter_reads"] * word_bits, word_bits, sram.filter_bytes)
+        acc_bits = psum_bits if run.plan.geometry.row_folds > 1 and run.plan.geometry.dataflow != "os" else out_bits
+        add(name, "sram", "output", "write", words["sram_ofmap_writes"],
+            words["sram_ofmap_writes"] * acc_bits, acc_bits, sram.ofmap_bytes)
+        add(name, "sram", "psum", "read", words["sram_ofmap_reads"],
+            words["sram_ofmap_reads"] * psum_bits, psum_bits, sram.ofmap_bytes)
+        # DRAM <-> SRAM transfers (what the DMA queue moved)
+        for (operand, direction), nbytes in mv.items():
+            bits = nbytes * BITS_PER_BYTE
+            wb = {"input": word_bits, "weight": word_bits, "output": out_bits, "psum": psum_bits}[operand]
+            cap = {"input": sram.ifmap_bytes, "weight": sram.filter_bytes}.get(operand, sram.ofmap_bytes)
+            add(name, "dram", operand, direction, bits / wb if wb else 0, bits, wb, 0, dram.technology)
+            # the other end of the same transfer, in the SRAM buffer
+            add(name, "sram", operand, "write" if direction == "read" else "read",
+                bits / wb if wb else 0, bits, wb, cap)
+    df = pd.DataFrame(recs)
+    if not df.empty:
+        df = df.groupby(["layer", "level", "operand", "direction", "precision", "technology",
+                         "capacity_bytes", "word_bits"], sort=False, as_index=False)[["count", "bits"]].sum()
+        df = df[["layer", "level", "operand", "direction", "count", "bits", "precision",
+                 "technology", "capacity_bytes", "word_bits"]]
+        df = df[(df["count"] > 0) | (df["direction"] == "compute")].reset_index(drop=True)
+    return df
+
+
+def precision_bits(precision: str) -> float:
+    """Bits per word of a precision name."""
+    return PRECISION_BYTES[precision] * BITS_PER_BYTE

@@ -1,0 +1,231 @@
+"""Neural-network operators beyond GEMM/conv: attention, elementwise, normalisation, softmax,
+embedding lookups. Each states its MACs/FLOPs and its tensor sizes in elements.
+
+Op-counting conventions (documented once, used everywhere):
+
+* 1 MAC = 2 FLOP.
+* Elementwise: ``flops_per_element`` FLOP per output element (add/mul/relu = 1, gelu = 8
+  (tanh form), silu = 4).
+* LayerNorm: 8 FLOP per element (mean, variance, normalise, scale, shift); RMSNorm: 5.
+* Softmax: 5 FLOP per element (max, subtract, exp, sum, divide).
+* Attention: QK^T and AV are 2 GEMMs of ``seq_q x seq_kv x head_dim`` per head (halved
+  when causal), plus softmax on the score matrix.
+
+Imports: units, errors, workload.ops.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from accelsim.units import FLOP_PER_MAC
+
+ELEMENTWISE_FLOPS = {"add": 1, "mul": 1, "relu": 1, "gelu": 8, "silu": 4, "copy": 0,
+                     "scale": 1, "bias": 1}
+ELEMENTWISE_INPUTS = {"add": 2, "mul": 2, "relu": 1, "gelu": 1, "silu": 1, "copy": 1,
+                      "scale": 1, "bias": 1}
+
+
+def _positive(obj: object, *fields: str) -> None:
+    for f in fields:
+        v = getattr(obj, f)
+        if v is not None and v <= 0:
+            raise ValueError(f"{f} must be > 0")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Elementwise:
+    """A pointwise op over a ``rows x cols`` tensor: ``fn`` in :data:`ELEMENTWISE_FLOPS`."""
+
+    name: str
+    rows: int
+    cols: int
+    fn: str = "add"
+    dtype: str | None = None
+
+    kind = "elementwise"
+
+    def __post_init__(self) -> None:
+        _positive(self, "rows", "cols")
+        if self.fn not in ELEMENTWISE_FLOPS:
+            raise ValueError(f"fn must be one of {', '.join(ELEMENTWISE_FLOPS)}")
+
+    @property
+    def elements(self) -> int:
+        """Output elements."""
+        return self.rows * self.cols
+
+    @property
+    def macs(self) -> int:
+        """No MACs (pointwise)."""
+        return 0
+
+    @property
+    def flops(self) -> int:
+        """FLOP: elements x flops_per_element."""
+        return self.elements * ELEMENTWISE_FLOPS[self.fn]
+
+    def tensor_elements(self) -> dict[str, int]:
+        """Elements read (all inputs) and written."""
+        return {"input": ELEMENTWISE_INPUTS[self.fn] * self.elements, "output": self.elements}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LayerNorm:
+    """Layer normalisation (or RMSNorm) over the last dim of a ``rows x cols`` tensor."""
+
+    name: str
+    rows: int
+    cols: int
+    rms: bool = False
+    dtype: str | None = None
+
+    kind = "layernorm"
+
+    def __post_init__(self) -> None:
+        _positive(self, "rows", "cols")
+
+    @property
+    def macs(self) -> int:
+        """No MACs."""
+        return 0
+
+    @property
+    def flops(self) -> int:
+        """8 FLOP per element (5 for RMSNorm)."""
+        return self.rows * self.cols * (5 if self.rms else 8)
+
+    def tensor_elements(self) -> dict[str, int]:
+        """Input, gamma/beta weights, output."""
+        return {"input": self.rows * self.cols, "weight": (1 if self.rms else 2) * self.cols,
+                "output": self.rows * self.cols}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Softmax:
+    """Softmax over the last dim of a ``rows x cols`` tensor."""
+
+    name: str
+    rows: int
+    cols: int
+    dtype: str | None = None
+
+    kind = "softmax"
+
+    def __post_init__(self) -> None:
+        _positive(self, "rows", "cols")
+
+    @property
+    def macs(self) -> int:
+        """No MACs."""
+        return 0
+
+    @property
+    def flops(self) -> int:
+        """5 FLOP per element."""
+        return 5 * self.rows * self.cols
+
+    def tensor_elements(self) -> dict[str, int]:
+        """Input and output."""
+        return {"input": self.rows * self.cols, "output": self.rows * self.cols}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Attention:
+    """Scaled dot-product attention, ``softmax(Q K^T / sqrt(d)) V``, per (batch, head).
+
+    ``kv_heads`` < ``heads`` is grouped-query attention; ``seq_kv`` > ``seq_q`` is decode
+    against a KV cache. ``causal`` masks the upper triangle (half the score work when
+    ``seq_q == seq_kv``).
+    """
+
+    name: str
+    batch: int
+    heads: int
+    seq_q: int
+    seq_kv: int
+    head_dim: int
+    kv_heads: int | None = None
+    causal: bool = False
+    dtype: str | None = None
+
+    kind = "attention"
+
+    def __post_init__(self) -> None:
+        _positive(self, "batch", "heads", "seq_q", "seq_kv", "head_dim", "kv_heads")
+        if self.kv_heads is not None and self.heads % self.kv_heads:
+            raise ValueError(f"kv_heads={self.kv_heads} must divide heads={self.heads}")
+
+    @property
+    def n_kv_heads(self) -> int:
+        """Heads of K and V (GQA)."""
+        return self.kv_heads or self.heads
+
+    @property
+    def score_fraction(self) -> float:
+        """Fraction of the seq_q x seq_kv score matrix computed (causal masking)."""
+        if not self.causal:
+            return 1.0
+        # query i (offset so the last query sees all keys) attends to seq_kv - seq_q + i + 1 keys
+        q, kv = self.seq_q, self.seq_kv
+        visible = q * (kv - q) + q * (q + 1) / 2
+        return visible / (q * kv)
+
+    @property
+    def macs(self) -> int:
+        """MACs of QK^T and AV."""
+        full = 2 * self.batch * self.heads * self.seq_q * self.seq_kv * self.head_dim
+        return int(round(full * self.score_fraction))
+
+    @property
+    def flops(self) -> int:
+        """2 FLOP per MAC plus 5 FLOP per softmax element."""
+        scores = self.batch * self.heads * self.seq_q * self.seq_kv * self.score_fraction
+        return FLOP_PER_MAC * self.macs + int(round(5 * scores))
+
+    def tensor_elements(self) -> dict[str, int]:
+        """Q, K, V (as ``input``/``kv``) and the output; the score matrix is not materialised."""
+        q = self.batch * self.heads * self.seq_q * self.head_dim
+        kv = 2 * self.batch * self.n_kv_heads * self.seq_kv * self.head_dim
+        return {"input": q, "kv": kv, "output": q}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Embedding:
+    """Embedding-table lookup: ``tokens`` rows of ``dim`` gathered from ``table_rows``."""
+
+    name: str
+    tokens: int
+    dim: int
+    table_rows: int
+    dtype: str | None = None
+
+    kind = "embedding"
+
+    def __post_init__(self) -> None:
+        _positive(self, "tokens", "dim", "table_rows")
+
+    @property
+    def macs(self) -> int:
+        """No MACs."""
+        return 0
+
+    @property
+    def flops(self) -> int:
+        """No arithmetic (a gather)."""
+        return 0
+
+    def tensor_elements(self) -> dict[str, int]:
+        """Rows gathered (read) and written; the table itself is the ``weight``."""
+        return {"input": self.tokens * self.dim, "weight": self.table_rows * self.dim,
+                "output": self.tokens * self.dim}
+
+
+def _register() -> None:
+    from accelsim.workload.readers import register_op
+
+    for cls in (Elementwise, LayerNorm, Softmax, Attention, Embedding):
+        register_op(cls.kind, cls)
+
+
+_register()

@@ -1,0 +1,75 @@
+"""``accelsim run`` and ``accelsim list``: tables, JSON, CSV; bad input is one line, exit 2."""
+
+import json
+
+import pytest
+
+
+def test_run_prints_a_table_and_writes_csv(cli, tmp_path):
+    r = cli("run", "tpu_v4", "resnet18", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "layer" in r.stdout and "total:" in r.stdout
+    csv = tmp_path / "tpu_v4-resnet18-ws-layers.csv"
+    assert csv.exists() and len(csv.read_text().splitlines()) == 1 + 21
+
+
+def test_run_json_is_one_document(cli, tmp_path):
+    r = cli("run", "scalesim_default", "alexnet", "--dataflow", "os", "--json", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["machine"] == "scalesim_default" and doc["dataflow"] == "os"
+    assert doc["totals"]["total_cycles"] == sum(layer["total_cycles"] for layer in doc["layers"])
+    assert len(doc["machine_hash"]) == 16
+
+
+def test_run_without_arguments_runs_the_default(cli, tmp_path):
+    r = cli("run", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "resnet50 on tpu_v4" in r.stdout
+
+
+def test_trace_export_is_chrome_json(cli, tmp_path):
+    trace = tmp_path / "t.json"
+    r = cli("run", "tpu_v1", "alexnet", "--trace", str(trace), "--out", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(trace.read_text())
+    names = {e.get("cat") for e in doc["traceEvents"]}
+    assert {"compute", "dma"} <= names
+
+
+def test_list_names_builtins(cli):
+    r = cli("list")
+    assert r.returncode == 0
+    for name in ("tpu_v4", "tpu_v1", "eyeriss", "scalesim_default", "resnet50"):
+        assert name in r.stdout
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["run", "tpu_v4", "resnet50", "--dataflow", "xs"], "dataflow"),
+    (["run", "tpu_v5", "resnet50"], "did you mean 'tpu_v4'"),
+    (["run", "tpu_v4", "no_such_model"], "no such file"),
+    (["run", "tpu_v4", "resnet50", "--set", "compute.array.rows=0"], "compute.array.rows = 0"),
+    (["run", "tpu_v4", "resnet50", "--set", "compute.array.rowz=8"], "did you mean 'rows'"),
+])
+def test_bad_input_is_one_line_exit_2(cli, args, needle, tmp_path):
+    r = cli(*args, "--out", str(tmp_path))
+    assert r.returncode == 2
+    assert needle in r.stderr
+    assert "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_bad_topology_csv(cli, tmp_path):
+    topo = tmp_path / "bad.csv"
+    topo.write_text("Layer, M, N, K,\nfc, 16, x, 4,\n")
+    r = cli("run", "tpu_v4", str(topo), "--out", str(tmp_path))
+    assert r.returncode == 2 and "row 2 column 'N' = 'x'" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_bad_yaml_config(cli, tmp_path):
+    hw = tmp_path / "hw.yaml"
+    hw.write_text("kind: systolic\nname: x\nclock_hz: 1 GHz\ncompute: {array: {rows: 0, cols: 4}}\n"
+                  "memory: {sram: {capacity_bytes: 1 MiB}, dram: {bandwidth_bytes_per_s: 1 GB/s}}\n")
+    r = cli("run", str(hw), "resnet18", "--out", str(tmp_path))
+    assert r.returncode == 2 and "compute.array.rows = 0: must be > 0" in r.stderr
