@@ -20,7 +20,9 @@ from accelsim.config.schema import to_dict
 from accelsim.config.systolic import DATAFLOWS
 from accelsim.engine.systolic_run import MODES, LayerRun, run_layer
 from accelsim.errors import ConfigError, UnsupportedError
+from accelsim.mapping.expand import expand_op
 from accelsim.mapping.systolic import plan_layer
+from accelsim.mapping.vector import plan_vector
 from accelsim.report.tables import actions_table, layer_row, totals_of
 from accelsim.workload.ops import Workload
 from accelsim.workload.readers import load_workload
@@ -112,8 +114,17 @@ def simulate(hw: Any, workload: Any, *, dataflow: str | None = None, mode: str =
         raise ConfigError(None, "dataflow", df, f"must be one of {', '.join(DATAFLOWS)}")
     runs: list[LayerRun] = []
     rows = []
-    for op in wl.ops:
-        plan = plan_layer(machine, op, df, loop_order)
+    plans = []
+    for op in wl.ops:  # map everything first: bad input fails before any work
+        for piece in expand_op(op):
+            if hasattr(piece, "lower"):
+                plans.append(plan_layer(machine, piece, df, loop_order))
+            elif hasattr(piece, "tensor_elements"):
+                plans.append(plan_vector(machine, piece))
+            else:
+                raise UnsupportedError(f"{getattr(piece, 'name', piece)}: operator kind "
+                                       f"'{getattr(piece, 'kind', type(piece).__name__)}' has no systolic model")
+    for plan in plans:
         run = run_layer(machine, plan, mode)
         runs.append(run)
         rows.append(layer_row(machine, run))

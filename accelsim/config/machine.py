@@ -14,10 +14,27 @@ from accelsim.config.systolic import SystolicArray
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class VectorUnit:
+    """The SIMD unit beside the array that runs pointwise ops, normalisation and softmax."""
+
+    flops_per_cycle: float = param("Vector operations per clock cycle (all lanes).",
+                                   check=positive)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SystolicCompute:
     """The compute part of a systolic machine."""
 
     array: SystolicArray = param("The systolic array(s).")
+    vector: VectorUnit | None = param(
+        "Vector unit; default: one operation per array column per cycle per array.", default=None)
+
+    @property
+    def vector_flops_per_cycle(self) -> float:
+        """Vector operations per cycle (the explicit unit, or cols x count)."""
+        if self.vector is not None:
+            return self.vector.flops_per_cycle
+        return float(self.array.cols * self.array.count)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -14,6 +14,7 @@ from accelsim.engine.analytic import schedule_analytic
 from accelsim.engine.replay import schedule_event
 from accelsim.engine.schedule import FoldSchedule
 from accelsim.mapping.systolic import LayerPlan
+from accelsim.mapping.vector import VectorPlan
 
 MODES = ("event", "analytic")
 
@@ -22,15 +23,16 @@ MODES = ("event", "analytic")
 class LayerRun:
     """A layer's plan, its schedule, and the bytes the DMA queue moved per operand."""
 
-    plan: LayerPlan
+    plan: LayerPlan | VectorPlan
     schedule: FoldSchedule
     moved_bytes: dict
 
 
-def run_layer(machine: SystolicMachine, plan: LayerPlan, mode: str = "event") -> LayerRun:
+def run_layer(machine: SystolicMachine, plan: LayerPlan | VectorPlan, mode: str = "event") -> LayerRun:
     """Schedule ``plan`` on ``machine`` by discrete events (``"event"``) or recurrence."""
     load, drain = plan.stream()
-    args = (load, drain, plan.geometry.fold_cycles, plan.arrays, machine.dram_bytes_per_cycle,
+    fold_cycles = plan.fold_cycles if isinstance(plan, VectorPlan) else plan.geometry.fold_cycles
+    args = (load, drain, fold_cycles, plan.arrays, machine.dram_bytes_per_cycle,
             machine.dram_latency_cycles)
     if mode == "event":
         sched = schedule_event(*args)
@@ -41,8 +43,10 @@ def run_layer(machine: SystolicMachine, plan: LayerPlan, mode: str = "event") ->
     return LayerRun(plan, sched, moved_bytes(plan))
 
 
-def moved_bytes(plan: LayerPlan) -> dict[str, float]:
+def moved_bytes(plan: LayerPlan | VectorPlan) -> dict[tuple[str, str], float]:
     """DRAM bytes moved per operand and direction by the layer's transfers."""
+    if isinstance(plan, VectorPlan):
+        return plan.moved()
     t = plan.traffic
     r = plan.repeat
 

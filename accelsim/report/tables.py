@@ -17,6 +17,7 @@ from accelsim.config.systolic import PRECISION_BYTES
 from accelsim.engine.systolic_run import LayerRun
 from accelsim.hw.systolic import compute_util, mapping_efficiency
 from accelsim.mapping.systolic import layer_sram_words
+from accelsim.mapping.vector import VectorPlan
 from accelsim.units import BITS_PER_BYTE, FLOP_PER_MAC
 
 LAYER_COLUMNS = [
@@ -31,6 +32,8 @@ LAYER_COLUMNS = [
 
 def layer_row(machine: Any, run: LayerRun) -> dict[str, Any]:
     """One layer's figures as a flat dict (a row of ``Result.layers``)."""
+    if isinstance(run.plan, VectorPlan):
+        return vector_row(machine, run)
     plan, s = run.plan, run.schedule
     g = plan.geometry
     mv = run.moved_bytes
@@ -58,6 +61,30 @@ def layer_row(machine: Any, run: LayerRun) -> dict[str, Any]:
         "dram_bytes": dram_bytes,
         "dram_bw_bytes_per_s": dram_bytes / time_s if time_s else 0.0,
     }
+    return row
+
+
+def vector_row(machine: Any, run: LayerRun) -> dict[str, Any]:
+    """A vector-unit op as a ``Result.layers`` row (no array folds; ``unit`` = vector)."""
+    plan, s = run.plan, run.schedule
+    mv = run.moved_bytes
+    total = s.end
+    time_s = total / machine.clock_hz
+    dram_bytes = sum(mv.values())
+    row = {c: 0 for c in LAYER_COLUMNS}
+    row.update({
+        "layer": plan.name, "op": plan.op_kind, "dataflow": "vector", "loop_order": "",
+        "folds": plan.folds, "fold_cycles": plan.fold_cycles,
+        "compute_cycles": s.compute_cycles, "stall_cycles": s.stall_cycles,
+        "prologue_cycles": s.first_compute, "epilogue_cycles": s.epilogue_cycles,
+        "total_cycles": total, "time_s": time_s, "macs": 0, "flops": plan.flops,
+        "overall_util": 0.0, "mapping_efficiency": 0.0, "compute_util": 0.0,
+        "dram_ifmap_read_bytes": mv[("input", "read")],
+        "dram_filter_read_bytes": mv[("weight", "read")],
+        "dram_psum_read_bytes": 0.0, "dram_ofmap_write_bytes": mv[("output", "write")],
+        "dram_psum_write_bytes": 0.0, "dram_bytes": dram_bytes,
+        "dram_bw_bytes_per_s": dram_bytes / time_s if time_s else 0.0,
+    })
     return row
 
 
@@ -108,6 +135,17 @@ def actions_table(machine: Any, runs: list[LayerRun]) -> pd.DataFrame:
 
     for run in runs:
         name = run.plan.name
+        if isinstance(run.plan, VectorPlan):
+            add(name, "vector", "-", "compute", run.plan.flops, 0, word_bits)
+            for (operand, direction), nbytes in run.moved_bytes.items():
+                if nbytes:
+                    bits = nbytes * BITS_PER_BYTE
+                    add(name, "dram", operand, direction, bits / word_bits, bits, word_bits, 0,
+                        dram.technology)
+                    cap = sram.ofmap_bytes if operand == "output" else sram.ifmap_bytes
+                    add(name, "sram", operand, "write" if direction == "read" else "read",
+                        bits / word_bits, bits, word_bits, cap)
+            continue
         words = layer_sram_words(run.plan)
         mv = run.moved_bytes
         total = run.schedule.end
