@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,11 +95,13 @@ class Result:
 
 def simulate(hw: Any, workload: Any, *, dataflow: str | None = None, mode: str = "event",
              overrides: Mapping[str, Any] | None = None, loop_order: str = "auto",
-             energy: bool = True) -> Result:
+             energy: bool = True,
+             progress: Callable[[int, int, str], None] | None = None) -> Result:
     """Simulate ``workload`` on systolic machine ``hw``; ``mode`` is ``"event"`` or ``"analytic"``.
 
     ``overrides``: dotted paths into the hardware YAML, e.g. ``{"compute.array.rows": 64}``.
     ``energy``: price the actions with the machine's energy table (when energy support exists).
+    ``progress``: called as ``progress(done, total, layer_name)`` after each layer.
     """
     machine = load_hw(hw, overrides)
     wl = load_wl(workload)
@@ -124,10 +126,12 @@ def simulate(hw: Any, workload: Any, *, dataflow: str | None = None, mode: str =
             else:
                 raise UnsupportedError(f"{getattr(piece, 'name', piece)}: operator kind "
                                        f"'{getattr(piece, 'kind', type(piece).__name__)}' has no systolic model")
-    for plan in plans:
+    for i, plan in enumerate(plans):
         run = run_layer(machine, plan, mode)
         runs.append(run)
         rows.append(layer_row(machine, run))
+        if progress is not None:
+            progress(i + 1, len(plans), plan.name)
     layers = pd.DataFrame(rows)
     actions = actions_table(machine, runs)
     result = Result(machine, wl, df, mode, layers, actions, runs)

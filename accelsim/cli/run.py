@@ -52,13 +52,32 @@ def parse_sets(items: list[str]) -> dict[str, object]:
     return out
 
 
+def progress_printer():
+    """A ``progress(done, total, name)`` callback drawing one status line on a terminal."""
+    if not sys.stderr.isatty():
+        return None
+    import time
+
+    start = time.perf_counter()
+
+    def show(done: int, total: int, name: str) -> None:
+        elapsed = time.perf_counter() - start
+        eta = elapsed / done * (total - done)
+        sys.stderr.write(f"\r[{done}/{total}] {name[:30]:<30} {elapsed:5.1f}s, eta {eta:4.1f}s")
+        if done == total:
+            sys.stderr.write("\r" + " " * 70 + "\r")
+        sys.stderr.flush()
+
+    return show
+
+
 def run(args: argparse.Namespace) -> int:
     """Execute ``accelsim run``."""
     from accelsim.api import simulate
     from accelsim.report.export import dumps, text_table, write_table
 
     result = simulate(args.hw, args.workload, dataflow=args.dataflow, mode=args.mode,
-                      overrides=parse_sets(args.set) or None)
+                      overrides=parse_sets(args.set) or None, progress=progress_printer())
     out = Path(args.out)
     stem = f"{result.machine.name}-{result.workload.name}-{result.dataflow}"
     write_table(result.layers, out / f"{stem}-layers.csv")

@@ -27,6 +27,10 @@ class OperandSram:
                                   default=0.25, check=fraction)
     latency_cycles: int = param("Array-side access latency, cycles (hidden by the skew).",
                                 default=1, check=non_negative)
+    bandwidth_bytes_per_s: float | None = param(
+        "Array-side SRAM bandwidth, bytes/s, all three buffers together; default (None): enough "
+        "to feed the array every cycle (R + C operand words in, C results out).", default=None,
+        check=lambda v: None if v is None or v > 0 else "must be > 0")
     word_bits: int = param("SRAM access width for energy accounting, bits.", default=64,
                            check=positive)
 

@@ -31,8 +31,7 @@ class LayerRun:
 def run_layer(machine: SystolicMachine, plan: LayerPlan | VectorPlan, mode: str = "event") -> LayerRun:
     """Schedule ``plan`` on ``machine`` by discrete events (``"event"``) or recurrence."""
     load, drain = plan.stream()
-    fold_cycles = plan.fold_cycles if isinstance(plan, VectorPlan) else plan.geometry.fold_cycles
-    args = (load, drain, fold_cycles, plan.arrays, machine.dram_bytes_per_cycle,
+    args = (load, drain, plan.fold_cycles, plan.arrays, machine.dram_bytes_per_cycle,
             machine.dram_latency_cycles)
     if mode == "event":
         sched = schedule_event(*args)

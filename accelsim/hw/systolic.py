@@ -138,6 +138,18 @@ def scalesim_ofmap_writes(m: int, n: int, g: FoldGeometry) -> int:
     return acc.ofmap_writes
 
 
+def sram_limited_fold_cycles(g: FoldGeometry, words_per_fold: float,
+                             sram_words_per_cycle: float | None) -> int:
+    """Cycles of one fold when the SRAM delivers ``sram_words_per_cycle`` (None: unlimited).
+
+    The fold needs ``words_per_fold`` array-side accesses; at most ``sram_words_per_cycle``
+    are served per cycle, so a fold takes ``max(P, ceil(words / rate))`` cycles.
+    """
+    if sram_words_per_cycle is None:
+        return g.fold_cycles
+    return max(g.fold_cycles, math.ceil(words_per_fold / sram_words_per_cycle - 1e-9))
+
+
 @dataclass(frozen=True, slots=True)
 class FoldTraffic:
     """Per-fold DRAM traffic of one GEMM (bytes), in execution order, for one loop order."""

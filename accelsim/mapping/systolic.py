@@ -16,7 +16,14 @@ import numpy as np
 from accelsim.config.machine import SystolicMachine
 from accelsim.config.systolic import DATAFLOWS
 from accelsim.errors import ConfigError
-from accelsim.hw.systolic import FoldGeometry, FoldTraffic, dram_traffic, geometry, sram_accesses
+from accelsim.hw.systolic import (
+    FoldGeometry,
+    FoldTraffic,
+    dram_traffic,
+    geometry,
+    sram_accesses,
+    sram_limited_fold_cycles,
+)
 from accelsim.workload.ops import Conv2d, GemmShape
 
 
@@ -32,6 +39,7 @@ class LayerPlan:
     repeat: int
     arrays: int
     macs: int
+    fold_cycles: int
 
     @property
     def folds(self) -> int:
@@ -92,8 +100,14 @@ def plan_layer(machine: SystolicMachine, op: object, dataflow: str | None = None
         a = dram_traffic(g, sr_outer=True, **kwargs)
         b = dram_traffic(g, sr_outer=False, **kwargs)
         traffic = b if b.total_bytes < a.total_bytes else a
+    acc = sram_accesses(gemm.m, gemm.n, gemm.k, g)
+    words = (acc.ifmap_reads + acc.filter_reads + acc.ofmap_writes + acc.ofmap_reads) / g.folds
+    rate = None
+    if sram.bandwidth_bytes_per_s is not None:
+        rate = sram.bandwidth_bytes_per_s / machine.clock_hz / arr.operand_bytes / arr.count
+    fold_cycles = sram_limited_fold_cycles(g, words, rate)
     return LayerPlan(getattr(op, "name", "layer"), getattr(op, "kind", "gemm"), gemm, g, traffic,
-                     gemm.repeat, arr.count, gemm.macs)
+                     gemm.repeat, arr.count, gemm.macs, fold_cycles)
 
 
 def layer_sram_words(plan: LayerPlan) -> dict[str, int]:

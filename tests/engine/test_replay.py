@@ -89,3 +89,14 @@ def test_result_tables_and_totals():
     assert 0 < r.totals["overall_util"] <= 1
     assert (r.layers["total_cycles"] >= r.layers["compute_cycles"]).all()
     assert r.totals["macs"] == r.workload.macs
+
+
+def test_narrow_sram_port_stretches_every_fold():
+    wide = load_machine("scalesim_default")
+    narrow = load_machine("scalesim_default", {"memory.sram.bandwidth_bytes_per_s": "8 GB/s"})
+    p_wide = plan_layer(wide, GEMM, "os")
+    p_narrow = plan_layer(narrow, GEMM, "os")
+    # OS on 32x32 needs ~(32 + 32) words per cycle; 8 words/cycle at 1 GHz is 8x too few
+    assert p_wide.fold_cycles == p_wide.geometry.fold_cycles
+    assert p_narrow.fold_cycles > 5 * p_wide.fold_cycles
+    assert run_layer(narrow, p_narrow).schedule.compute_cycles == p_narrow.fold_cycles * p_narrow.folds
