@@ -44,6 +44,8 @@ def load_wl(workload: Any) -> Workload:
         return workload
     if isinstance(workload, str) or hasattr(workload, "__fspath__"):
         return load_workload(workload)
+    if hasattr(workload, "to_workload"):
+        return workload.to_workload()
     if isinstance(workload, (list, tuple)):
         return Workload("ops", tuple(workload))
     if hasattr(workload, "kind"):

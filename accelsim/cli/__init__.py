@@ -45,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``accelsim`` console script."""
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv = [*(sys.argv[1:] if argv is None else argv)]
     parser = build_parser()
     if not argv:
         argv = ["run"]

@@ -87,9 +87,10 @@ def run(args: argparse.Namespace) -> int:
 
         write_trace(result, args.trace)
     if args.report:
+        from accelsim.analysis.roofline import result_roofline
         from accelsim.report.html import write_html_report
 
-        write_html_report(result, args.report)
+        write_html_report(result, args.report, roofline=result_roofline(result))
     if args.json:
         print(dumps(result.to_dict()))
         return 0

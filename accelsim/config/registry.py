@@ -29,7 +29,8 @@ def register_kind(kind: str, cls: type) -> None:
 
 def _ensure_kinds() -> None:
     # Optional kinds live in their own modules; importing them registers them.
-    for mod in ("accelsim.config.gpu", "accelsim.config.system"):
+    for mod in ("accelsim.config.gpu", "accelsim.config.system", "accelsim.config.cpu",
+                "accelsim.config.node"):
         try:
             __import__(mod)
         except ModuleNotFoundError as exc:

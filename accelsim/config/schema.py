@@ -73,7 +73,9 @@ def build(cls: type[T], data: Any, *, file: str | None = None, path: str = "") -
         kwargs[name] = _convert(hints[name], name, data[name], f, file, fpath)
     try:
         return cls(**kwargs)
-    except ConfigError:
+    except ConfigError as exc:
+        if exc.file is None and file is not None:
+            raise ConfigError(file, exc.field, exc.value, exc.reason) from None
         raise
     except (TypeError, ValueError) as exc:
         raise ConfigError(file, path or "<root>", "", str(exc)) from None

@@ -163,9 +163,17 @@ def read_scalesim_topology(path: str | os.PathLike, mode: str = "auto") -> Workl
 
 def load_workload(name_or_path: str | os.PathLike, mode: str = "auto") -> Workload:
     """A built-in workload by short name (``workloads/<name>.yaml|.csv``) or a file path."""
+    from accelsim.errors import ConfigError
     from accelsim.files import resolve_path
 
-    path = resolve_path(name_or_path, "workloads", suffixes=(".yaml", ".yml", ".csv", ".onnx"))
+    try:
+        path = resolve_path(name_or_path, "workloads", suffixes=(".yaml", ".yml", ".csv", ".onnx"))
+    except ConfigError:
+        from accelsim.workload.models import zoo
+
+        if zoo.is_zoo_spec(str(name_or_path)):
+            return zoo.workload(str(name_or_path))
+        raise
     suffix = path.suffix.lower()
     if suffix == ".csv":
         return read_scalesim_topology(path, mode)
@@ -175,3 +183,4 @@ def load_workload(name_or_path: str | os.PathLike, mode: str = "auto") -> Worklo
 
 # Register the operators of nn_ops (imported last: nn_ops registers itself here).
 from accelsim.workload import nn_ops as _nn_ops  # noqa: E402,F401
+from accelsim.workload import onnx_reader as _onnx  # noqa: E402,F401

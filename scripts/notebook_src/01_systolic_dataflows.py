@@ -23,7 +23,7 @@ import pandas as pd
 
 from accelsim.api import simulate
 from accelsim.hw.systolic import compute_cycles, geometry, mapping_efficiency
-from accelsim.workload.ops import Gemm, Workload
+from accelsim.workload.ops import Workload
 from accelsim.workload.readers import load_workload
 
 # %% [markdown]

@@ -1,0 +1,197 @@
+"""The validation suite: the seed chapter's worked cases, recomputed by accelsim's models.
+
+``accelsim/data/seed_cases.json`` (a copy of ``shared/reference/seed_cases.json``) lists 79
+cases with inputs, expected values and a relative tolerance. Every reproducible case has a
+function here (registered with :func:`case`) that computes its quantities **through
+accelsim's models** — the roofline laws (:mod:`accelsim.analysis.roofline`), operator
+FLOP/byte counting (:mod:`accelsim.workload`), the systolic model (:mod:`accelsim.hw.systolic`),
+the fold-stream engine, the machine configs, link specs, energy tables, Amdahl
+(:mod:`accelsim.analysis.amdahl`) and mapping-space counting
+(:mod:`accelsim.analysis.mapspace`) — and records one :class:`~accelsim.analysis.checks.Check`
+per expected quantity. Where the case file marks the text as wrong, the corrected value the
+file gives (``*_correct``, ``*_exact``, "exact ...") is checked and the text's value is listed
+as not checked, with the reason.
+
+Cases that no model can reproduce (published measurements, prices, trends, qualitative
+prose) are listed in :data:`NOT_REPRODUCIBLE` with the reason; they are reported, never
+silently dropped.
+
+Models that live above this layer (API-level simulators, report-level energy) are passed in
+as ``providers`` (name -> callable) by the caller (the CLI, the tests); a case whose
+provider is absent uses the lower-layer model and says so in ``via``.
+
+Imports: analysis, config, workload, hw, engine (never api or report).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from accelsim.analysis.checks import Check, compare
+
+DATA_FILE = Path(__file__).resolve().parents[1] / "data" / "seed_cases.json"
+"""The packaged copy of the seed case file."""
+
+DEFAULT_TOLERANCE = 0.01
+"""Relative tolerance for numeric checks of cases whose file tolerance is ``null`` (bands)."""
+
+
+def load_cases(path: str | Path | None = None) -> list[dict]:
+    """The seed cases, in file order."""
+    return json.loads(Path(path or DATA_FILE).read_text())
+
+
+def case_index(path: str | Path | None = None) -> dict[str, dict]:
+    """Seed cases by id."""
+    return {c["id"]: c for c in load_cases(path)}
+
+
+@dataclass
+class CaseContext:
+    """What a case function sees: the case record, the providers, and the checks it makes."""
+
+    case: dict
+    providers: Mapping[str, Callable] = field(default_factory=dict)
+    checks: list[Check] = field(default_factory=list)
+    not_checked: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        """Case id."""
+        return self.case["id"]
+
+    @property
+    def inputs(self) -> dict:
+        """The case's inputs."""
+        return self.case.get("inputs", {})
+
+    @property
+    def expected(self) -> dict:
+        """The case's expected quantities."""
+        return self.case["expected"]
+
+    @property
+    def tolerance(self) -> float:
+        """The case's relative tolerance (:data:`DEFAULT_TOLERANCE` when the file gives none)."""
+        tol = self.case.get("tolerance_rel")
+        return DEFAULT_TOLERANCE if tol is None else float(tol)
+
+    def provider(self, name: str) -> Callable | None:
+        """A model passed in from a higher layer, or None."""
+        return self.providers.get(name)
+
+    def check(self, quantity: str, got: Any, *, via: str, expected: Any = None,
+              printed: bool = False, within: bool = False, note: str = "") -> None:
+        """Compare ``got`` with the file's value of ``quantity`` (or a corrected ``expected``)."""
+        if expected is None:
+            expected = self.expected[quantity]
+        if isinstance(got, float) and math.isnan(got):
+            got = None
+        err, ok = compare(expected, got, self.tolerance, printed=printed, within=within)
+        self.checks.append(Check(case=self.id, quantity=quantity, expected=expected, got=got,
+                                 tolerance=self.tolerance, via=via, rel_err=err, passed=ok,
+                                 note=note))
+
+    def skip(self, quantity: str, reason: str) -> None:
+        """Record an expected quantity that is deliberately not checked, with the reason."""
+        self.not_checked[quantity] = reason
+
+
+class ModelMissing(Exception):
+    """Raised by a case whose model (a config, a module) is not part of this checkout."""
+
+
+CaseFn = Callable[[CaseContext], None]
+CASES: dict[str, CaseFn] = {}
+"""Case id -> function computing its checks."""
+
+NOT_REPRODUCIBLE: dict[str, str] = {}
+"""Case id -> why no accelsim model reproduces it."""
+
+
+def case(case_id: str) -> Callable[[CaseFn], CaseFn]:
+    """Register a case function."""
+    def deco(fn: CaseFn) -> CaseFn:
+        if case_id in CASES:
+            raise ValueError(f"seed case {case_id} registered twice")
+        CASES[case_id] = fn
+        return fn
+    return deco
+
+
+def not_reproducible(case_id: str, reason: str) -> None:
+    """Record a case that no model reproduces."""
+    NOT_REPRODUCIBLE[case_id] = reason
+
+
+@dataclass(frozen=True, slots=True)
+class CaseResult:
+    """The checks of one case (empty and with ``reason`` when it is not reproducible)."""
+
+    id: str
+    title: str
+    kind: str
+    checks: tuple[Check, ...]
+    not_checked: Mapping[str, str]
+    reason: str = ""
+    error: str = ""
+
+    @property
+    def reproducible(self) -> bool:
+        """True when a model computes the case."""
+        return not self.reason
+
+    @property
+    def passed(self) -> bool:
+        """Every check passed (and there was at least one, and no error)."""
+        return self.reproducible and not self.error and bool(self.checks) and \
+            all(c.passed for c in self.checks)
+
+
+def _register_all() -> None:
+    # The case functions live in modules that register on import.
+    from accelsim.analysis import (  # noqa: F401
+        seed_cases_amdahl,
+        seed_cases_machine,
+        seed_cases_other,
+        seed_cases_roofline,
+    )
+
+
+def run_case(case_id: str, providers: Mapping[str, Callable] | None = None,
+             cases: Mapping[str, dict] | None = None) -> CaseResult:
+    """Compute one case's checks. An exception in a model is reported, not raised."""
+    _register_all()
+    record = (cases or case_index())[case_id]
+    title, kind = record.get("title", ""), record.get("kind", "")
+    if case_id in NOT_REPRODUCIBLE:
+        return CaseResult(case_id, title, kind, (), {}, reason=NOT_REPRODUCIBLE[case_id])
+    fn = CASES.get(case_id)
+    if fn is None:
+        return CaseResult(case_id, title, kind, (), {}, error="no case function")
+    ctx = CaseContext(record, providers or {})
+    try:
+        fn(ctx)
+    except ModelMissing as exc:
+        return CaseResult(case_id, title, kind, (), {}, reason=f"model missing: {exc}")
+    except Exception as exc:  # a model failing is a failed case, shown with its message
+        return CaseResult(case_id, title, kind, tuple(ctx.checks), dict(ctx.not_checked),
+                          error=f"{type(exc).__name__}: {exc}")
+    return CaseResult(case_id, title, kind, tuple(ctx.checks), dict(ctx.not_checked))
+
+
+def run_suite(providers: Mapping[str, Callable] | None = None,
+              path: str | Path | None = None) -> list[CaseResult]:
+    """Every case of the file, in file order."""
+    cases = case_index(path)
+    return [run_case(cid, providers, cases) for cid in cases]
+
+
+def all_checks(results: list[CaseResult]) -> list[Check]:
+    """The checks of all reproducible cases, flattened."""
+    return [c for r in results for c in r.checks]

@@ -1,0 +1,297 @@
+"""Python API for links and multi-device systems: copies, collectives, overlap, scaling.
+
+    >>> from accelsim.api.links import transfer, collective
+    >>> transfer("h200x2", "host", "gpu0", 2**30)["gbps"]          # pinned H2D, GB/s
+    >>> collective("hgx_h200_x8", "allreduce", 1e9)["busbw_gbps"]  # NCCL busbw, GB/s
+
+Every result is a plain dict (JSON-able); ``gbps`` is **gigabytes** per second (1e9 B/s,
+decimal), the unit nccl-tests and ``cudaMemcpy`` benchmarks print. Bad input (unknown or
+unconnected endpoints, negative bytes) raises :class:`~accelsim.errors.ConfigError` naming
+the element.
+
+Imports: config, hw, engine, units, errors (and ``accelsim.api.gpu`` when present).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any
+
+import pandas as pd
+import simpy
+
+from accelsim.config.system import System, load_system, switched_system
+from accelsim.engine import links as eng
+from accelsim.engine.collectives import run_collective
+from accelsim.errors import ConfigError, UnsupportedError
+from accelsim.hw import link as hw
+
+GB = 1e9
+
+__all__ = ["GB", "amdahl", "bandwidth_ladder", "collective", "data_parallel_step",
+           "device_hbm_bytes_per_s", "get_system", "gpu_op_time_s", "latency_bandwidth_curve",
+           "pipeline", "switched_system", "tensor_parallel_layer", "transfer", "zero_copy"]
+
+
+def get_system(system: System | str | os.PathLike) -> System:
+    """A :class:`System` from a built-in name, a path, or a System (returned as is)."""
+    return system if isinstance(system, System) else load_system(system)
+
+
+# --- one operation --------------------------------------------------------------------------
+def transfer(system: System | str, src: str, dst: str, nbytes: float, pageable: bool = False) -> dict:
+    """One copy of ``nbytes`` from ``src`` to ``dst`` (``host``, ``gpu0``, ...), simulated.
+
+    ``time_s`` is the copy alone (DMA setup + latency + bytes on the wire / bandwidth, or the
+    pageable staging path); ``back_to_back_s`` is the per-call time of identical copies issued
+    back to back by one host thread (what a benchmark loop measures).
+    """
+    s = get_system(system)
+    n = hw.check_bytes(nbytes)
+    route = hw.find_route(s, src, dst)
+    if pageable and s.host.name not in (src, dst):
+        raise ConfigError(s.name, "pageable", True,
+                          f"pageable memory is host memory; '{src}'->'{dst}' does not touch the host")
+    t = eng.run_copy(s, src, dst, n, pageable=pageable)
+    actions = hw.transfer_actions(route, n)
+    b2b = max(route.issue_s, t) if not pageable else t
+    return {"system": s.name, "op": "copy", "src": src, "dst": dst, "bytes": n,
+            "pageable": pageable, "route": route.names, "via_host": route.via_host,
+            "time_s": t, "gbps": n / t / GB if t > 0 else 0.0,
+            "latency_s": route.dma_setup_s + route.latency_s,
+            "serialization_s": hw.route_serialization_s(route, n),
+            "back_to_back_s": b2b,
+            "link_gbps": hw.payload_bytes_per_s(route.bottleneck) / GB,
+            "bottleneck": route.bottleneck.label,
+            "energy_j": sum(a["energy_pj"] for a in actions) * 1e-12, "actions": actions}
+
+
+def collective(system: System | str, name: str, nbytes: float, algo: str | None = None,
+               ranks: list[str] | None = None) -> dict:
+    """One collective over ``ranks`` (default all devices); NCCL algbw (``gbps``) and busbw."""
+    s = get_system(system)
+    r = run_collective(s, name, nbytes, algo=algo, ranks=ranks)
+    r.update(system=s.name, op=name, gbps=r["algbw_bytes_per_s"] / GB,
+             busbw_gbps=r["busbw_bytes_per_s"] / GB)
+    return r
+
+
+# --- tables for the lab -----------------------------------------------------------------------
+def bandwidth_ladder(system: System | str, device: str | None = None,
+                     hbm_bytes_per_s: float | None = None) -> pd.DataFrame:
+    """Per-direction bandwidth of each level a device reaches: HBM, NVLink, PCIe, network.
+
+    ``headline_bytes_per_s`` is the datasheet figure (PCIe: GT/s x lanes / 8, before encoding),
+    ``raw_bytes_per_s`` the rate after line encoding, ``payload_bytes_per_s`` what the link model
+    delivers to a long copy; ``ratio_to_next`` compares headline rates down the ladder. HBM comes
+    from the device's hardware config unless ``hbm_bytes_per_s`` is given.
+    """
+    s = get_system(system)
+    dev = device or s.device_names[0]
+    s.device(dev)
+    rows: list[dict[str, Any]] = []
+    hbm = hbm_bytes_per_s if hbm_bytes_per_s is not None else device_hbm_bytes_per_s(s, dev)
+    if hbm is not None:
+        rows.append({"level": "HBM", "protocol": "memory", "headline_bytes_per_s": hbm,
+                     "raw_bytes_per_s": hbm, "payload_bytes_per_s": hbm})
+    seen = set()
+    for link in s.links:
+        if dev not in link.ends:
+            continue
+        spec = s.spec(link.spec)
+        if spec.protocol in seen:
+            continue
+        seen.add(spec.protocol)
+        rows.append({"level": spec.label, "protocol": spec.protocol,
+                     "headline_bytes_per_s": spec.signaling_bytes_per_s,
+                     "raw_bytes_per_s": spec.raw_bytes_per_s,
+                     "payload_bytes_per_s": hw.payload_bytes_per_s(spec)})
+    df = pd.DataFrame(rows).sort_values("headline_bytes_per_s", ascending=False, ignore_index=True)
+    df["bidirectional_bytes_per_s"] = df["headline_bytes_per_s"] * 2
+    df.loc[df["level"] == "HBM", "bidirectional_bytes_per_s"] = df["headline_bytes_per_s"]
+    df["ratio_to_next"] = df["headline_bytes_per_s"] / df["headline_bytes_per_s"].shift(-1)
+    return df
+
+
+def device_hbm_bytes_per_s(system: System, device: str) -> float | None:
+    """Peak HBM bytes/s of ``device`` from its hardware config, or ``None`` if not known."""
+    try:
+        machine = system.device_machine(device)
+    except ConfigError:
+        return None
+    memory = getattr(machine, "memory", None)
+    for holder in (getattr(memory, "hbm", None), getattr(memory, "dram", None), memory, machine):
+        for attr in ("bandwidth_bytes_per_s", "hbm_bytes_per_s", "peak_bytes_per_s"):
+            value = getattr(holder, attr, None)
+            if isinstance(value, (int, float)):
+                return float(value)
+    return None
+
+
+def latency_bandwidth_curve(system: System | str, src: str, dst: str,
+                            sizes: list[float] | None = None) -> pd.DataFrame:
+    """Copy time and achieved GB/s against size; ``regime`` says which term dominates.
+
+    ``half_bandwidth_bytes`` (n_1/2 = latency x bandwidth) is where the two terms are equal.
+    """
+    s = get_system(system)
+    route = hw.find_route(s, src, dst)
+    sizes = sizes or [2.0**k for k in range(10, 31, 2)]
+    lat = route.dma_setup_s + route.latency_s
+    rows = []
+    for n in sizes:
+        t = hw.copy_time_s(route, n)
+        ser = hw.route_serialization_s(route, n)
+        rows.append({"bytes": n, "time_s": t, "gbps": n / t / GB, "latency_s": lat,
+                     "serialization_s": ser, "regime": "latency" if lat > ser else "bandwidth"})
+    df = pd.DataFrame(rows)
+    df.attrs["half_bandwidth_bytes"] = lat * hw.payload_bytes_per_s(route.bottleneck)
+    return df
+
+
+def pipeline(system: System | str, device: str, chunks: int, h2d_bytes: float, kernel_s: float,
+             d2h_bytes: float, overlap: bool = True) -> dict:
+    """H2D -> kernel -> D2H over ``chunks`` chunks, overlapped (streams) or one after another."""
+    s = get_system(system)
+    s.device(device)
+    if chunks < 1:
+        raise ConfigError(s.name, "chunks", chunks, "must be >= 1")
+    hw.check_bytes(h2d_bytes, "h2d_bytes")
+    hw.check_bytes(d2h_bytes, "d2h_bytes")
+    hw.check_bytes(kernel_s, "kernel_s", "seconds")
+    out = eng.run_pipeline(s, device, chunks, h2d_bytes, kernel_s, d2h_bytes, overlap=overlap)
+    out["step_s"] = out["time_s"] / chunks
+    return out
+
+
+def zero_copy(system: System | str, device: str, nbytes: float, compute_s: float,
+              reads: int = 1) -> dict:
+    """Zero-copy (kernel reads host memory over PCIe) against copy-then-compute."""
+    s = get_system(system)
+    s.device(device)
+    return eng.run_zero_copy(s, device, hw.check_bytes(nbytes), compute_s, reads=reads)
+
+
+# --- scenarios --------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=1024)
+def gpu_op_time_s(hardware: str, op: Any, mode: str = "analytic") -> float:
+    """Seconds of one op on one GPU from the GPU model (``accelsim.api.gpu.simulate_op``).
+
+    ``mode="analytic"`` is the GPU model's closed-form path, which gives the event replay's
+    numbers where nothing contends (the GPU model's own contract) and is ~20x faster.
+    """
+    try:
+        from accelsim.api.gpu import simulate_op
+    except ModuleNotFoundError as exc:
+        raise UnsupportedError("the GPU model (accelsim.api.gpu) is not available; "
+                               "pass compute_s instead") from exc
+    return float(simulate_op(hardware, op, mode=mode)["time_s"])
+
+
+def data_parallel_step(system: System | str, *, grad_bytes: float, compute_s: float | None = None,
+                       ops: list | None = None, ranks: list[str] | None = None,
+                       bucket_bytes: float = 25e6, overlap: bool = True,
+                       backward_fraction: float = 2 / 3, algo: str = "ring") -> dict:
+    """One data-parallel training step: per-GPU compute, then gradient all-reduce.
+
+    ``compute_s`` is the forward+backward time of one GPU's batch; or give ``ops`` (the forward
+    pass) and it is 3x their GPU-model time. With ``overlap`` the backward pass emits gradient
+    buckets of ``bucket_bytes`` (the last ``backward_fraction`` of the compute) and each bucket's
+    all-reduce starts as soon as it is ready and the previous one finished (DDP-style).
+    Speed-up is throughput against one GPU (weak scaling); efficiency = speed-up / ranks.
+    """
+    s = get_system(system)
+    names = eng.check_ranks(s, ranks)
+    n = len(names)
+    grad = hw.check_bytes(grad_bytes, "grad_bytes")
+    if compute_s is None:
+        if not ops:
+            raise ConfigError(s.name, "compute_s", None, "give compute_s or ops")
+        hardware = s.device(names[0]).hardware
+        compute_s = 3.0 * sum(gpu_op_time_s(hardware, op) for op in ops)
+    hw.check_bytes(compute_s, "compute_s", "seconds")
+    buckets = max(1, int(-(-grad // bucket_bytes))) if overlap else 1
+    sizes = [min(bucket_bytes, grad - i * bucket_bytes) for i in range(buckets)] if overlap else [grad]
+    times = {}
+    for b in set(sizes):
+        times[b] = collective(s, "allreduce", b, algo=algo, ranks=names)["time_s"] if n > 1 else 0.0
+    env = simpy.Environment()
+    ready = [env.event() for _ in sizes]
+    fwd = compute_s * (1 - backward_fraction)
+    comm_end = [0.0]
+
+    def compute() -> eng.Proc:
+        yield env.timeout(fwd if overlap else compute_s)
+        for ev in ready:
+            if overlap:
+                yield env.timeout(compute_s * backward_fraction / len(sizes))
+            ev.succeed()
+
+    def communicate() -> eng.Proc:
+        for ev, b in zip(ready, sizes):
+            yield ev
+            yield env.timeout(times[b])
+        comm_end[0] = env.now
+
+    env.process(compute())
+    env.process(communicate())
+    env.run()
+    step = max(env.now, compute_s)
+    comm = sum(times[b] for b in sizes)
+    speedup = n * compute_s / step
+    return {"system": s.name, "ranks": n, "compute_s": compute_s, "comm_s": comm,
+            "exposed_comm_s": step - compute_s, "step_s": step, "buckets": len(sizes),
+            "overlap": overlap, "speedup": speedup, "efficiency": speedup / n,
+            "amdahl_serial_fraction": (step - compute_s) / step}
+
+
+def tensor_parallel_layer(system: System | str, *, hidden: int, seq: int, batch: int, tp: int,
+                          dtype_bytes: int = 2, flops_per_s: float | None = None,
+                          algo: str = "ring") -> dict:
+    """Forward pass of one transformer layer split Megatron-style over ``tp`` GPUs.
+
+    Each GPU runs ``1/tp`` of the QKV, attention, projection and MLP GEMMs (12 h^2 + 2 s h
+    MACs per token in all) and the layer does two all-reduces of the ``b x s x h`` activations.
+    GEMM time comes from the GPU model, or from ``flops_per_s`` if given. Speed-up is against
+    the same layer on one GPU; efficiency = speed-up / tp; the serial fraction is the share of
+    the time that does not shrink with tp (communication), as in Amdahl's law.
+    """
+    s = get_system(system)
+    if tp < 1 or tp > len(s.devices):
+        raise ConfigError(s.name, "tp", tp, f"must be within 1..{len(s.devices)}")
+    tokens = batch * seq
+
+    def compute(k: int) -> float:
+        from accelsim.workload.ops import Gemm
+
+        gemms = [Gemm(name="qkv", m=tokens, n=3 * hidden // k, k=hidden),
+                 Gemm(name="scores", m=seq, n=seq, k=hidden // k, batch=batch, shared_weights=False),
+                 Gemm(name="context", m=seq, n=hidden // k, k=seq, batch=batch, shared_weights=False),
+                 Gemm(name="proj", m=tokens, n=hidden, k=hidden // k),
+                 Gemm(name="mlp_up", m=tokens, n=4 * hidden // k, k=hidden),
+                 Gemm(name="mlp_down", m=tokens, n=hidden, k=4 * hidden // k)]
+        if flops_per_s is not None:
+            return sum(g.flops for g in gemms) / flops_per_s
+        hardware = s.devices[0].hardware
+        return sum(gpu_op_time_s(hardware, g) for g in gemms)
+
+    act = tokens * hidden * dtype_bytes
+    ranks = list(s.device_names[:tp])
+    comm = 2 * collective(s, "allreduce", act, algo=algo, ranks=ranks)["time_s"] if tp > 1 else 0.0
+    t1, tk = compute(1), compute(tp)
+    step = tk + comm
+    speedup = t1 / step
+    return {"system": s.name, "tp": tp, "compute_s": tk, "comm_s": comm, "time_s": step,
+            "single_gpu_s": t1, "speedup": speedup, "efficiency": speedup / tp,
+            "amdahl_serial_fraction": comm / step, "allreduce_bytes": act}
+
+
+def amdahl(accelerated_fraction: float, path_speedup: float, baseline_s: float = 1.0) -> dict:
+    """Amdahl on the clock: a host phase ``(1-p) T`` then an accelerated phase ``p T / G``."""
+    limit = hw.amdahl_speedup(accelerated_fraction, float("inf"))
+    closed = hw.amdahl_speedup(accelerated_fraction, path_speedup)
+    accel = 0.0 if path_speedup == float("inf") else accelerated_fraction * baseline_s / path_speedup
+    t = eng.run_phases([("host", (1 - accelerated_fraction) * baseline_s), ("device", accel)])
+    return {"speedup": baseline_s / t if t > 0 else float("inf"), "closed_form_speedup": closed, "limit": limit,
+            "time_s": t, "baseline_s": baseline_s}

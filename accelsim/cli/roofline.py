@@ -1,0 +1,185 @@
+"""``accelsim roofline HW WORKLOAD [--plot roofline.png] [--measured FILE.csv] [--json]``.
+
+Prints the machine's roofs (bandwidth and ridge point per memory level) and one row per
+layer: FLOPs, bytes and arithmetic intensity at each level, the compulsory-traffic
+intensity (analytical), the attainable bound and which bound holds, and the simulated
+performance with its fraction of the bound. ``--plot`` draws the log-log roofline with one
+point per layer (simulated) and measured points overlaid. ``--measured`` reads a CSV with a
+``layer`` column and ``time_s`` (or ``flops_per_s``) per layer.
+
+Imports: everything (top layer).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from accelsim.analysis import roofline as rl
+from accelsim.analysis.roofs import machine_roofs
+from accelsim.errors import ConfigError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``roofline`` subcommand."""
+    p = sub.add_parser("roofline", help="roofline table and plot of a workload on a machine",
+                       description=__doc__.split("\n\n")[0])
+    p.add_argument("hw", metavar="HW", help="machine: built-in name or YAML path")
+    p.add_argument("workload", metavar="WORKLOAD", help="workload: built-in name or file")
+    p.add_argument("--precision", default=None, help="precision of the roofs (GPU; default fp16)")
+    p.add_argument("--dataflow", default=None, help="systolic dataflow (default: the machine's)")
+    p.add_argument("--plot", metavar="PNG", default=None, help="write the roofline plot here")
+    p.add_argument("--measured", metavar="CSV", default=None,
+                   help="measured per-layer times (columns: layer, time_s or flops_per_s)")
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+    p.set_defaults(func=run)
+
+
+def read_measured(path: str, points: pd.DataFrame, level: str) -> pd.DataFrame:
+    """Measured points: ``layer, intensity, flops_per_s`` joined with the simulated table."""
+    try:
+        df = pd.read_csv(path)
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise ConfigError(path, None, None, f"cannot read measured CSV ({exc})") from None
+    if "layer" not in df:
+        raise ConfigError(path, "columns", list(df.columns), "needs a 'layer' column")
+    if "flops_per_s" not in df and "time_s" not in df:
+        raise ConfigError(path, "columns", list(df.columns), "needs 'time_s' or 'flops_per_s'")
+    known = set(points["layer"].astype(str))
+    rows = []
+    for i, rec in df.iterrows():
+        name = str(rec["layer"])
+        if name not in known:
+            raise ConfigError(path, f"row {i + 2}.layer", name, "no such layer in the workload")
+        p = points[points["layer"].astype(str) == name].iloc[0]
+        if "flops_per_s" in df and pd.notna(rec.get("flops_per_s")):
+            rate = float(rec["flops_per_s"])
+        else:
+            t = float(rec["time_s"])
+            if not t > 0:
+                raise ConfigError(path, f"row {i + 2}.time_s", rec["time_s"], "must be > 0")
+            rate = float(p["flops"]) / t
+        rows.append({"layer": name, "intensity": p.get(f"intensity_{level}", math.nan),
+                     "flops_per_s": rate})
+    return pd.DataFrame(rows, columns=["layer", "intensity", "flops_per_s"])
+
+
+def _simulated_layers(machine: Any, workload: Any, args: argparse.Namespace
+                      ) -> tuple[pd.DataFrame | None, str | None]:
+    """(per-layer ``layer, op, flops, time_s`` + ``bytes_<level>`` columns, precision)."""
+    if getattr(machine, "kind", "systolic") == "systolic":
+        from accelsim.api import simulate
+
+        r = simulate(machine, workload, dataflow=args.dataflow, mode="analytic", energy=False)
+        return r.layers, None
+    try:
+        from accelsim.api.gpu import simulate_op
+    except ImportError:
+        return None, args.precision
+    from accelsim.errors import UnsupportedError
+
+    rows, prec = [], args.precision
+    for op in workload.ops:
+        try:
+            doc = simulate_op(machine, op, mode="analytic", precision=args.precision)
+        except UnsupportedError:  # no GPU cost for this op: an analytical row only
+            rows.append({"layer": getattr(op, "name", ""), "op": getattr(op, "kind", ""),
+                         "flops": float(getattr(op, "flops", 0)), "time_s": math.nan,
+                         "bytes_l2": math.nan, "bytes_hbm": math.nan})
+            continue
+        prec = prec or doc.get("precision")
+        rows.append({"layer": getattr(op, "name", ""), "op": getattr(op, "kind", ""),
+                     "flops": float(doc["flops"]), "time_s": float(doc["time_s"]),
+                     "bytes_l2": float(doc.get("l2_bytes", math.nan)),
+                     "bytes_hbm": float(doc.get("hbm_bytes", math.nan))})
+    return pd.DataFrame(rows), prec
+
+
+def roofline_tables(machine: Any, workload: Any, *, precision: str | None = None,
+                    layers: pd.DataFrame | None = None) -> tuple[rl.MachineRoofs, pd.DataFrame]:
+    """(roofs, table): simulated rows when ``layers`` is given, else analytical rows; the
+    compulsory-traffic intensity is added as ``intensity_min`` where layer names match."""
+    roofs = machine_roofs(machine, precision)
+    prec = precision or roofs.precision
+    analytic = rl.workload_table(workload.ops, roofs, prec)
+    if layers is None:
+        table = analytic
+    else:
+        table = rl.simulated_table(layers, machine, roofs)
+        main = f"intensity_{roofs.offchip_level}"
+        amap = dict(zip(analytic["layer"], analytic[main], strict=True))
+        table["intensity_min"] = [amap.get(n, math.nan) for n in table["layer"]]
+    return roofs, table
+
+
+def _text(roofs: rl.MachineRoofs, table: pd.DataFrame, measured: pd.DataFrame | None,
+          title: str) -> str:
+    from accelsim.report.export import text_table
+
+    lines = [title, ""]
+    rt = roofs.ridge_table()
+    lines.append(text_table(pd.DataFrame({
+        "level": rt["level"],
+        "bandwidth GB/s": rt["bandwidth_bytes_per_s"] / 1e9,
+        "ridge FLOP/B": rt["ridge_flop_per_byte"]})))
+    lines.append("")
+    levels = [lv for lv in rl.levels_sorted(roofs.levels) if f"intensity_{lv}" in table]
+    show = pd.DataFrame({"layer": table["layer"], "op": table["op"],
+                         "GFLOP": table["flops"] / 1e9})
+    for lv in levels:
+        show[f"MB {lv}"] = table[f"bytes_{lv}"] / 1e6
+        show[f"I {lv}"] = [rl.format_intensity(v) for v in table[f"intensity_{lv}"]]
+    if "intensity_min" in table:
+        show["I min"] = [rl.format_intensity(v) for v in table["intensity_min"]]
+    show["bound"] = table["bound"]
+    show["bound TFLOP/s"] = table["attainable_flops_per_s"] / 1e12
+    if "achieved_flops_per_s" in table:
+        show["sim TFLOP/s"] = table["achieved_flops_per_s"] / 1e12
+        show["% of bound"] = 100 * table["fraction_of_attainable"]
+    if measured is not None and len(measured):
+        mmap = dict(zip(measured["layer"], measured["flops_per_s"], strict=True))
+        show["meas TFLOP/s"] = [mmap.get(str(n), math.nan) / 1e12 for n in table["layer"]]
+    lines.append(text_table(show))
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the roofline table (or JSON) and write the plot."""
+    from accelsim.api import load_hw, load_wl
+
+    machine = load_hw(args.hw)
+    workload = load_wl(args.workload)
+    layers, precision = _simulated_layers(machine, workload, args)
+    roofs, table = roofline_tables(machine, workload, precision=precision, layers=layers)
+    from accelsim.report.plots_roofline import choose_level
+
+    level = choose_level(roofs.ridge_table(), table)
+    measured = read_measured(args.measured, table, level) if args.measured else None
+    title = (f"roofline: {workload.name} on {roofs.name} ({roofs.precision}), "
+             f"peak {roofs.peak_flops_per_s / 1e12:.4g} TFLOP/s"
+             + ("" if layers is not None else " [analytical: no simulator for this machine]"))
+    if args.plot:
+        from accelsim.report.plots_roofline import plot_roofline, save
+
+        ax = plot_roofline(roofs.ridge_table(), table, level=level, measured=measured, title=title)
+        save(ax, args.plot)
+    if args.json:
+        from accelsim.report.export import dumps
+
+        doc = {"machine": roofs.name, "workload": workload.name, "precision": roofs.precision,
+               "peak_flops_per_s": roofs.peak_flops_per_s,
+               "roofs": json.loads(roofs.ridge_table().to_json(orient="records")),
+               "layers": json.loads(table.to_json(orient="records")),
+               "measured": None if measured is None else
+               json.loads(measured.to_json(orient="records"))}
+        print(dumps(doc))
+        return 0
+    print(_text(roofs, table, measured, title))
+    if args.plot:
+        print(f"\nplot: {Path(args.plot)}")
+    return 0

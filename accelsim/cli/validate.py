@@ -1,0 +1,106 @@
+"""``accelsim validate [--json]``: the seed chapter's worked cases, recomputed by accelsim.
+
+Prints one line per checked quantity (case, expected, got, relative error, pass/fail), the
+cases no model reproduces (with the reason), and a last line ``N passed, M failed``
+(checks). Exits 1 when any check fails. ``--json`` prints a list of
+``{"id", "expected", "got", "rel_err", "passed"}`` objects instead.
+
+Imports: everything (top layer).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+
+from accelsim.analysis.seed_cases import CaseResult, all_checks, run_suite
+
+
+def providers() -> dict[str, Callable]:
+    """Models from layers above ``analysis`` that cases use when present: the energy report's
+    per-case functions (``energy:<case id>``: engine replay + action pricing)."""
+    out: dict[str, Callable] = {}
+    try:
+        from accelsim.report.energy_cases import CASES as energy_cases
+    except ImportError:
+        energy_cases = {}
+    for cid, fn in energy_cases.items():
+        out[f"energy:{cid}"] = fn
+    return out
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``validate`` subcommand."""
+    p = sub.add_parser("validate", help="recompute the seed chapter's worked cases",
+                       description=__doc__.split("\n\n")[0])
+    p.add_argument("--json", action="store_true", help="print a JSON list of checks")
+    p.add_argument("--cases", metavar="FILE", default=None,
+                   help="case file (default: the packaged seed_cases.json)")
+    p.add_argument("--verbose", "-v", action="store_true",
+                   help="also print which model computed each value")
+    p.set_defaults(func=run)
+
+
+def _fmt(v: object) -> str:
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_fmt(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + f"{len(v)} entries" + "}"
+    text = str(v)
+    return text if len(text) <= 34 else text[:31] + "..."
+
+
+def _table(results: list[CaseResult], verbose: bool) -> list[str]:
+    rows = [("id", "expected", "got", "rel_err", "result")]
+    vias = []
+    for r in results:
+        if r.error:
+            rows.append((r.id, "-", r.error[:60], "-", "FAIL"))
+            vias.append("")
+        elif r.reproducible and not r.checks:
+            rows.append((r.id, "-", "no checks", "-", "FAIL"))
+            vias.append("")
+        for c in r.checks:
+            err = "-" if c.rel_err is None else f"{c.rel_err:.2e}"
+            rows.append((c.id, _fmt(c.expected), _fmt(c.got), err, "pass" if c.passed else "FAIL"))
+            vias.append(c.via)
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    lines = []
+    for n, row in enumerate(rows):
+        line = "  ".join(cell.ljust(w) if i < 3 else cell.rjust(w)
+                         for i, (cell, w) in enumerate(zip(row, widths, strict=True)))
+        if verbose and n > 0 and vias[n - 1]:
+            line += f"  [{vias[n - 1]}]"
+        lines.append(line.rstrip())
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the suite; exit 1 on any failed check or case."""
+    results = run_suite(providers(), args.cases)
+    checks = all_checks(results)
+    broken = [r for r in results if r.reproducible and (r.error or not r.checks)]
+    failed = sum(1 for c in checks if not c.passed) + len(broken)
+    passed = sum(1 for c in checks if c.passed)
+    if args.json:
+        out = [c.as_dict() for c in checks]
+        out += [{"id": r.id, "expected": None, "got": r.error or "no checks", "rel_err": None,
+                 "passed": False} for r in broken]
+        print(json.dumps(out, indent=1))
+        return 1 if failed else 0
+    for line in _table(results, args.verbose):
+        print(line)
+    skipped = [r for r in results if not r.reproducible]
+    reproducible = [r for r in results if r.reproducible]
+    print()
+    print(f"not reproducible ({len(skipped)} of {len(results)} cases):")
+    for r in skipped:
+        print(f"  {r.id}: {r.reason}")
+    ok_cases = sum(1 for r in reproducible if r.passed)
+    print(f"cases: {ok_cases} of {len(reproducible)} reproducible cases pass "
+          f"({len(checks)} checked quantities)")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0

@@ -1,0 +1,205 @@
+"""A tensor-core GPU machine (``kind: gpu``): SMs, tensor-core rates per precision, caches, HBM.
+
+Datasheet numbers (SM count, FLOP/clk/SM, clocks, cache and memory sizes, bandwidths) and a
+few calibrated constants (clocks under load, main-loop efficiencies, L2 residency shape,
+launch latencies). Each calibrated constant carries a YAML comment naming its source; see
+``accelsim/hw/gpu/README.md``.
+
+Imports: units, errors, config.*.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from accelsim.config.energy_ref import EnergySelection
+from accelsim.config.memory import DRAM_TECHNOLOGIES
+from accelsim.config.registry import register_kind
+from accelsim.config.schema import fraction, non_negative, param, positive
+from accelsim.errors import UnsupportedError
+from accelsim.units import UnitError, parse_frequency
+
+GPU_PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8")
+"""Operand precisions the GPU model knows. fp32 runs on CUDA cores; the rest on tensor cores."""
+
+OPERAND_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1}
+"""Bytes per input element, per precision."""
+
+OUTPUT_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 2, "int8": 4}
+"""Bytes per output element (fp8 GEMMs write bf16, int8 GEMMs write int32)."""
+
+
+def _unit_interval(v: float) -> str | None:
+    return None if 0 < v <= 1 else "must be in (0, 1]"
+
+
+def _frequencies(v: Mapping) -> str | None:
+    for key, value in v.items():
+        if key not in GPU_PRECISIONS:
+            return f"unknown precision {key!r} (known: {', '.join(GPU_PRECISIONS)})"
+        try:
+            if parse_frequency(value) <= 0:
+                return f"{key}: must be > 0"
+        except UnitError as exc:
+            return f"{key}: {exc}"
+    return None
+
+
+def _rates(v: Mapping) -> str | None:
+    for key, value in v.items():
+        if key not in GPU_PRECISIONS or key == "fp32":
+            return f"unknown tensor-core precision {key!r} (known: tf32, fp16, bf16, fp8, int8)"
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            return f"{key}: must be a number > 0"
+    return None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GpuCompute:
+    """The streaming multiprocessors (SMs) and their arithmetic units."""
+
+    sm_count: int = param("Streaming multiprocessors enabled on the part.", check=positive)
+    clock_hz: float = param("Clock at which the datasheet's tensor-core peaks are rated, Hz.",
+                            check=positive)
+    max_clock_hz: float = param("Highest boost clock, Hz.", check=positive)
+    tensor_flop_per_clk_per_sm: Mapping[str, float] = param(
+        "Dense tensor-core FLOP per clock per SM, per precision (absent = unsupported).",
+        check=_rates)
+    simt_flop_per_clk_per_sm: float = param(
+        "FP32 CUDA-core FLOP per clock per SM (FMA = 2 FLOP).", check=positive)
+    sfu_ops_per_clk_per_sm: float = param(
+        "Special-function (exp, rsqrt, tanh) results per clock per SM.", default=16.0,
+        check=positive)
+    sm_register_file_bytes: float = param("Register file per SM, bytes.", check=positive)
+    sm_smem_bytes: float = param("Largest shared memory one SM gives its CTAs, bytes.",
+                                     check=positive)
+    sm_l1_bytes: float = param("Combined L1 / shared memory per SM, bytes.", check=positive)
+    sm_smem_bytes_per_clk: float = param("Shared-memory read bandwidth, bytes/clock/SM.",
+                                             default=128.0, check=positive)
+    clock_under_load_hz: Mapping[str, object] = param(
+        "SM clock under a sustained dense load of each precision, Hz (power-capped).",
+        check=_frequencies)
+    mma_efficiency: float = param(
+        "Fraction of the tensor-core rate the pipelined main loop sustains.",
+        check=_unit_interval)
+    unaligned_mma_fraction: float = param(
+        "Rate of the fallback kernels for operands off the 16-byte alignment, as a fraction "
+        "of the aligned tensor-core rate.", check=_unit_interval)
+    simt_efficiency: float = param(
+        "Fraction of the FP32 CUDA-core FMA rate an SGEMM main loop sustains.",
+        check=_unit_interval)
+    simt_elementwise_efficiency: float = param(
+        "Fraction of the FP32 rate that elementwise/reduction kernels get for their math.",
+        default=0.5, check=_unit_interval)
+
+    def __post_init__(self) -> None:  # mapping fields are checked here (build skips them)
+        for name, check in (("tensor_flop_per_clk_per_sm", _rates),
+                            ("clock_under_load_hz", _frequencies)):
+            problem = check(getattr(self, name))
+            if problem:
+                raise ValueError(f"{name}: {problem}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Hbm:
+    """Off-chip high-bandwidth memory."""
+
+    technology: str = param("Memory technology (selects pJ/bit in the energy table).",
+                            choices=DRAM_TECHNOLOGIES)
+    capacity_bytes: float = param("Capacity, bytes.", check=positive)
+    bandwidth_bytes_per_s: float = param("Peak bandwidth (datasheet), bytes/s.", check=positive)
+    efficiency: float = param("Sustained fraction of peak for streaming kernels.",
+                              check=_unit_interval)
+    latency_s: float = param("Load-to-use latency of a miss to HBM, seconds.",
+                             check=non_negative)
+
+    @property
+    def sustained_bytes_per_s(self) -> float:
+        """Bandwidth a streaming kernel achieves, bytes/s."""
+        return self.bandwidth_bytes_per_s * self.efficiency
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GpuMemory:
+    """L2 cache, HBM, and how much an SM can keep in flight."""
+
+    l2_bytes: float = param("L2 cache capacity, bytes.", check=positive)
+    l2_bandwidth_bytes_per_s: float = param("Sustained L2 read bandwidth, all SMs, bytes/s.",
+                                            check=positive)
+    l2_latency_s: float = param("Load-to-use latency of an L2 hit, seconds.", check=non_negative)
+    l2_thrash_ratio: float = param(
+        "Capacity/footprint ratio below which repeated streams find nothing in L2.",
+        default=0.6, check=fraction)
+    l2_write_weight: float = param(
+        "How many bytes of L2 a written byte occupies (allocation + pending write-back).",
+        default=2.0, check=positive)
+    sm_inflight_bytes: float = param(
+        "Bytes one SM keeps in flight to memory (Little's law caps an SM at this / latency).",
+        check=positive)
+    hbm: Hbm = param("Off-chip memory.")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GpuHost:
+    """The host link and the cost of launching a kernel."""
+
+    pcie_generation: int = param("PCIe generation of the host link.", check=positive)
+    pcie_lanes: int = param("PCIe lanes of the host link.", default=16, check=positive)
+    launch_s: float = param("GPU-side gap per kernel launch (back to back, CUDA graph), s.",
+                            check=non_negative)
+    host_launch_s: float = param("Host time to issue one framework op eagerly, seconds.",
+                                 check=non_negative)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GpuMachine:
+    """One tensor-core GPU (V100, A100, H100, H200, ...)."""
+
+    kind: str = param("Machine kind.", default="gpu", choices=("gpu",))
+    name: str = param("Short name.")
+    description: str = param("One line on what this machine is.", default="")
+    compute: GpuCompute = param("SMs and arithmetic.")
+    memory: GpuMemory = param("Caches and HBM.")
+    host: GpuHost = param("Host link and launch costs.")
+    energy: EnergySelection = param("Energy table and overrides.", default=EnergySelection())
+    sources: tuple[str, ...] = param("Where the numbers come from.", default=())
+
+    @property
+    def sm_count(self) -> int:
+        """Shortcut to ``compute.sm_count``."""
+        return self.compute.sm_count
+
+    def supports(self, precision: str) -> bool:
+        """Whether this GPU can run ``precision`` (fp32 always: CUDA cores)."""
+        return precision == "fp32" or precision in self.compute.tensor_flop_per_clk_per_sm
+
+    def check_precision(self, precision: str) -> None:
+        """Raise :class:`UnsupportedError` naming device and precision if it cannot run it."""
+        if precision not in GPU_PRECISIONS:
+            raise UnsupportedError(f"{self.name}: unknown precision {precision!r} "
+                                   f"(known: {', '.join(GPU_PRECISIONS)})")
+        if not self.supports(precision):
+            have = ", ".join(["fp32", *self.compute.tensor_flop_per_clk_per_sm])
+            raise UnsupportedError(f"{self.name} has no {precision} support (it runs {have})")
+
+    def flop_per_clk_per_sm(self, precision: str) -> float:
+        """Dense FLOP/clock/SM at ``precision``: tensor cores, or CUDA cores for fp32."""
+        self.check_precision(precision)
+        if precision == "fp32":
+            return self.compute.simt_flop_per_clk_per_sm
+        return float(self.compute.tensor_flop_per_clk_per_sm[precision])
+
+    def load_clock_hz(self, precision: str) -> float:
+        """SM clock under a sustained load at ``precision`` (the rated clock if not given)."""
+        table = self.compute.clock_under_load_hz
+        if precision in table:
+            return parse_frequency(table[precision])
+        return self.compute.clock_hz
+
+    def peak_flops(self, precision: str) -> float:
+        """Datasheet dense peak, FLOP/s, at the rated clock."""
+        return self.flop_per_clk_per_sm(precision) * self.compute.sm_count * self.compute.clock_hz
+
+
+register_kind("gpu", GpuMachine)

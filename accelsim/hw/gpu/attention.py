@@ -1,0 +1,85 @@
+"""Fused attention (FlashAttention-style tiling).
+
+Attention: one CTA per (batch, head, block of ``Br`` queries). It keeps its Q block and
+output accumulator on chip and walks the K/V sequence in blocks of ``Bc`` keys: per block
+two tensor-core GEMMs (``S = Q K^T`` and ``O += P V``, ``2 * Br * Bc * d`` MACs) and the
+online softmax (one exp per score on the SFU plus a few FP32 operations on CUDA cores).
+Warp-specialised kernels (FlashAttention-3, cuDNN) overlap the softmax of one block with the
+GEMMs of the next, so a block costs ``max(mma, softmax)``. Causal masking skips the blocks
+above the diagonal, so CTAs differ in length; they are scheduled longest first. K and V of a
+head are read from HBM once (later query blocks find them in L2); Q and O once. Each block
+also rescales the output accumulator (``Br * d`` FP32 multiplies). In decode with
+grouped-query attention the query heads that share a K/V head are packed into one CTA, so
+K and V are read once per K/V head.
+
+Units: seconds, bytes. Imports: config, workload, hw.gpu.
+"""
+
+from __future__ import annotations
+
+import math
+
+from accelsim.config.gpu import OPERAND_BYTES, GpuMachine
+from accelsim.hw.gpu.gemm import is_aligned, mma_rate_macs_per_s
+from accelsim.hw.gpu.kernel import CtaCost, Kernel
+from accelsim.hw.gpu.memory import l2_hit_fraction, startup_s
+from accelsim.workload.nn_ops import Attention
+
+SOFTMAX_ALU_OPS = 4
+"""FP32 operations per score besides the exp: scale, running max, subtract, running sum."""
+
+
+def attention_blocks(op: Attention) -> tuple[int, int]:
+    """(Br, Bc): query and key block sizes (smaller query blocks for decode, 64 for d > 128)."""
+    br = 64 if op.head_dim > 128 or op.seq_q <= 64 else 128
+    return br, 128
+
+
+def plan_attention(m: GpuMachine, op: Attention, precision: str) -> Kernel:
+    """The fused attention kernel of ``op`` at ``precision`` (a tensor-core precision)."""
+    m.check_precision(precision)
+    e = OPERAND_BYTES[precision]
+    br, bc = attention_blocks(op)
+    d = op.head_dim
+    group = op.heads // op.n_kv_heads
+    # decode with grouped-query heads: the query heads sharing one K/V head share a CTA
+    packed = group > 1 and op.seq_q * group <= br
+    rows = op.seq_q * group if packed else op.seq_q
+    q_blocks = math.ceil(rows / br)
+    path = "tensor_core" if is_aligned(precision, d) else "unaligned"
+    if precision == "fp32":
+        path = "simt"
+    rate = mma_rate_macs_per_s(m, precision, path)
+    clock = m.load_clock_hz(precision)
+    sfu_rate = m.compute.sfu_ops_per_clk_per_sm * clock
+    alu_rate = m.compute.simt_flop_per_clk_per_sm * clock * m.compute.simt_elementwise_efficiency
+    q_bytes = op.batch * op.heads * op.seq_q * d * e
+    kv_bytes = 2 * op.batch * op.n_kv_heads * op.seq_kv * d * e
+    hit = l2_hit_fraction(m, q_bytes + kv_bytes, q_bytes)
+    hbm_total = (1.0 - hit) * (2 * q_bytes + kv_bytes)
+    heads = op.batch * (op.n_kv_heads if packed else op.heads)
+    counts: dict[int, int] = {}
+    for i in range(q_blocks):
+        if op.causal and not packed:
+            visible = min(op.seq_kv, (i + 1) * br + op.seq_kv - op.seq_q)
+        else:
+            visible = op.seq_kv
+        nb = max(1, math.ceil(visible / bc))
+        counts[nb] = counts.get(nb, 0) + heads
+    ctas = sum(counts.values())
+    groups = []
+    for nb in sorted(counts, reverse=True):
+        scores = br * bc * nb
+        mma_s = 2 * scores * d / rate
+        sfu_s = scores / sfu_rate
+        alu_s = (scores * SOFTMAX_ALU_OPS + nb * br * d) / alu_rate  # + rescale of O
+        l2 = 2 * br * d * e + 2 * nb * bc * d * e
+        key = "mma_s" if path == "tensor_core" else "legacy_mma_s"
+        cost = CtaCost(compute_s=max(mma_s, sfu_s + alu_s), l2_bytes=l2,
+                       hbm_bytes=hbm_total / ctas,
+                       parts={key: mma_s, "sfu_s": sfu_s, "alu_s": alu_s})
+        groups.append((counts[nb], cost))
+    meta = {"path": path, "tile": (br, bc, d), "q_blocks": q_blocks, "l2_hit": hit,
+            "causal": op.causal, "gqa_packed": packed}
+    return Kernel(name="attention", groups=tuple(groups), launch_s=m.host.launch_s,
+                  startup_s=startup_s(m, hit), meta=meta)

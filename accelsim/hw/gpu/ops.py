@@ -1,0 +1,97 @@
+"""Operators -> GPU kernels: the one entry point :func:`plan_op`.
+
+Imports: config, workload, errors, hw.gpu.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from accelsim.config.gpu import OPERAND_BYTES, OUTPUT_BYTES, GpuMachine
+from accelsim.errors import UnsupportedError
+from accelsim.hw.gpu.attention import plan_attention
+from accelsim.hw.gpu.conv import plan_conv2d
+from accelsim.hw.gpu.gemm import plan_gemm
+from accelsim.hw.gpu.kernel import Kernel
+from accelsim.hw.gpu.memory import elementwise_kernel, layernorm_kernel, softmax_kernel
+from accelsim.workload.nn_ops import (
+    ELEMENTWISE_FLOPS,
+    ELEMENTWISE_INPUTS,
+    Attention,
+    Elementwise,
+    LayerNorm,
+    Softmax,
+)
+from accelsim.workload.ops import Conv2d, Gemm
+
+
+@dataclass(frozen=True, slots=True)
+class OpPlan:
+    """Kernels of one operator, its arithmetic and its compulsory bytes, and explanations."""
+
+    op_kind: str
+    precision: str
+    kernels: tuple[Kernel, ...]
+    flops: float
+    bytes: float
+    """Compulsory bytes: every input read once, every output written once."""
+    explain: dict
+
+
+def plan_op(m: GpuMachine, op: object, precision: str | None = None) -> OpPlan:
+    """Plan ``op`` (Gemm, Conv2d, Attention, Elementwise, LayerNorm, Softmax) on ``m``."""
+    prec = precision or getattr(op, "dtype", None) or "bf16"
+    m.check_precision(prec)
+    e = OPERAND_BYTES[prec]
+    if isinstance(op, Gemm):
+        plan = plan_gemm(m, op.m, op.n, op.k, prec, batch=op.batch,
+                         shared_weights=op.shared_weights)
+        t = op.tensor_elements()
+        nbytes = (t["input"] + t["weight"]) * e + t["output"] * OUTPUT_BYTES[prec]
+        return OpPlan("gemm", prec, plan.kernels, op.flops, nbytes, _gemm_explain(plan))
+    if isinstance(op, Conv2d):
+        plan = plan_conv2d(m, op, prec)
+        t = op.tensor_elements()
+        nbytes = (t["input"] + t["weight"]) * e + t["output"] * OUTPUT_BYTES[prec]
+        ex = _gemm_explain(plan)
+        g = op.lower()
+        ex.update(gemm_m=g.m, gemm_n=g.n, gemm_k=g.k, out_h=op.out_h, out_w=op.out_w)
+        return OpPlan("conv2d", prec, plan.kernels, op.flops, nbytes, ex)
+    if isinstance(op, Attention):
+        if prec == "fp32":
+            raise UnsupportedError(f"{m.name}: fused attention needs a tensor-core precision, "
+                                   "not fp32")
+        k = plan_attention(m, op, prec)
+        t = op.tensor_elements()
+        nbytes = (t["input"] + t["kv"] + t["output"]) * e
+        ex = {"path": k.meta["path"], "tile": list(k.meta["tile"]), "ctas": k.ctas,
+              "waves": k.ctas / m.sm_count, "q_blocks": k.meta["q_blocks"],
+              "l2_hit": k.meta["l2_hit"], "split_k": 1}
+        return OpPlan("attention", prec, (k,), op.flops, nbytes, ex)
+    if isinstance(op, Elementwise):
+        k = elementwise_kernel(m, op.fn, op.elements, ELEMENTWISE_INPUTS[op.fn], e,
+                               ELEMENTWISE_FLOPS[op.fn])
+        nbytes = (ELEMENTWISE_INPUTS[op.fn] + 1) * op.elements * e
+        return OpPlan(op.fn, prec, (k,), op.flops, nbytes, _stream_explain(k, m))
+    if isinstance(op, LayerNorm):
+        k = layernorm_kernel(m, op.rows, op.cols, e, op.rms, op.flops)
+        t = op.tensor_elements()
+        nbytes = (t["input"] + t["weight"] + t["output"]) * e
+        return OpPlan("layernorm", prec, (k,), op.flops, nbytes, _stream_explain(k, m))
+    if isinstance(op, Softmax):
+        k = softmax_kernel(m, op.rows, op.cols, e, op.flops)
+        nbytes = 2 * op.rows * op.cols * e
+        return OpPlan("softmax", prec, (k,), op.flops, nbytes, _stream_explain(k, m))
+    raise UnsupportedError(f"{m.name}: the GPU model has no cost for {type(op).__name__}")
+
+
+def _gemm_explain(plan) -> dict:
+    return {"path": plan.path, "tile": list(plan.tile), "split_k": plan.split_k,
+            "ctas": plan.ctas, "waves": plan.waves, "aligned": plan.aligned,
+            "l2_hit": plan.l2_hit, "kernels": len(plan.kernels)}
+
+
+def _stream_explain(k: Kernel, m: GpuMachine) -> dict:
+    return {"path": "stream", "ctas": k.ctas, "waves": k.ctas / m.sm_count,
+            "l2_hit": k.meta["l2_hit"], "split_k": 1, "tile": None,
+            **{key: v for key, v in k.meta.items() if key in ("passes", "fn")}}

@@ -1,0 +1,134 @@
+"""Roofline plots, built only from tables (matplotlib imported lazily, Agg backend).
+
+Inputs are the DataFrames of :mod:`accelsim.analysis.roofline`:
+
+* ``roofs``: one row per memory level with ``level, bandwidth_bytes_per_s, peak_flops_per_s,
+  ridge_flop_per_byte`` (``MachineRoofs.ridge_table()``);
+* ``points``: one row per layer with ``layer``, ``intensity_<level>`` and
+  ``achieved_flops_per_s`` (simulated) and/or ``attainable_flops_per_s``;
+* ``measured`` (optional): ``layer``, ``intensity``, ``flops_per_s``.
+
+Imports: pandas, matplotlib (lazy).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+_LEVEL_STYLE = {"rf": ":", "sram": "--", "l1": "--", "l2": "-.", "dram": "-", "hbm": "-",
+                "host": (0, (1, 1))}
+
+
+def pyplot() -> Any:
+    """``matplotlib.pyplot`` with the non-interactive Agg backend."""
+    try:
+        import matplotlib
+    except ModuleNotFoundError as exc:  # pragma: no cover - matplotlib is a core dependency
+        raise ModuleNotFoundError("plots need matplotlib: pip install matplotlib") from exc
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _finite(values: pd.Series) -> np.ndarray:
+    v = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+    return v[np.isfinite(v) & (v > 0)]
+
+
+def choose_level(roofs: pd.DataFrame, points: pd.DataFrame) -> str:
+    """The level a plot places the layers at: the outermost device-memory level (``hbm``,
+    ``dram``, then inner ones) at which some layer has a finite, positive intensity."""
+    levels = list(roofs["level"])
+    order = [n for n in ("hbm", "dram", "l2", "l1", "sram", "rf") if n in levels]
+    order += [n for n in levels if n not in order and n != "host"]
+    for name in order:
+        col = f"intensity_{name}"
+        if col in points and len(_finite(points[col])):
+            return name
+    return order[0] if order else "dram"
+
+
+def plot_roofline(roofs: pd.DataFrame, points: pd.DataFrame, *, level: str | None = None,
+                  measured: pd.DataFrame | None = None, title: str = "", ax: Any = None,
+                  label_points: int = 12) -> Any:
+    """Log-log roofline: one roof per level, the compute peak, ridge points, one point per
+    layer at its ``level`` intensity (default: the outermost device level in ``roofs``), and
+    measured points overlaid. Returns the matplotlib Axes."""
+    plt = pyplot()
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 5.5))
+    levels = list(roofs["level"])
+    if level is None:
+        level = choose_level(roofs, points)
+    peak = float(roofs["peak_flops_per_s"].iloc[0]) if len(roofs) else float(
+        points["attainable_flops_per_s"].max())
+    col = f"intensity_{level}"
+    xs = _finite(points[col]) if col in points else np.array([])
+    ridges = _finite(roofs["ridge_flop_per_byte"]) if len(roofs) else np.array([1.0])
+    lo = min([*(xs.tolist()), *(ridges.tolist())] or [1.0]) / 10
+    hi = max([*(xs.tolist()), *(ridges.tolist())] or [100.0]) * 10
+    if measured is not None and len(measured):
+        mx = _finite(measured["intensity"])
+        if len(mx):
+            lo, hi = min(lo, mx.min() / 10), max(hi, mx.max() * 10)
+    grid = np.logspace(math.log10(lo), math.log10(hi), 256)
+    ax.axhline(peak, color="black", lw=2, label=f"compute peak {peak / 1e12:.3g} TFLOP/s")
+    for _, r in roofs.iterrows():
+        bw = float(r["bandwidth_bytes_per_s"])
+        ax.plot(grid, np.minimum(peak, bw * grid), ls=_LEVEL_STYLE.get(r["level"], "-"),
+                lw=1.6 if r["level"] == level else 1.0,
+                label=f"{r['level']} {bw / 1e9:.4g} GB/s, ridge {r['ridge_flop_per_byte']:.3g} FLOP/B")
+        ridge = float(r["ridge_flop_per_byte"])
+        if math.isfinite(ridge):
+            ax.plot([ridge], [peak], "kv", ms=6)
+    y = "achieved_flops_per_s" if "achieved_flops_per_s" in points and \
+        points["achieved_flops_per_s"].notna().any() else "attainable_flops_per_s"
+    if col in points:
+        every = points[pd.to_numeric(points[y], errors="coerce") > 0]
+        pts = every[np.isfinite(pd.to_numeric(every[col], errors="coerce")) & (every[col] > 0)]
+        for other in levels:
+            ocol = f"intensity_{other}"
+            if other == level or ocol not in every:
+                continue
+            ok = np.isfinite(pd.to_numeric(every[ocol], errors="coerce")) & (every[ocol] > 0)
+            ax.scatter(every.loc[ok, ocol], every.loc[ok, y], s=22, facecolors="none",
+                       edgecolors="tab:gray", alpha=0.7, zorder=2,
+                       label=f"same layers at {other} intensity")
+        ax.scatter(pts[col], pts[y], s=28, c="tab:blue", zorder=3,
+                   label=f"layers ({'simulated' if y.startswith('achieved') else 'bound'}, {level})")
+        seen: set[tuple[float, float]] = set()
+        for _, p in pts.nlargest(min(label_points, len(pts)), y).iterrows():
+            key = (round(math.log10(p[col]), 2), round(math.log10(p[y]), 2))
+            if key in seen:
+                continue
+            seen.add(key)
+            ax.annotate(str(p["layer"])[:18], (p[col], p[y]), fontsize=6, alpha=0.7,
+                        xytext=(3, 3), textcoords="offset points")
+    if measured is not None and len(measured):
+        ax.scatter(measured["intensity"], measured["flops_per_s"], marker="x", s=40,
+                   c="tab:red", zorder=4, label="measured")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_xlabel(f"arithmetic intensity (FLOP/byte): filled at {level}, hollow at other levels")
+    ax.set_ylabel("performance (FLOP/s)")
+    ax.set_title(title or "Roofline")
+    ax.grid(True, which="both", alpha=0.25)
+    ax.legend(fontsize=7, loc="lower right")
+    return ax
+
+
+def save(ax: Any, path: str | Path, dpi: int = 130) -> Path:
+    """Write the figure of ``ax`` to ``path`` (format from the suffix) and close it."""
+    plt = pyplot()
+    fig = ax.figure
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    return Path(path)

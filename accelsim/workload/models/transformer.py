@@ -1,0 +1,198 @@
+"""Transformer generators: encoder (BERT), decoder prefill and decoder decode with a KV cache.
+
+One layer, pre-norm (GPT-2, Llama) or post-norm (BERT)::
+
+    norm -> q/k/v projections -> [decode: append k, v to the cache] -> QK^T -> softmax -> AV
+         -> output projection -> residual add -> norm -> FFN -> residual add
+
+FFN: ``gelu`` (fc1, GELU, fc2) or ``swiglu`` (gate, up, SiLU(gate) * up, down).
+Attention is left unfused (QK^T, softmax and AV are separate ops that materialise the score
+matrix); :func:`accelsim.workload.passes.fusion.fuse` turns the three into one fused
+attention kernel. Grouped-query attention runs QK^T and AV as ``batch * kv_heads`` GEMMs
+whose M stacks the ``heads / kv_heads`` query heads of a group, so K and V are read once per
+group. Left out (small, and named here so nobody looks for them): biases, rotary embedding,
+dropout, the attention scale (folded into QK^T) and BERT's pooler.
+
+Token counts: prefill and encoder process ``batch * seq`` tokens; decode processes ``batch``
+tokens (one per sequence) against ``context`` cached positions (including the new one). The
+LM head of a decoder runs on the last token of each sequence only (``batch`` rows).
+
+Imports: workload.ops, workload.nn_ops, workload.graph.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from accelsim.workload.graph import GraphBuilder, ModelGraph
+from accelsim.workload.nn_ops import Elementwise, Embedding, LayerNorm, Softmax
+from accelsim.workload.ops import Gemm
+
+MODES = ("encoder", "prefill", "decode")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TransformerSpec:
+    """Architecture hyper-parameters (sizes in elements)."""
+
+    name: str
+    layers: int
+    hidden: int
+    heads: int
+    ffn: int
+    vocab: int
+    kv_heads: int | None = None
+    head_dim: int | None = None
+    max_positions: int | None = None
+    """Learned positional embedding table rows (``None``: rotary, no table)."""
+    token_types: int = 0
+    norm: str = "layernorm"
+    ffn_act: str = "gelu"
+    pre_norm: bool = True
+    tied_embeddings: bool = False
+    lm_head: bool = True
+    causal: bool = True
+
+    @property
+    def dh(self) -> int:
+        """Head dimension."""
+        return self.head_dim or self.hidden // self.heads
+
+    @property
+    def kv(self) -> int:
+        """Key/value heads."""
+        return self.kv_heads or self.heads
+
+
+GPT2_SMALL = TransformerSpec(name="gpt2_small", layers=12, hidden=768, heads=12, ffn=3072,
+                             vocab=50257, max_positions=1024, tied_embeddings=True)
+GPT2_XL = TransformerSpec(name="gpt2_xl", layers=48, hidden=1600, heads=25, ffn=6400,
+                          vocab=50257, max_positions=1024, tied_embeddings=True)
+BERT_BASE = TransformerSpec(name="bert_base", layers=12, hidden=768, heads=12, ffn=3072,
+                            vocab=30522, max_positions=512, token_types=2, pre_norm=False,
+                            lm_head=False, causal=False)
+LLAMA3_8B = TransformerSpec(name="llama3_8b", layers=32, hidden=4096, heads=32, kv_heads=8,
+                            ffn=14336, vocab=128256, norm="rmsnorm", ffn_act="swiglu")
+LLAMA3_70B = TransformerSpec(name="llama3_70b", layers=80, hidden=8192, heads=64, kv_heads=8,
+                             ffn=28672, vocab=128256, norm="rmsnorm", ffn_act="swiglu")
+"""Sources: GPT-2 (Radford et al. 2019, HF config), BERT (Devlin et al. 2019), Llama 3
+(Meta, "The Llama 3 Herd of Models", 2024, Table 3)."""
+
+
+def _norm(b: GraphBuilder, spec: TransformerSpec, name: str, x: str, rows: int) -> str:
+    op = LayerNorm(name=name, rows=rows, cols=spec.hidden, rms=spec.norm == "rmsnorm",
+                   dtype=b.dtype)
+    return b.add(op, [x], component="norm")
+
+
+def _gemm(b: GraphBuilder, name: str, x: str, m: int, n: int, k: int, component: str,
+          **kw) -> str:
+    return b.add(Gemm(name=name, m=m, n=n, k=k, dtype=b.dtype), [x], component=component, **kw)
+
+
+def _attention(b: GraphBuilder, spec: TransformerSpec, p: str, x: str, batch: int, sq: int,
+               skv: int, mode: str) -> str:
+    """Projections, score GEMMs, softmax and output projection of one layer."""
+    t, d, dh, h, kv = batch * sq, spec.hidden, spec.dh, spec.heads, spec.kv
+    g = h // kv
+    cache_kind = "kv_cache" if mode == "prefill" else "activation"
+    q = _gemm(b, f"{p}.q_proj", x, t, h * dh, d, "attention")
+    k = _gemm(b, f"{p}.k_proj", x, t, kv * dh, d, "attention", output_kind=cache_kind)
+    v = _gemm(b, f"{p}.v_proj", x, t, kv * dh, d, "attention", output_kind=cache_kind)
+    if mode == "decode":
+        for name, new in (("k", k), ("v", v)):
+            b.add(Elementwise(name=f"{p}.{name}_append", rows=t, cols=kv * dh, fn="copy",
+                              dtype=b.dtype), [new], component="attention", output_kind="kv_cache")
+        k = b.tensor(f"{p}.k_cache", batch * kv * skv * dh, "kv_cache")
+        v = b.tensor(f"{p}.v_cache", batch * kv * skv * dh, "kv_cache")
+    meta = {"batch": batch, "heads": h, "kv_heads": kv, "seq_q": sq, "seq_kv": skv,
+            "head_dim": dh, "causal": spec.causal and mode != "encoder"}
+    scores = b.add(Gemm(name=f"{p}.qk", batch=batch * kv, m=g * sq, n=skv, k=dh,
+                        shared_weights=False, dtype=b.dtype), [q, k], component="attention",
+                   attrs={"attention": meta})
+    probs = b.add(Softmax(name=f"{p}.softmax", rows=batch * h * sq, cols=skv, dtype=b.dtype),
+                  [scores], component="attention")
+    ctx = b.add(Gemm(name=f"{p}.av", batch=batch * kv, m=g * sq, n=dh, k=skv,
+                     shared_weights=False, dtype=b.dtype), [probs, v], component="attention")
+    return _gemm(b, f"{p}.o_proj", ctx, t, d, h * dh, "attention")
+
+
+def _ffn(b: GraphBuilder, spec: TransformerSpec, p: str, x: str, t: int) -> str:
+    d, f = spec.hidden, spec.ffn
+    if spec.ffn_act == "swiglu":
+        gate = _gemm(b, f"{p}.gate_proj", x, t, f, d, "ffn")
+        up = _gemm(b, f"{p}.up_proj", x, t, f, d, "ffn")
+        act = b.add(Elementwise(name=f"{p}.silu", rows=t, cols=f, fn="silu", dtype=b.dtype),
+                    [gate], component="ffn")
+        h = b.add(Elementwise(name=f"{p}.mul", rows=t, cols=f, fn="mul", dtype=b.dtype),
+                  [act, up], component="ffn")
+        return _gemm(b, f"{p}.down_proj", h, t, d, f, "ffn")
+    h = _gemm(b, f"{p}.fc1", x, t, f, d, "ffn")
+    h = b.add(Elementwise(name=f"{p}.gelu", rows=t, cols=f, fn="gelu", dtype=b.dtype), [h],
+              component="ffn")
+    return _gemm(b, f"{p}.fc2", h, t, d, f, "ffn")
+
+
+def _add(b: GraphBuilder, name: str, x: str, y: str, t: int, d: int, component: str) -> str:
+    return b.add(Elementwise(name=name, rows=t, cols=d, fn="add", dtype=b.dtype), [x, y],
+                 component=component)
+
+
+def build_transformer(spec: TransformerSpec, *, batch: int = 1, seq: int = 512,
+                      mode: str = "prefill", context: int | None = None,
+                      dtype: str = "bf16") -> ModelGraph:
+    """The graph of a whole model.
+
+    ``seq``: tokens per sequence (encoder, prefill). ``context``: KV-cache positions a decode
+    step attends to, the new token included (default ``seq``). ``dtype``: precision of
+    weights, activations and the KV cache.
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}")
+    for label, value in (("batch", batch), ("seq", seq), ("context", context)):
+        if value is not None and (not isinstance(value, int) or value <= 0):
+            raise ValueError(f"{label} must be a positive integer")
+    skv = (context or seq) if mode == "decode" else seq
+    sq = 1 if mode == "decode" else seq
+    if spec.max_positions and skv > spec.max_positions:
+        raise ValueError(f"{'context' if mode == 'decode' else 'seq'}={skv} exceeds "
+                         f"{spec.name}'s {spec.max_positions} positions")
+    t, d = batch * sq, spec.hidden
+    b = GraphBuilder(spec.name if mode == "encoder" else f"{spec.name}_{mode}", dtype,
+                     batch=batch, seq=sq, context=skv, mode=mode)
+    ids = b.tensor("token_ids", t, "input")
+    x = b.add(Embedding(name="tok_embed", tokens=t, dim=d, table_rows=spec.vocab, dtype=dtype),
+              [ids], component="embedding")
+    tables = [("pos_embed", spec.max_positions or 0), ("type_embed", spec.token_types)]
+    for name, rows in tables:
+        if rows:
+            e = b.add(Embedding(name=name, tokens=t, dim=d, table_rows=rows, dtype=dtype), [ids],
+                      component="embedding")
+            x = _add(b, f"{name}_add", x, e, t, d, "embedding")
+    if not spec.pre_norm:
+        x = _norm(b, spec, "embed_norm", x, t)
+    for layer in range(spec.layers):
+        b.layer = layer
+        p = f"layers.{layer}"
+        h = _norm(b, spec, f"{p}.attn_norm", x, t) if spec.pre_norm else x
+        a = _attention(b, spec, p, h, batch, sq, skv, mode)
+        x = _add(b, f"{p}.attn_residual", a, x, t, d, "other")
+        if not spec.pre_norm:
+            x = _norm(b, spec, f"{p}.attn_norm", x, t)
+        h = _norm(b, spec, f"{p}.ffn_norm", x, t) if spec.pre_norm else x
+        f = _ffn(b, spec, f"{p}.ffn", h, t)
+        x = _add(b, f"{p}.ffn_residual", f, x, t, d, "other")
+        if not spec.pre_norm:
+            x = _norm(b, spec, f"{p}.ffn_norm", x, t)
+    b.layer = None
+    if spec.pre_norm:
+        x = _norm(b, spec, "final_norm", x, t)
+    if spec.lm_head:
+        # logits of the last position of each sequence (what generation needs)
+        tied = "tok_embed.weight" if spec.tied_embeddings else None
+        last = x
+        if sq > 1:
+            last = b.add(Elementwise(name="last_token", rows=batch, cols=d, fn="copy",
+                                     dtype=dtype), [x], component="other")
+        x = _gemm(b, "lm_head", last, batch, spec.vocab, d, "other", weight=tied)
+    return b.build([x])

@@ -1,0 +1,132 @@
+"""The model zoo: built-in model generators by name, with parameters.
+
+``get("llama3_8b_decode", batch=8, context=4096)`` returns a
+:class:`~accelsim.workload.graph.ModelGraph`; :func:`workload` returns the same model as a
+:class:`~accelsim.workload.ops.Workload`. A name may carry its parameters as a spec string,
+``"llama3_8b_decode:batch=8,context=4096,dtype=fp8"`` (:func:`from_spec`), which is how the
+command line and :func:`accelsim.workload.readers.load_workload` reach the zoo.
+
+Imports: errors, workload.graph, workload.models.
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from accelsim.errors import WorkloadError
+from accelsim.workload.graph import DTYPE_BYTES, ModelGraph
+from accelsim.workload.models.cnn import mobilenet_v2, resnet50
+from accelsim.workload.models.dlrm import dlrm
+from accelsim.workload.models.transformer import (
+    BERT_BASE,
+    GPT2_SMALL,
+    GPT2_XL,
+    LLAMA3_8B,
+    LLAMA3_70B,
+    TransformerSpec,
+    build_transformer,
+)
+
+
+def _transformer(spec: TransformerSpec, mode: str, default_seq: int) -> Callable[..., ModelGraph]:
+    def build(*, batch: int = 1, seq: int = default_seq, context: int | None = None,
+              dtype: str = "bf16", mode: str = mode) -> ModelGraph:
+        return build_transformer(spec, batch=batch, seq=seq, mode=mode, context=context,
+                                 dtype=dtype)
+    build.__doc__ = (f"{spec.name}: {spec.layers} layers, hidden {spec.hidden}, {spec.heads} "
+                     f"heads ({spec.kv} KV), FFN {spec.ffn} ({spec.ffn_act}), default {mode}.")
+    return build
+
+
+MODELS: dict[str, Callable[..., ModelGraph]] = {
+    "resnet50": resnet50,
+    "mobilenet_v2": mobilenet_v2,
+    "bert_base": _transformer(BERT_BASE, "encoder", 512),
+    "dlrm": dlrm,
+}
+for _spec, _seq in ((GPT2_SMALL, 1024), (GPT2_XL, 1024), (LLAMA3_8B, 2048), (LLAMA3_70B, 2048)):
+    MODELS[_spec.name] = _transformer(_spec, "prefill", _seq)
+    MODELS[f"{_spec.name}_prefill"] = _transformer(_spec, "prefill", _seq)
+    MODELS[f"{_spec.name}_decode"] = _transformer(_spec, "decode", _seq)
+
+
+def names() -> list[str]:
+    """Every zoo name, sorted."""
+    return sorted(MODELS)
+
+
+def parameters(name: str) -> dict[str, Any]:
+    """A model's parameters and their defaults."""
+    fn = _lookup(name)
+    return {p.name: p.default for p in inspect.signature(fn).parameters.values()}
+
+
+def _lookup(name: str) -> Callable[..., ModelGraph]:
+    if name not in MODELS:
+        near = difflib.get_close_matches(name, list(MODELS), n=1, cutoff=0.5)
+        hint = f"did you mean '{near[0]}'?" if near else f"known: {', '.join(names())}"
+        raise WorkloadError("zoo", "model", name, f"no such zoo model ({hint})")
+    return MODELS[name]
+
+
+def get(name: str, **params: Any) -> ModelGraph:
+    """Build zoo model ``name`` with ``params`` (see :func:`parameters`)."""
+    fn = _lookup(name)
+    known = parameters(name)
+    for key, value in params.items():
+        if key not in known:
+            near = difflib.get_close_matches(key, list(known), n=1)
+            hint = f"did you mean '{near[0]}'?" if near else f"parameters: {', '.join(known)}"
+            raise WorkloadError("zoo", f"{name}.{key}", value, f"unknown parameter ({hint})")
+    dtype = params.get("dtype")
+    if dtype is not None and dtype not in DTYPE_BYTES:
+        raise WorkloadError("zoo", f"{name}.dtype", dtype,
+                            f"unknown precision (known: {', '.join(DTYPE_BYTES)})")
+    try:
+        return fn(**params)
+    except (TypeError, ValueError) as exc:
+        raise WorkloadError("zoo", name, params, str(exc)) from None
+
+
+def _parse_value(text: str) -> Any:
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"name:key=value,key=value"`` -> ``(name, {key: value})`` (integers parsed)."""
+    name, _, rest = spec.partition(":")
+    params: dict[str, Any] = {}
+    for item in filter(None, (s.strip() for s in rest.split(","))):
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise WorkloadError(spec, "parameters", item, "expected key=value")
+        params[key.strip()] = _parse_value(value.strip())
+    return name.strip(), params
+
+
+def is_zoo_spec(spec: str) -> bool:
+    """Whether ``spec`` names a zoo model (with or without parameters)."""
+    return str(spec).partition(":")[0].strip() in MODELS
+
+
+def from_spec(spec: str) -> ModelGraph:
+    """The graph a spec string names."""
+    name, params = parse_spec(spec)
+    return get(name, **params)
+
+
+def workload(name: str, **params: Any):
+    """Zoo model ``name`` as a :class:`~accelsim.workload.ops.Workload` (a spec string works)."""
+    if params:
+        return get(name, **params).to_workload()
+    return from_spec(name).to_workload()
+
+
+__all__ = ["MODELS", "from_spec", "get", "is_zoo_spec", "names", "parameters", "parse_spec",
+           "workload"]

@@ -1,0 +1,282 @@
+"""ONNX import (optional extra: ``pip install 'accelsim[onnx]'``): an ONNX model file ->
+:class:`~accelsim.workload.graph.ModelGraph` / :class:`~accelsim.workload.ops.Workload`.
+
+Shapes come from ONNX shape inference after every dynamic (symbolic) input dimension has been
+given a value (``dims={"batch": 8}``); one that is not given is an error naming it.
+
+Mapping: ``Conv`` (2-D) -> :class:`~accelsim.workload.ops.Conv2d`; ``Gemm`` and ``MatMul``
+-> :class:`~accelsim.workload.ops.Gemm` (a constant right operand is a weight; batched
+``MatMul`` of two activations has a separate operand per batch entry); ``Softmax``,
+``LayerNormalization`` / ``RMSNormalization``; ``Gather`` from a constant table ->
+:class:`~accelsim.workload.nn_ops.Embedding`; ``Add``/``Sub``, ``Mul``/``Div``, ``Relu``,
+``Gelu``, ``Sigmoid`` (as SiLU's cost) -> :class:`~accelsim.workload.nn_ops.Elementwise`.
+Attention written out as ``MatMul(Q, K^T) -> [scale/mask] -> Softmax -> MatMul(P, V)`` is
+tagged so the fusion pass makes it one kernel. ``Reshape``, ``Flatten``, ``Squeeze``,
+``Unsqueeze``, ``Identity``, ``Cast`` and ``Constant`` are views and cost nothing;
+``Transpose`` is a copy (one read, one write).
+Every other op is costed as a memory-bound copy (read and write ``max(input, output)``
+elements, no FLOPs) and listed in one ``UserWarning``; none is dropped.
+
+Imports: errors, workload.ops, workload.nn_ops, workload.graph, workload.readers.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from pathlib import Path
+from typing import Any
+
+from accelsim.errors import WorkloadError
+from accelsim.workload.graph import GraphBuilder, ModelGraph
+from accelsim.workload.nn_ops import Elementwise, Embedding, LayerNorm, Softmax
+from accelsim.workload.ops import Conv2d, Gemm, Workload
+
+VIEWS = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Constant", "Cast", "Shape",
+         "Dropout"}
+ELEMENTWISE = {"Add": "add", "Sub": "add", "Mul": "mul", "Div": "mul", "Relu": "relu",
+               "Gelu": "gelu", "Sigmoid": "silu", "Clip": "relu", "LeakyRelu": "relu"}
+_DTYPES = {1: "fp32", 10: "fp16", 16: "bf16", 3: "int8", 2: "int8", 5: "int16", 6: "int32",
+           11: "fp32"}
+
+
+def _onnx():
+    try:
+        import onnx
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError(
+            "ONNX import needs the 'onnx' package: pip install 'accelsim[onnx]' "
+            "(or pip install onnx)") from None
+    return onnx
+
+
+def _load(path: str | os.PathLike, dims: dict[str, int]) -> Any:
+    onnx = _onnx()
+    file = str(path)
+    if not Path(file).is_file():
+        raise WorkloadError(file, None, None, "no such file")
+    try:
+        model = onnx.load(file)
+    except Exception as exc:  # protobuf raises several types for garbage input
+        raise WorkloadError(file, None, None, f"not an ONNX model ({type(exc).__name__})") from None
+    if model.ir_version == 0 or not model.graph.node:
+        raise WorkloadError(file, None, None, "not an ONNX model (no IR version or no nodes)")
+    inits = {i.name for i in model.graph.initializer}
+    for inp in model.graph.input:
+        if inp.name in inits:
+            continue
+        for axis, d in enumerate(inp.type.tensor_type.shape.dim):
+            if d.HasField("dim_value") and d.dim_value > 0:
+                continue
+            key = d.dim_param if d.HasField("dim_param") else f"{inp.name}[{axis}]"
+            if key not in dims:
+                raise WorkloadError(file, f"input '{inp.name}' dim {axis}", key or "?",
+                                    f"dynamic dimension not given (pass dims={{'{key}': N}})")
+            d.dim_value = int(dims[key])
+    try:
+        return onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    except Exception as exc:
+        raise WorkloadError(file, None, None, f"ONNX shape inference failed: {exc}") from None
+
+
+def _shapes(model: Any) -> dict[str, tuple[int, ...]]:
+    g = model.graph
+    out: dict[str, tuple[int, ...]] = {}
+    for vi in (*g.input, *g.value_info, *g.output):
+        dims = vi.type.tensor_type.shape.dim
+        if all(d.HasField("dim_value") for d in dims):
+            out[vi.name] = tuple(d.dim_value for d in dims)
+    for init in g.initializer:
+        out[init.name] = tuple(init.dims)
+    return out
+
+
+def _attr(node: Any, name: str, default: Any) -> Any:
+    for a in node.attribute:
+        if a.name == name:
+            return {1: a.f, 2: a.i, 3: a.s, 7: list(a.ints), 6: list(a.floats)}.get(a.type, default)
+    return default
+
+
+def _prod(xs) -> int:
+    return int(math.prod(xs))
+
+
+def read_onnx_graph(path: str | os.PathLike, dims: dict[str, int] | None = None) -> ModelGraph:
+    """An ONNX file -> :class:`ModelGraph` (see the module docstring)."""
+    file = str(path)
+    model = _load(path, dict(dims or {}))
+    g = model.graph
+    shape = _shapes(model)
+    inits = {i.name: i for i in g.initializer}
+    elem_types = [i.data_type for i in g.initializer] + [
+        i.type.tensor_type.elem_type for i in g.input]
+    dtype = next((_DTYPES[t] for t in elem_types if t in (1, 10, 16, 11)), "fp32")
+    b = GraphBuilder(g.name or Path(file).stem, dtype, source=file)
+    alias: dict[str, str] = {}
+    for inp in g.input:
+        if inp.name not in inits:
+            alias[inp.name] = b.tensor(inp.name, _prod(shape.get(inp.name, (1,))), "input")
+    consumers: dict[str, list[Any]] = {}
+    for node in g.node:
+        for t in node.input:
+            consumers.setdefault(t, []).append(node)
+    attention, in_attention = _attention_matmuls(g.node, consumers, shape, inits)
+    unsupported: dict[str, int] = {}
+
+    def need(name: str, node: Any) -> tuple[int, ...]:
+        if name not in shape:
+            raise WorkloadError(file, f"node '{node.name or node.op_type}'", name,
+                                "shape unknown after shape inference")
+        return shape[name]
+
+    def weight(name: str) -> str:
+        if name not in b:
+            b.tensor(name, _prod(shape[name]), "weight")
+        return name
+
+    for i, node in enumerate(g.node):
+        op_t, name = node.op_type, node.name or f"{node.op_type}_{i}"
+        acts = [alias[t] for t in node.input if t in alias]
+        out = node.output[0] if node.output else name
+        comp = "other"
+        if op_t in VIEWS:
+            if acts:
+                for o in node.output:
+                    alias[o] = acts[0]
+            continue
+        op: Any = None
+        extra: dict[str, Any] = {}
+        if op_t == "Conv" and len(need(node.input[0], node)) == 4:
+            op = _conv(node, name, shape, need)
+            if op is not None:
+                extra["weight"] = weight(node.input[1])
+        elif op_t in ("Gemm", "MatMul"):
+            a, w = need(node.input[0], node), need(node.input[1], node)
+            if op_t == "Gemm":
+                m, k = (a[1], a[0]) if _attr(node, "transA", 0) else a
+                n = w[0] if _attr(node, "transB", 0) else w[1]
+                batch, shared = 1, True
+            else:
+                a2 = (1, *a) if len(a) == 1 else a
+                w2 = (*w, 1) if len(w) == 1 else w
+                m, k, n = a2[-2], a2[-1], w2[-1]
+                batch = _prod(need(out, node)[:-2]) if len(need(out, node)) > 2 else 1
+                shared = node.input[1] in inits or len(w2) == 2
+            op = Gemm(name=name, m=m, n=n, k=k, batch=batch, shared_weights=shared, dtype=dtype)
+            if node.input[1] in inits:
+                extra["weight"] = weight(node.input[1])
+            if out in attention:
+                extra["attrs"] = {"attention": attention[out]}
+        elif op_t == "Softmax":
+            s = need(out, node)
+            op = Softmax(name=name, rows=_prod(s) // s[-1], cols=s[-1], dtype=dtype)
+        elif op_t in ("LayerNormalization", "RMSNormalization"):
+            s = need(out, node)
+            axis = _attr(node, "axis", -1) % len(s)
+            op = LayerNorm(name=name, rows=_prod(s[:axis]), cols=_prod(s[axis:]),
+                           rms=op_t == "RMSNormalization", dtype=dtype)
+            comp = "norm"
+        elif op_t == "Gather" and node.input[0] in inits and len(shape[node.input[0]]) == 2:
+            rows, dim = shape[node.input[0]]
+            op = Embedding(name=name, tokens=_prod(need(node.input[1], node)), dim=dim,
+                           table_rows=rows, dtype=dtype)
+            extra["weight"] = weight(node.input[0])
+            comp = "embedding"
+        elif op_t == "Transpose" and out in shape:
+            op = Elementwise(name=name, rows=1, cols=_prod(shape[out]), fn="copy", dtype=dtype)
+        elif op_t in ELEMENTWISE and out in shape:
+            s = shape[out]
+            fn = ELEMENTWISE[op_t]
+            if fn in ("add", "mul") and len(acts) < 2:  # one operand is a constant (bias, scale)
+                fn = "bias" if fn == "add" else "scale"
+            op = Elementwise(name=name, rows=_prod(s[:-1]) if len(s) > 1 else 1,
+                             cols=s[-1] if s else 1, fn=fn, dtype=dtype)
+        if out in in_attention:
+            comp = "attention"
+        if op is None:
+            unsupported[op_t] = unsupported.get(op_t, 0) + 1
+            sizes = [_prod(shape[t]) for t in (*node.input, *node.output) if t in shape]
+            op = Elementwise(name=name, rows=1, cols=max(sizes or [1]), fn="copy", dtype=dtype)
+        alias[out] = b.add(op, acts, component=comp, output=out, auto_weight=False, **extra)
+        for o in node.output[1:]:
+            alias[o] = alias[out]
+    if unsupported:
+        listed = ", ".join(f"{k} x{v}" for k, v in sorted(unsupported.items()))
+        warnings.warn(f"{file}: ops without a cost model, costed as memory-bound copies: {listed}",
+                      UserWarning, stacklevel=2)
+    if not len(b):
+        raise WorkloadError(file, None, None, "no computing ops found")
+    outs = [alias[o.name] for o in g.output if o.name in alias]
+    return b.build(outs)
+
+
+def _conv(node: Any, name: str, shape: dict, need) -> Conv2d | None:
+    n, c, h, w = need(node.input[0], node)
+    k, _, r, s = need(node.input[1], node)
+    _, _, ho, wo = need(node.output[0], node)
+    strides = _attr(node, "strides", [1, 1])
+    dil = _attr(node, "dilations", [1, 1])
+    group = _attr(node, "group", 1)
+    if strides[0] != strides[1] or any(d != 1 for d in dil):
+        return None
+    pads = _attr(node, "pads", [0, 0, 0, 0])
+    for pad in sorted({pads[0], pads[2], (pads[0] + pads[2] + 1) // 2}):
+        try:
+            op = Conv2d(name=name, n=n, c=c, h=h, w=w, k=k, r=r, s=s, stride=strides[0],
+                        pad=pad, groups=group)
+        except ValueError:
+            continue
+        if (op.out_h, op.out_w) == (ho, wo):
+            return op
+    return None
+
+
+def _attention_matmuls(nodes, consumers, shape, inits) -> tuple[dict[str, dict[str, Any]], set[str]]:
+    """For each ``MatMul -> [pointwise] -> Softmax -> MatMul``: the QK^T output name -> the
+    attention's facts; and the output names of every node of the patterns."""
+    found: dict[str, dict[str, Any]] = {}
+    members: set[str] = set()
+    for node in nodes:
+        if node.op_type != "MatMul" or node.input[1] in inits:
+            continue
+        q, out = shape.get(node.input[0]), shape.get(node.output[0])
+        if q is None or out is None or len(q) < 3:
+            continue
+        t = node.output[0]
+        chain = [t]
+        for _ in range(4):
+            nxt = consumers.get(t, [])
+            if len(nxt) != 1:
+                break
+            if nxt[0].op_type == "Softmax":
+                after = consumers.get(nxt[0].output[0], [])
+                if len(after) == 1 and after[0].op_type == "MatMul":
+                    heads = q[-3] if len(q) >= 4 else 1
+                    found[node.output[0]] = {
+                        "batch": _prod(q[:-3]) if len(q) >= 4 else q[0], "heads": heads,
+                        "kv_heads": heads, "seq_q": q[-2], "seq_kv": out[-1],
+                        "head_dim": q[-1], "causal": False}
+                    members.update(chain, (nxt[0].output[0], after[0].output[0]))
+                break
+            if nxt[0].op_type not in ELEMENTWISE:
+                break
+            t = nxt[0].output[0]
+            chain.append(t)
+    return found, members
+
+
+def read_onnx(path: str | os.PathLike, dims: dict[str, int] | None = None) -> Workload:
+    """An ONNX file -> :class:`Workload` (the ops of :func:`read_onnx_graph`)."""
+    g = read_onnx_graph(path, dims)
+    return Workload(g.name, g.ops, str(path))
+
+
+def _register() -> None:
+    from accelsim.workload.readers import EXTRA_READERS
+
+    EXTRA_READERS.setdefault(".onnx", read_onnx)
+
+
+_register()

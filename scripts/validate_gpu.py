@@ -1,0 +1,184 @@
+"""Validate the GPU model against measurements of a real NVIDIA H200.
+
+    PYTHONPATH=. python scripts/validate_gpu.py            # calibration set: the targets
+    PYTHONPATH=. python scripts/validate_gpu.py --heldout  # + held-out shapes and operators
+    PYTHONPATH=. python scripts/validate_gpu.py --fit      # re-derive the fitted constants
+
+Calibration set: ``scripts/data/h200_calibration.json`` (a copy of
+``shared/reference/h200/calibration.json``): square GEMMs in bf16, fp16, tf32 and fp32, the
+HBM copy curve and launch overhead. Targets: MAPE <= 10% on square GEMMs >= 1024 in every
+precision and on the copy curve >= 16 MiB. Held-out set: ``scripts/data/h200_heldout.json``
+(``scripts/measure_h200.py``), never read by the model.
+
+Measured times compared are GPU-side: the CUDA-graph per-call time where the measurement has
+one (kernels short enough for launch gaps to matter), else the back-to-back median. The
+model's ``time_s`` is that same quantity; ``eager_time_s`` is compared with eager launches.
+Predictions come from the model (``accelsim.api.gpu.simulate_op``), never from a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+from accelsim.api.gpu import load_gpu, simulate_op
+from accelsim.config.registry import load_machine
+from accelsim.workload.nn_ops import Attention, Elementwise, LayerNorm, Softmax
+from accelsim.workload.ops import Conv2d, Gemm
+
+DATA = Path(__file__).resolve().parent / "data"
+MIB = 2 ** 20
+
+
+def _gpu_ms(rec: dict, graph_key: str = "graph_ms", eager_key: str = "median_ms") -> float:
+    g = rec.get(graph_key)
+    return g if g else rec[eager_key]
+
+
+def calibration_cases(cal: dict) -> list[tuple[str, str, object, float, str]]:
+    """(group, label, op, measured seconds, field) of the calibration targets."""
+    cases = []
+    for r in cal["gemm_square"]:
+        if r["M"] < 1024:
+            continue
+        op = Gemm(name="g", m=r["M"], n=r["N"], k=r["K"], dtype=r["dtype"])
+        cases.append((f"gemm_{r['dtype']}", f"{r['dtype']} {r['M']}^3", op,
+                      _gpu_ms(r) * 1e-3, "time_s"))
+    for r in cal["hbm_bandwidth"]:
+        if r["bytes"] < 16 * MIB:
+            continue
+        op = Elementwise(name="copy", rows=1, cols=r["bytes"] // 4, fn="copy", dtype="fp32")
+        ms = r["copy_graph_ms"] or r["copy_ms"]
+        cases.append(("hbm_copy", f"copy {r['bytes'] / MIB:.0f} MiB", op, ms * 1e-3, "time_s"))
+    lo = cal["launch_overhead"]
+    tiny = Elementwise(name="tiny", rows=1, cols=1, fn="add", dtype="fp32")
+    cases.append(("launch", "graph, per tiny kernel", tiny, lo["graph_per_kernel_us"] * 1e-6,
+                  "time_s"))
+    cases.append(("launch", "eager, tiny kernel", tiny, lo["eager_tiny_kernel_us"] * 1e-6,
+                  "eager_time_s"))
+    return cases
+
+
+def heldout_cases(ho: dict) -> list[tuple[str, str, object, float, str]]:
+    """(group, label, op, measured seconds, field) of the held-out measurements."""
+    s = ho["sections"]
+    cases = []
+    for r in s.get("gemm_heldout", []):
+        if "gpu_ms" not in r:
+            continue
+        op = Gemm(name="g", m=r["M"], n=r["N"], k=r["K"], batch=r["batch"],
+                  shared_weights=r["batch"] == 1, dtype=r["dtype"])
+        tag = f"{r['dtype']}_square" if r["tag"] == "lowp_square" else r["tag"]
+        cases.append((f"gemm_{tag}", f"{r['dtype']} b{r['batch']} {r['M']}x{r['N']}x{r['K']}",
+                      op, r["gpu_ms"] * 1e-3, "time_s"))
+    for r in s.get("conv2d", []):
+        op = Conv2d(name="c", n=r["n"], c=r["c"], h=r["h"], w=r["w"], k=r["k"], r=r["r"],
+                    s=r["s"], stride=r["stride"], pad=r["pad"], dtype=r["dtype"])
+        cases.append(("conv2d", f"n{r['n']} c{r['c']} {r['h']}x{r['w']} k{r['k']} "
+                      f"{r['r']}x{r['s']}/{r['stride']}", op, r["gpu_ms"] * 1e-3, "time_s"))
+    for r in s.get("attention", []):
+        op = Attention(name="a", batch=r["batch"], heads=r["heads"], kv_heads=r["kv_heads"],
+                       seq_q=r["seq_q"], seq_kv=r["seq_kv"], head_dim=r["head_dim"],
+                       causal=r["causal"], dtype=r["dtype"])
+        group = "attention_decode" if r["seq_q"] == 1 else "attention"
+        cases.append((group, f"b{r['batch']} h{r['heads']}/{r['kv_heads']} q{r['seq_q']} "
+                      f"kv{r['seq_kv']} d{r['head_dim']}{' causal' if r['causal'] else ''}",
+                      op, r["gpu_ms"] * 1e-3, "time_s"))
+    for r in s.get("memory_bound", []):
+        kind = r["op"]
+        if kind == "layernorm":
+            op = LayerNorm(name="ln", rows=r["rows"], cols=r["cols"], dtype=r["dtype"])
+        elif kind == "softmax":
+            op = Softmax(name="sm", rows=r["rows"], cols=r["cols"], dtype=r["dtype"])
+        else:
+            op = Elementwise(name=kind, rows=r["rows"], cols=r["cols"], fn=kind, dtype=r["dtype"])
+        cases.append((kind, f"{r['rows']}x{r['cols']}", op, r["gpu_ms"] * 1e-3, "time_s"))
+    return cases
+
+
+def evaluate(machine, cases, mode: str) -> list[dict]:
+    rows = []
+    for group, label, op, measured, field in cases:
+        doc = simulate_op(machine, op, mode=mode)
+        pred = doc[field]
+        rows.append({"group": group, "case": label, "measured_s": measured, "predicted_s": pred,
+                     "rel_err": (pred - measured) / measured, "bound": doc["bound"],
+                     "tile": doc.get("tile"), "waves": doc.get("waves"),
+                     "split_k": doc.get("split_k")})
+    return rows
+
+
+def mape(rows: list[dict]) -> float:
+    return 100.0 * sum(abs(r["rel_err"]) for r in rows) / max(1, len(rows))
+
+
+def report(rows: list[dict], title: str) -> dict[str, float]:
+    print(f"\n== {title}")
+    print(f"{'group':18s} {'case':36s} {'measured':>11s} {'predicted':>11s} {'err':>7s}  bound")
+    for r in rows:
+        print(f"{r['group']:18s} {r['case']:36s} {r['measured_s'] * 1e6:9.2f}us "
+              f"{r['predicted_s'] * 1e6:9.2f}us {100 * r['rel_err']:+6.1f}%  {r['bound']}"
+              + (f" tile={r['tile']} waves={r['waves']:.2f} splitK={r['split_k']}"
+                 if r.get("tile") else ""))
+    groups: dict[str, list[dict]] = {}
+    for r in rows:
+        groups.setdefault(r["group"], []).append(r)
+    out = {}
+    print(f"-- MAPE by group ({title})")
+    for g, rs in groups.items():
+        out[g] = mape(rs)
+        print(f"   {g:18s} n={len(rs):2d}  MAPE {out[g]:5.1f}%")
+    return out
+
+
+def fit(cal: dict) -> None:
+    """Grid search of mma_efficiency and simt_efficiency minimising mean squared log error."""
+    cases = calibration_cases(cal)
+    for field, groups in (("compute.mma_efficiency", ("gemm_bf16", "gemm_fp16", "gemm_tf32")),
+                          ("compute.simt_efficiency", ("gemm_fp32",))):
+        sel = [c for c in cases if c[0] in groups]
+        best = None
+        for i in range(50, 101):
+            v = i / 100
+            m = load_machine("h200", {field: v})
+            err = sum(math.log(simulate_op(m, op, mode="analytic")["time_s"] / meas) ** 2
+                      for _, _, op, meas, _ in sel)
+            if best is None or err < best[1]:
+                best = (v, err)
+        print(f"fit {field} = {best[0]:.2f} (sum sq log err {best[1]:.4f}, {len(sel)} cases)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--hw", default="h200")
+    ap.add_argument("--mode", default="event", choices=("event", "analytic"))
+    ap.add_argument("--heldout", action="store_true", help="also the held-out measurements")
+    ap.add_argument("--fit", action="store_true", help="re-fit the efficiency constants")
+    ap.add_argument("--json", metavar="FILE", help="write all rows to FILE")
+    a = ap.parse_args(argv)
+    cal = json.loads((DATA / "h200_calibration.json").read_text())
+    if a.fit:
+        fit(cal)
+        return 0
+    m = load_gpu(a.hw)
+    rows = evaluate(m, calibration_cases(cal), a.mode)
+    res = report(rows, "calibration set (targets)")
+    ok = all(res[g] <= 10.0 for g in res if g.startswith("gemm_") or g == "hbm_copy")
+    print(f"\nTARGETS (MAPE <= 10% on square GEMMs >= 1024 per precision and copy >= 16 MiB): "
+          f"{'MET' if ok else 'NOT MET'}")
+    all_rows = list(rows)
+    if a.heldout:
+        ho = json.loads((DATA / "h200_heldout.json").read_text())
+        hrows = evaluate(m, heldout_cases(ho), a.mode)
+        report(hrows, "held-out set (never fitted)")
+        all_rows += hrows
+    if a.json:
+        Path(a.json).write_text(json.dumps(all_rows, indent=1, default=str))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

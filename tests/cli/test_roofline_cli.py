@@ -1,0 +1,113 @@
+"""``accelsim roofline HW WORKLOAD``: aligned table, plot, JSON, measured overlay, bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+ZERO = """name: zero_work
+ops:
+  - {op: embedding, name: wte, tokens: 64, dim: 768, table_rows: 50257}
+  - {op: elementwise, name: copy, rows: 64, cols: 768, fn: copy}
+  - {op: gemm, name: fc, m: 64, n: 768, k: 768}
+"""
+
+
+class Out:
+    def __init__(self, rc: int, stdout: str) -> None:
+        self.returncode, self.stdout = rc, stdout
+
+
+@pytest.fixture
+def run(capsys):
+    """Run ``accelsim ARGS`` in-process (fast); bad-input paths use the subprocess ``cli``."""
+    from accelsim.cli import build_parser
+
+    def _run(*argv: str) -> Out:
+        args = build_parser().parse_args(list(argv))
+        rc = args.func(args)
+        return Out(rc, capsys.readouterr().out)
+
+    return _run
+
+
+def test_table_lists_roofs_and_one_row_per_layer(run, tmp_path):
+    png = tmp_path / "roofline.png"
+    r = run("roofline", "tpu_v4", "resnet18", "--plot", str(png))
+    assert r.returncode == 0
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("roofline: resnet18 on tpu_v4 (bf16), peak 137.6 TFLOP/s")
+    assert any(line.split()[:3] == ["dram", "600", "229.4"] for line in lines)
+    header = next(line for line in lines if line.startswith("layer "))
+    for col in ("I dram", "I sram", "I min", "bound", "sim TFLOP/s", "% of bound"):
+        assert col in header
+    body = lines[lines.index(header) + 2:]
+    assert sum(1 for line in body if line.strip() and not line.startswith("plot:")) == 21
+    assert png.stat().st_size > 20_000 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_json_document(run):
+    r = run("roofline", "tpu_v4", "alexnet", "--json")
+    doc = json.loads(r.stdout)
+    assert doc["machine"] == "tpu_v4" and {x["level"] for x in doc["roofs"]} == {"sram", "dram"}
+    for row in doc["layers"]:
+        assert row["achieved_flops_per_s"] <= row["attainable_flops_per_s"] * (1 + 1e-9)
+        assert row["bound"] in ("compute", "sram", "dram")
+
+
+def test_measured_points_are_overlaid(run, tmp_path):
+    csv = tmp_path / "measured.csv"
+    csv.write_text("layer,time_s\nfc,1e-5\nconv1,2e-5\n")
+    r = run("roofline", "tpu_v4", "resnet18", "--measured", str(csv), "--json",
+            "--plot", str(tmp_path / "p.png"))
+    doc = json.loads(r.stdout)
+    fc = next(row for row in doc["layers"] if row["layer"] == "fc")
+    meas = {m["layer"]: m for m in doc["measured"]}
+    assert meas["fc"]["flops_per_s"] == pytest.approx(fc["flops"] / 1e-5)
+    assert meas["fc"]["intensity"] == pytest.approx(fc["intensity_dram"])
+    r = run("roofline", "tpu_v4", "resnet18", "--measured", str(csv))
+    assert "meas TFLOP/s" in r.stdout
+
+
+@pytest.mark.parametrize("text, field", [("name,time_s\nfc,1\n", "columns"),
+                                         ("layer,time_s\nnope,1\n", "row 2.layer"),
+                                         ("layer,time_s\nfeatures.0,0\n", "row 2.time_s")])
+def test_bad_measured_csv_names_file_and_field(run, tmp_path, text, field):
+    from accelsim.errors import ConfigError
+
+    csv = tmp_path / "m.csv"
+    csv.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        run("roofline", "tpu_v4", "alexnet", "--measured", str(csv))
+    assert str(csv) in str(err.value) and field in str(err.value)
+
+
+def test_bad_measured_csv_is_one_line_exit_2(cli, tmp_path):
+    csv = tmp_path / "m.csv"
+    csv.write_text("layer,time_s\nnope,1\n")
+    r = cli("roofline", "tpu_v4", "alexnet", "--measured", str(csv))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "row 2.layer" in r.stderr
+
+
+@pytest.mark.parametrize("hw", ["tpu_v4", "h100"])
+def test_zero_flop_layers_are_reported_not_a_crash(run, tmp_path, hw):
+    wl = tmp_path / "zero.yaml"
+    wl.write_text(ZERO)
+    r = run("roofline", hw, str(wl), "--plot", str(tmp_path / "z.png"))
+    assert r.returncode == 0
+    wte = next(line for line in r.stdout.splitlines() if line.startswith("wte"))
+    assert "no compute" in wte and " 0 " in wte
+
+
+def test_gpu_roofline_uses_the_gpu_simulator(run):
+    r = run("roofline", "a100", "bert_base_encoder", "--json")
+    doc = json.loads(r.stdout)
+    assert {x["level"] for x in doc["roofs"]} == {"l1", "l2", "hbm", "host"}
+    assert all(row["achieved_flops_per_s"] > 0 for row in doc["layers"])
+
+
+def test_unknown_machine_is_one_line(cli):
+    r = cli("roofline", "nosuch", "resnet18")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1

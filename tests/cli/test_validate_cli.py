@@ -1,0 +1,58 @@
+"""``accelsim validate``: a table ending in ``N passed, M failed``; ``--json``; exit codes."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+
+@pytest.fixture
+def run(capsys):
+    """``accelsim validate ARGS`` in-process: (exit code, stdout)."""
+    from accelsim.cli import build_parser
+
+    def _run(*argv: str) -> tuple[int, str]:
+        args = build_parser().parse_args(["validate", *argv])
+        rc = args.func(args)
+        return rc, capsys.readouterr().out
+
+    return _run
+
+
+def test_table_and_summary_line(run):
+    rc, stdout = run()
+    out = stdout.strip().splitlines()
+    m = re.fullmatch(r"(\d+) passed, (\d+) failed", out[-1])
+    assert m, out[-1]
+    assert int(m.group(2)) == 0 and rc == 0, stdout[-3000:]
+    assert int(m.group(1)) > 150
+    assert out[0].split()[:5] == ["id", "expected", "got", "rel_err", "result"]
+    assert any(line.startswith("T12:A100_ridge_FLOP_per_B") and line.endswith("pass") for line in out)
+    assert any(line.strip().startswith("T8:") for line in out), "non-reproducible cases are listed"
+
+
+def test_json_records(run):
+    rc, stdout = run("--json")
+    data = json.loads(stdout)
+    assert rc == 0 and isinstance(data, list) and data
+    for rec in data:
+        assert set(rec) == {"id", "expected", "got", "rel_err", "passed"}
+    assert all(rec["passed"] for rec in data)
+    nm16 = next(rec for rec in data if rec["id"] == "NM1.6:I_FLOP_per_B")
+    assert nm16["expected"] == 31 and abs(nm16["got"] - 31.03) < 0.01
+
+
+def test_a_failing_case_exits_1(cli, tmp_path):
+    """A case file whose expected value is wrong makes the suite fail with exit code 1."""
+    from accelsim.analysis.seed_cases import load_cases
+
+    cases = [c for c in load_cases() if c["id"] == "FAL-LN"]
+    cases[0]["expected"]["ridge_FLOP_per_B"] = 151
+    path = tmp_path / "cases.json"
+    path.write_text(json.dumps(cases))
+    r = cli("validate", "--cases", str(path))
+    lines = r.stdout.strip().splitlines()
+    assert r.returncode == 1 and lines[-1] == "2 passed, 1 failed"
+    assert any("FAL-LN:ridge_FLOP_per_B" in line and line.endswith("FAIL") for line in lines)

@@ -1,0 +1,158 @@
+"""ONNX import: small models built with onnx.helper map to accelsim ops with the right shapes;
+unsupported ops are costed and listed, never dropped; bad files and missing dims are clear
+errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+from accelsim.errors import WorkloadError  # noqa: E402
+from accelsim.workload.nn_ops import Attention, Elementwise, LayerNorm, Softmax  # noqa: E402
+from accelsim.workload.onnx_reader import read_onnx, read_onnx_graph  # noqa: E402
+from accelsim.workload.ops import Conv2d, Gemm  # noqa: E402
+from accelsim.workload.passes import fuse  # noqa: E402
+
+
+def _init(name: str, *shape: int):
+    return numpy_helper.from_array(np.zeros(shape, dtype=np.float32), name)
+
+
+def _save(tmp_path, nodes, inputs, outputs, inits=(), name="m"):
+    graph = helper.make_graph(nodes, name, inputs, outputs, initializer=list(inits))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    path = tmp_path / f"{name}.onnx"
+    onnx.save(model, str(path))
+    return path
+
+
+def _vi(name, *shape):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, list(shape))
+
+
+@pytest.fixture
+def mlp(tmp_path):
+    nodes = [helper.make_node("Gemm", ["x", "w1", "b1"], ["h"], name="fc1"),
+             helper.make_node("Relu", ["h"], ["r"], name="relu"),
+             helper.make_node("MatMul", ["r", "w2"], ["y"], name="fc2"),
+             helper.make_node("Softmax", ["y"], ["p"], name="softmax", axis=-1)]
+    return _save(tmp_path, nodes, [_vi("x", "batch", 64)], [_vi("p", "batch", 10)],
+                 [_init("w1", 64, 128), _init("b1", 128), _init("w2", 128, 10)], name="mlp")
+
+
+def test_gemm_matmul_relu_softmax_map_to_accelsim_ops(mlp) -> None:
+    g = read_onnx_graph(mlp, dims={"batch": 4})
+    fc1, relu, fc2, sm = g.ops
+    assert isinstance(fc1, Gemm) and (fc1.m, fc1.n, fc1.k) == (4, 128, 64) and fc1.shared_weights
+    assert isinstance(relu, Elementwise) and relu.fn == "relu" and relu.rows * relu.cols == 512
+    assert isinstance(fc2, Gemm) and (fc2.m, fc2.n, fc2.k) == (4, 10, 128)
+    assert isinstance(sm, Softmax) and (sm.rows, sm.cols) == (4, 10)
+    assert g.parameter_count() == 64 * 128 + 128 * 10
+    assert g.edges()[0] == ("fc1", "relu", "h")
+
+
+def test_a_dynamic_dimension_not_given_is_an_error_naming_it(mlp) -> None:
+    with pytest.raises(WorkloadError, match=r"input 'x' dim 0 = 'batch': dynamic dimension"):
+        read_onnx(mlp)
+
+
+def test_a_file_that_is_not_onnx_is_a_clear_error(tmp_path) -> None:
+    bad = tmp_path / "notes.onnx"
+    bad.write_text("this is not a protobuf\n" * 10)
+    with pytest.raises(WorkloadError, match="not an ONNX model"):
+        read_onnx(bad)
+    with pytest.raises(WorkloadError, match="no such file"):
+        read_onnx(tmp_path / "missing.onnx")
+
+
+def test_conv_with_padding_stride_and_groups(tmp_path) -> None:
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c1"], name="conv", pads=[1, 1, 1, 1],
+                              strides=[2, 2]),
+             helper.make_node("Conv", ["c1", "dw"], ["c2"], name="dw", pads=[1, 1, 1, 1],
+                              group=16),
+             helper.make_node("Add", ["c2", "c1"], ["y"], name="residual")]
+    path = _save(tmp_path, nodes, [_vi("x", 2, 3, 32, 32)], [_vi("y", 2, 16, 16, 16)],
+                 [_init("w", 16, 3, 3, 3), _init("dw", 16, 1, 3, 3)], name="convs")
+    conv, dw, add = read_onnx(path).ops
+    assert isinstance(conv, Conv2d)
+    assert (conv.n, conv.c, conv.h, conv.k, conv.r, conv.stride, conv.pad) == (2, 3, 32, 16, 3, 2, 1)
+    assert (conv.out_h, conv.out_w) == (16, 16)
+    assert isinstance(dw, Conv2d) and dw.groups == 16 and dw.macs == 2 * 16 * 16 * 16 * 9
+    assert isinstance(add, Elementwise) and add.fn == "add"
+
+
+def _attention_model(tmp_path):
+    nodes = [helper.make_node("MatMul", ["q", "kt"], ["s"], name="qk"),
+             helper.make_node("Div", ["s", "scale"], ["s2"], name="scale"),
+             helper.make_node("Softmax", ["s2"], ["p"], name="softmax", axis=-1),
+             helper.make_node("MatMul", ["p", "v"], ["o"], name="av"),
+             helper.make_node("LayerNormalization", ["o", "gamma", "beta"], ["y"], name="ln",
+                              axis=-1)]
+    scale = numpy_helper.from_array(np.array(8.0, dtype=np.float32), "scale")
+    return _save(tmp_path, nodes, [_vi("q", 2, 4, 16, 8), _vi("kt", 2, 4, 8, 16),
+                                   _vi("v", 2, 4, 16, 8)], [_vi("y", 2, 4, 16, 8)],
+                 [scale, _init("gamma", 8), _init("beta", 8)], name="attn")
+
+
+def test_attention_pattern_is_tagged_and_fuses_into_one_kernel(tmp_path) -> None:
+    g = read_onnx_graph(_attention_model(tmp_path))
+    qk = g.node("qk")
+    assert isinstance(qk.op, Gemm) and not qk.op.shared_weights
+    assert (qk.op.batch, qk.op.m, qk.op.n, qk.op.k) == (8, 16, 16, 8)
+    assert [n.component for n in g.nodes] == ["attention"] * 4 + ["norm"]
+    assert isinstance(g.node("ln").op, LayerNorm)
+    r = fuse(g)
+    attn = [op for op in r.graph.ops if isinstance(op, Attention)]
+    assert len(attn) == 1
+    a = attn[0]
+    assert (a.batch, a.heads, a.seq_q, a.seq_kv, a.head_dim) == (2, 4, 16, 16, 8)
+    assert r.graph.macs == g.macs
+    assert r.bytes_saved > 0
+
+
+def test_unsupported_ops_are_listed_once_and_costed_as_memory_bound(tmp_path) -> None:
+    nodes = [helper.make_node("Erf", ["x"], ["e"], name="erf"),
+             helper.make_node("ReduceMax", ["e"], ["m"], name="rmax", keepdims=1),
+             helper.make_node("Erf", ["m"], ["y"], name="erf2")]
+    path = _save(tmp_path, nodes, [_vi("x", 32, 64)], [_vi("y", 1, 1)], name="odd")
+    with pytest.warns(UserWarning, match=r"Erf x2, ReduceMax x1") as rec:
+        g = read_onnx_graph(path)
+    assert len(rec) == 1
+    assert len(g) == 3                           # nothing dropped
+    erf, rmax, _ = g.ops
+    assert erf.flops == 0 and erf.tensor_elements()["input"] == 32 * 64
+    assert rmax.tensor_elements()["output"] == 32 * 64   # max(input, output) elements
+
+
+def test_transpose_is_a_copy_and_views_are_free(tmp_path) -> None:
+    nodes = [helper.make_node("Transpose", ["x"], ["t"], name="tr", perm=[1, 0]),
+             helper.make_node("Reshape", ["t", "shape"], ["r"], name="view"),
+             helper.make_node("Relu", ["r"], ["y"], name="relu")]
+    shape = numpy_helper.from_array(np.array([64, 32], dtype=np.int64), "shape")
+    path = _save(tmp_path, nodes, [_vi("x", 32, 64)], [_vi("y", 64, 32)], [shape], name="tv")
+    g = read_onnx_graph(path)
+    assert [n.name for n in g.nodes] == ["tr", "relu"]
+    assert g.ops[0].fn == "copy" and g.node("relu").inputs == ("t",)
+
+
+def test_onnx_files_load_through_load_workload(mlp, tmp_path) -> None:
+    from accelsim.workload.readers import EXTRA_READERS, load_workload
+
+    assert ".onnx" in EXTRA_READERS
+    path = _attention_model(tmp_path)
+    w = load_workload(path)
+    assert w.macs == 2 * 2 * 4 * 16 * 16 * 8
+
+
+def test_a_matmul_of_two_activations_has_no_weight(tmp_path) -> None:
+    nodes = [helper.make_node("MatMul", ["a", "b"], ["y"], name="mm")]
+    path = _save(tmp_path, nodes, [_vi("a", 3, 16, 32), _vi("b", 32, 8)], [_vi("y", 3, 16, 8)],
+                 name="mm")
+    g = read_onnx_graph(path)
+    (op,) = g.ops
+    assert (op.batch, op.m, op.n, op.k) == (3, 16, 8, 32) and op.shared_weights
+    assert g.parameter_count() == 0
+    assert g.node("mm").inputs == ("a", "b")
