@@ -1,0 +1,240 @@
+"""Cross-platform kernel comparison: one kernel suite on several machines, each through its own
+model (systolic: :func:`accelsim.api.simulate`; gpu: :func:`accelsim.api.gpu.simulate_op`;
+cpu: :func:`accelsim.hw.cpu.op_cost`).
+
+    >>> from accelsim.api.compare import compare
+    >>> c = compare("workloads/kernels/multikernelbench.yaml", ["a100", "tpu_v4", "spr_cpu"])
+    >>> c.table[["kernel", "hw", "time_s", "tflops", "util", "energy_j", "bound"]]
+
+Columns of :attr:`Comparison.table` (one row per kernel x machine):
+
+* ``time_s`` — the kernel's time on the machine, seconds;
+* ``flops``, ``tflops`` — the kernel's FLOPs (1 MAC = 2 FLOP) and achieved TFLOP/s;
+* ``peak_tflops``, ``util`` — the machine's dense peak at the precision it ran (matrix unit)
+  and ``tflops / peak_tflops``;
+* ``dram_bytes``, ``bw_util`` — modelled DRAM/HBM traffic and its share of peak bandwidth
+  over the kernel's time;
+* ``energy_j``, ``gflops_per_j`` — dynamic energy of arithmetic and data movement priced
+  with one pJ table for all machines (default ``scaled_7nm``; ``energy_table="machine"`` uses
+  each machine's own). What is counted per family is in ``accelsim/api/HETEROGENEOUS.md``;
+  static power is not;
+* ``bound`` — the platform model's own name of what limits the kernel, and ``bound_class``:
+  ``compute``, ``memory`` or ``overhead``.
+
+Imports: config, workload, hw, report, api.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from accelsim import __version__
+from accelsim.config.energy import EnergyTable, load_energy_table
+from accelsim.config.registry import load_machine
+from accelsim.errors import ConfigError, UnsupportedError
+from accelsim.files import builtin_names
+from accelsim.report.energy import compute_energy, energy_table_for, price_actions
+from accelsim.workload import nn_ops  # noqa: F401  (registers layernorm, softmax, attention ops)
+from accelsim.workload.ops import Workload
+
+DEFAULT_KERNELS = "workloads/kernels/multikernelbench.yaml"
+DEFAULT_HW = ("a100", "h100", "tpu_v4", "npu_ascend910", "spr_cpu")
+DEFAULT_ENERGY_TABLE = "scaled_7nm"
+
+COLUMNS = ["kernel", "op", "hw", "family", "precision", "time_s", "flops", "tflops",
+           "peak_tflops", "util", "dram_bytes", "bw_util", "energy_j", "gflops_per_j", "bound",
+           "bound_class"]
+
+_BOUND_CLASS = {"tensor_core": "compute", "tensor_core_unaligned": "compute", "simt": "compute",
+                "sfu": "compute", "smem": "compute", "compute": "compute", "array": "compute",
+                "vector": "compute", "l1": "memory", "l2": "memory", "l3": "memory",
+                "dram": "memory", "hbm": "memory", "launch": "overhead"}
+
+
+def _ensure_kinds() -> None:
+    import accelsim.config.cpu  # noqa: F401  (registers kind: cpu)
+
+
+def load_platform(name: str) -> Any:
+    """A machine by built-in name or path; an unknown name is a one-line :class:`ConfigError`."""
+    _ensure_kinds()
+    try:
+        return load_machine(name)
+    except ConfigError as exc:
+        if exc.field is None and "no such file" in exc.reason:
+            raise ConfigError("--hw", "hw", name, "unknown hardware (built-ins: "
+                              f"{', '.join(builtin_names('hardware'))})") from None
+        raise
+
+
+def family_of(machine: Any) -> str:
+    """``systolic``, ``gpu`` or ``cpu`` (a system/node is not a kernel platform)."""
+    kind = getattr(machine, "kind", "")
+    if kind in ("systolic", "gpu", "cpu"):
+        return kind
+    raise UnsupportedError(f"{getattr(machine, 'name', machine)}: a '{kind}' machine is not a "
+                           "single kernel platform (use systolic, gpu or cpu machines)")
+
+
+# ----------------------------------------------------------------------- one kernel, one machine
+def run_kernel(machine: Any, op: object, *, table: EnergyTable | None = None) -> dict[str, Any]:
+    """One row of the comparison: ``op`` on ``machine`` through the family's own model."""
+    fam = family_of(machine)
+    tab = table or energy_table_for(machine)
+    if fam == "gpu":
+        row = _run_gpu(machine, op, tab)
+    elif fam == "cpu":
+        row = _run_cpu(machine, op, tab)
+    else:
+        row = _run_systolic(machine, op, tab)
+    t = row["time_s"]
+    row.update(kernel=getattr(op, "name", "op"), op=getattr(op, "kind", ""),
+               hw=machine.name, family=fam)
+    row["tflops"] = row["flops"] / t / 1e12 if t > 0 else 0.0
+    row["util"] = row["tflops"] / row["peak_tflops"] if row["peak_tflops"] else 0.0
+    row["bw_util"] = row["dram_bytes"] / t / row.pop("peak_bw") if t > 0 else 0.0
+    row["gflops_per_j"] = row["flops"] / row["energy_j"] / 1e9 if row["energy_j"] else float("nan")
+    row["bound_class"] = _BOUND_CLASS.get(row["bound"], "memory")
+    return {c: row[c] for c in COLUMNS}
+
+
+def _records_energy_j(records: list[dict] | pd.DataFrame, table: EnergyTable) -> float:
+    """Price action records; ``vector`` compute records cost one ``mac.<precision>`` each."""
+    df = pd.DataFrame(records) if not isinstance(records, pd.DataFrame) else records.copy()
+    if df.empty:
+        return 0.0
+    df.loc[df["level"] == "vector", "level"] = "mac"
+    return float(price_actions(df, table)["pj"].sum()) * 1e-12
+
+
+def _run_gpu(m: Any, op: object, table: EnergyTable) -> dict[str, Any]:
+    from accelsim.api.gpu import simulate_op
+
+    doc = simulate_op(m, op, mode="analytic")
+    prec = doc["precision"]
+    macs = float(getattr(op, "macs", 0))
+    rec = [{"layer": "k", "level": "mac", "operand": "-", "direction": "compute", "count": macs,
+            "bits": 0.0, "precision": prec, "technology": "", "capacity_bytes": 0.0,
+            "word_bits": 0.0},
+           {"layer": "k", "level": "vector", "operand": "-", "direction": "compute",
+            "count": max(0.0, doc["flops"] - 2 * macs), "bits": 0.0, "precision": prec,
+            "technology": "", "capacity_bytes": 0.0, "word_bits": 0.0},
+           {"layer": "k", "level": "sram", "operand": "-", "direction": "read",
+            "count": doc["l2_bytes"] * 8 / 256, "bits": doc["l2_bytes"] * 8.0, "precision": prec,
+            "technology": "", "capacity_bytes": m.memory.l2_bytes, "word_bits": 256.0},
+           {"layer": "k", "level": "dram", "operand": "-", "direction": "read",
+            "count": doc["hbm_bytes"] * 8 / 512, "bits": doc["hbm_bytes"] * 8.0,
+            "precision": prec, "technology": m.memory.hbm.technology, "capacity_bytes": 0.0,
+            "word_bits": 512.0}]
+    return {"precision": prec, "time_s": doc["time_s"], "flops": doc["flops"],
+            "peak_tflops": doc["peak_tflops"], "dram_bytes": doc["hbm_bytes"],
+            "peak_bw": m.memory.hbm.bandwidth_bytes_per_s,
+            "energy_j": _records_energy_j(rec, table), "bound": doc["bound"]}
+
+
+def _run_cpu(m: Any, op: object, table: EnergyTable) -> dict[str, Any]:
+    from accelsim.hw.cpu import cost_actions, op_cost
+
+    cost = op_cost(m, op)
+    recs = pd.DataFrame(cost_actions(m, cost))
+    issue = recs[(recs["level"] == "mac") & (recs["direction"] == "issue")]
+    energy = _records_energy_j(recs.drop(issue.index), table)
+    energy += float(issue["count"].sum()) * m.energy.instruction_pj * 1e-12
+    return {"precision": cost.precision, "time_s": cost.time_s, "flops": float(op.flops),
+            "peak_tflops": m.peak_flops(cost.precision) / 1e12, "dram_bytes": cost.dram_bytes,
+            "peak_bw": m.memory.dram.bandwidth_bytes_per_s, "energy_j": energy,
+            "bound": cost.bound}
+
+
+def _run_systolic(m: Any, op: object, table: EnergyTable) -> dict[str, Any]:
+    from accelsim.api.systolic import simulate
+
+    r = simulate(m, Workload(getattr(op, "name", "op"), (op,)), mode="analytic", energy=False)
+    layers = r.layers
+    acts = r.actions
+    is_vec = acts["level"] == "vector"
+    energy = 0.0
+    if (~is_vec).any():
+        energy += compute_energy(acts[~is_vec].reset_index(drop=True), layers, m,
+                                 table).summary["total_pj"] * 1e-12
+    energy += _records_energy_j(acts[is_vec], table)
+    bw = m.memory.dram.sustained_bytes_per_s
+    longest = layers.loc[layers["time_s"].idxmax()]
+    dram_s = float(longest["dram_bytes"]) / bw
+    comp_s = float(longest["compute_cycles"]) / m.clock_hz
+    unit = "vector" if longest["dataflow"] == "vector" else "array"
+    return {"precision": m.array.precision, "time_s": float(layers["time_s"].sum()),
+            "flops": float(getattr(op, "flops", layers["flops"].sum())),
+            "peak_tflops": 2.0 * m.peak_macs_per_s / 1e12,
+            "dram_bytes": float(layers["dram_bytes"].sum()),
+            "peak_bw": m.memory.dram.bandwidth_bytes_per_s, "energy_j": energy,
+            "bound": "dram" if dram_s > comp_s else unit}
+
+
+# --------------------------------------------------------------------------- the suite
+@dataclass
+class Comparison:
+    """The comparison table and what produced it."""
+
+    kernels: Workload
+    hw: tuple[str, ...]
+    energy_table: str
+    table: pd.DataFrame
+
+    def pivot(self, value: str = "time_s") -> pd.DataFrame:
+        """Kernels x machines of one column (e.g. ``time_s``, ``util``, ``energy_j``)."""
+        return self.table.pivot(index="kernel", columns="hw", values=value).reindex(
+            index=list(dict.fromkeys(self.table["kernel"])), columns=list(self.hw))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document of ``accelsim compare --json``."""
+        return {"accelsim_version": __version__, "kernels": self.kernels.name,
+                "source": self.kernels.source, "hw": list(self.hw),
+                "energy_table": self.energy_table,
+                "rows": json.loads(self.table.to_json(orient="records"))}
+
+
+def load_kernels(kernels: Any) -> Workload:
+    """The kernel suite: a path or name of a workload YAML, a Workload, or a list of ops.
+
+    A relative path that does not exist from the working directory is tried from the project
+    root, so ``workloads/kernels/multikernelbench.yaml`` works anywhere."""
+    from pathlib import Path
+
+    from accelsim.api.systolic import load_wl
+    from accelsim.files import project_root
+
+    if isinstance(kernels, str) and not Path(kernels).exists():
+        cand = project_root() / kernels
+        if cand.is_file():
+            kernels = str(cand)
+    return load_wl(kernels)
+
+
+def compare(kernels: Any = DEFAULT_KERNELS, hw: Sequence[str] | str = DEFAULT_HW, *,
+            energy_table: str = DEFAULT_ENERGY_TABLE) -> Comparison:
+    """Run every kernel of ``kernels`` on every machine of ``hw`` (names, or ``"a,b,c"``).
+
+    ``energy_table``: a table name/path priced for all machines, or ``"machine"`` for each
+    machine's own. Unknown machines fail before any work, naming the bad name.
+    """
+    names = [h.strip() for h in hw.split(",")] if isinstance(hw, str) else list(hw)
+    names = [n for n in names if n]
+    if not names:
+        raise ConfigError("--hw", "hw", "", "name at least one machine")
+    machines = [load_platform(n) for n in names]
+    for m in machines:
+        family_of(m)
+    wl = load_kernels(kernels)
+    common = None if energy_table == "machine" else load_energy_table(energy_table)
+    rows = []
+    for op in wl.ops:
+        for m in machines:
+            rows.append(run_kernel(m, op, table=common))
+    return Comparison(wl, tuple(m.name for m in machines), energy_table,
+                      pd.DataFrame(rows, columns=COLUMNS))

@@ -1,0 +1,73 @@
+"""Cross-platform comparison: every kernel runs on every platform through the platform's own
+model, and the derived columns are consistent with the raw ones."""
+
+import pytest
+
+from accelsim.api.compare import COLUMNS, compare
+from accelsim.api.gpu import simulate_op
+from accelsim.errors import ConfigError, UnsupportedError
+from accelsim.workload.nn_ops import LayerNorm
+from accelsim.workload.ops import Gemm
+
+HW = ["a100", "tpu_v4", "npu_ascend910", "spr_cpu"]
+SMALL = [Gemm(name="mm", m=1024, n=1024, k=1024, dtype="bf16"),
+         LayerNorm(name="ln", rows=2048, cols=1024, dtype="bf16")]
+
+
+@pytest.fixture(scope="module")
+def small():
+    return compare(SMALL, HW)
+
+
+def test_one_row_per_kernel_and_platform(small):
+    t = small.table
+    assert list(t.columns) == COLUMNS
+    assert len(t) == len(SMALL) * len(HW)
+    assert set(t["family"]) == {"gpu", "systolic", "cpu"}
+
+
+def test_derived_columns_follow_from_time_and_flops(small):
+    t = small.table
+    assert (t["tflops"] * 1e12 * t["time_s"]).round(0).tolist() == t["flops"].round(0).tolist()
+    assert ((t["util"] - t["tflops"] / t["peak_tflops"]).abs() < 1e-12).all()
+    assert (t["energy_j"] > 0).all()
+    assert (t["util"] <= 1.0).all() and (t["bw_util"] <= 1.0).all()
+
+
+def test_gpu_rows_are_the_gpu_models_own_numbers(small):
+    row = small.table.query("hw == 'a100' and kernel == 'mm'").iloc[0]
+    assert row["time_s"] == simulate_op("a100", SMALL[0], mode="analytic")["time_s"]
+
+
+def test_layernorm_is_memory_bound_everywhere_matmul_is_not(small):
+    t = small.table
+    assert set(t.query("kernel == 'ln'")["bound_class"]) <= {"memory", "compute"}
+    ln = t.query("kernel == 'ln'")
+    assert (ln["util"] < 0.05).all()
+    mm = t.query("kernel == 'mm'")
+    assert (mm["util"] > ln["util"].max()).all()
+
+
+def test_energy_table_choice_changes_energy_not_time():
+    common = compare(SMALL[:1], ["tpu_v4"]).table.iloc[0]
+    own = compare(SMALL[:1], ["tpu_v4"], energy_table="machine").table.iloc[0]
+    assert own["time_s"] == common["time_s"]
+    # tpu_v4's own table is 45 nm: the same actions cost more than at 7 nm
+    assert own["energy_j"] > 2 * common["energy_j"]
+
+
+def test_unknown_platform_fails_before_any_work():
+    with pytest.raises(ConfigError, match="unknown hardware"):
+        compare(SMALL, ["a100", "nope"])
+
+
+def test_a_system_is_not_a_kernel_platform():
+    with pytest.raises(UnsupportedError, match="not a single kernel platform"):
+        compare(SMALL, ["dgx_a100"])
+
+
+def test_pivot_gives_kernels_by_platform(small):
+    p = small.pivot("time_s")
+    assert list(p.columns) == HW and list(p.index) == ["mm", "ln"]
+    doc = small.to_dict()
+    assert doc["energy_table"] == "scaled_7nm" and len(doc["rows"]) == 8

@@ -1,0 +1,29 @@
+"""``accelsim compare``: an aligned table, a JSON document, one-line errors with exit 2."""
+
+import json
+
+
+def test_compare_prints_a_table_of_every_kernel_on_every_platform(cli):
+    r = cli("compare", "--hw", "a100,tpu_v4,npu_ascend910,spr_cpu")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert "7 kernels x 4 platforms" in lines[0]
+    assert lines[1].split()[:3] == ["kernel", "hw", "prec"]
+    body = lines[3:]
+    assert len(body) == 28
+    assert sum("spr_cpu" in line for line in body) == 7
+
+
+def test_compare_json_is_one_document(cli):
+    r = cli("compare", "workloads/kernels/multikernelbench.yaml", "--hw", "h100,spr_cpu", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["hw"] == ["h100", "spr_cpu"]
+    assert {row["kernel"] for row in doc["rows"]} >= {"matmul", "conv3x3", "layernorm",
+                                                     "softmax", "attention"}
+
+
+def test_unknown_hw_is_one_line_exit_2(cli):
+    r = cli("compare", "--hw", "a100,tpu_v9")
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and "tpu_v9" in r.stderr and "Traceback" not in r.stderr

@@ -1,0 +1,32 @@
+"""``accelsim place``: a per-device table, transfers and the makespan; JSON; one-line errors."""
+
+import json
+
+
+def test_place_reports_devices_transfers_and_makespan(cli):
+    r = cli("place", "node_gpu_npu", "resnet50", "--policy", "pinned", "--pin", "layer4*=npu0")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert "policy pinned, pins layer4*=npu0" in out
+    for word in ("gpu0", "npu0", "host", "busy_ms", "idle_ms", "gpu0->npu0", "makespan:"):
+        assert word in out
+
+
+def test_place_json_has_every_op_once(cli):
+    r = cli("place", "node_gpu_npu", "resnet50", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["policy"] == "greedy"
+    assert len(doc["ops"]) == len({o["op"] for o in doc["ops"]}) > 100
+    busy = sum(d["busy_s"] for d in doc["devices"])
+    assert doc["makespan_s"] <= busy + sum(t["time_s"] for t in doc["transfers"]) + 1e-9
+    assert set(doc["single_device_s"]) == {"gpu0", "npu0", "host"}
+
+
+def test_bad_inputs_are_one_line_exit_2(cli):
+    for args in (("place", "node_gpu_npu", "resnet50", "--pin", "fc=tpu0"),
+                 ("place", "tpu_v4", "resnet50"),
+                 ("place", "node_gpu_npu", "resnet5000")):
+        r = cli(*args)
+        assert r.returncode == 2, args
+        assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
