@@ -1,4 +1,11 @@
-"""numba kernels of the systolic model (the hot loops). Pure: arrays in, arrays out."""
+"""numba kernels of the systolic model (the hot loops). Pure: arrays in, arrays out.
+
+Fold order: ``sr_outer`` with block ``b`` runs ``for ib in row blocks of b: for j: for i in
+ib`` (``b = 1`` is the plain row-major order); ``sc_outer`` runs ``for jb in column blocks of
+b: for i: for j in jb``. Each operand buffer holds its tiles with least-recently-used
+replacement in the half of the buffer that is not being prefetched into (the whole buffer when
+the whole operand fits).
+"""
 
 from __future__ import annotations
 
@@ -10,9 +17,13 @@ _DEP_I, _DEP_J, _DEP_IJ = 0, 1, 2
 
 
 @numba.njit(cache=True)
-def _tile_words(dep: int, i: int, j: int, sr: int, sc: int, t: int, rows: int, cols: int) -> float:
-    used_r = min(rows, sr - i * rows)
-    used_c = min(cols, sc - j * cols)
+def _used(i, j, sr, sc, rows, cols):
+    return min(rows, sr - i * rows), min(cols, sc - j * cols)
+
+
+@numba.njit(cache=True)
+def _tile_words(dep, i, j, sr, sc, t, rows, cols):
+    used_r, used_c = _used(i, j, sr, sc, rows, cols)
     if dep == _DEP_I:
         return used_r * t
     if dep == _DEP_J:
@@ -21,44 +32,85 @@ def _tile_words(dep: int, i: int, j: int, sr: int, sc: int, t: int, rows: int, c
 
 
 @numba.njit(cache=True)
-def _operand_stream(dep, sr, sc, t, rows, cols, fr, fc, nbytes, cap, sr_outer, out):
-    total = 0.0
+def fold_order(fr, fc, sr_outer, block):
+    """(i, j) of every fold in execution order."""
+    nf = fr * fc
+    oi = np.empty(nf, np.int64)
+    oj = np.empty(nf, np.int64)
+    f = 0
+    if sr_outer:
+        for ib in range(0, fr, block):
+            for j in range(fc):
+                for i in range(ib, min(ib + block, fr)):
+                    oi[f] = i
+                    oj[f] = j
+                    f += 1
+    else:
+        for jb in range(0, fc, block):
+            for i in range(fr):
+                for j in range(jb, min(jb + block, fc)):
+                    oi[f] = i
+                    oj[f] = j
+                    f += 1
+    return oi, oj
+
+
+@numba.njit(cache=True)
+def _slots(total, tile, cap):
+    """Tiles an LRU buffer of ``cap`` bytes keeps (all of them when the operand fits)."""
+    if total <= cap:
+        return 1 << 40
+    if tile <= 0:
+        return 1 << 40
+    return max(1, int((cap / 2) // tile))
+
+
+@numba.njit(cache=True)
+def _input_stream(dep, oi, oj, sr, sc, t, rows, cols, fr, fc, nbytes, cap, out):
     if dep == _DEP_I:
         total = sr * t * nbytes
+        nid = fr
+        full_tile = min(rows, sr) * t * nbytes
     elif dep == _DEP_J:
         total = t * sc * nbytes
+        nid = fc
+        full_tile = t * min(cols, sc) * nbytes
     else:
         total = sr * sc * nbytes
-    nid = fr if dep == _DEP_I else (fc if dep == _DEP_J else fr * fc)
-    seen = np.zeros(nid, dtype=np.bool_)
-    prev = -1
-    f = 0
-    for a in range(fr if sr_outer else fc):
-        for b in range(fc if sr_outer else fr):
-            i = a if sr_outer else b
-            j = b if sr_outer else a
-            tid = i if dep == _DEP_I else (j if dep == _DEP_J else i * fc + j)
-            tile = _tile_words(dep, i, j, sr, sc, t, rows, cols) * nbytes
-            fetch = False
-            if total <= cap:
-                fetch = not seen[tid]
-            elif tile <= cap / 2:
-                fetch = tid != prev
-            else:
-                fetch = True
-            out[f] = tile if fetch else 0.0
-            seen[tid] = True
-            prev = tid
-            f += 1
+        nid = fr * fc
+        full_tile = min(rows, sr) * min(cols, sc) * nbytes
+    slots = _slots(total, full_tile, cap)
+    last = np.full(nid, -1, np.int64)      # last fold that used a resident tile, -1 = absent
+    resident = 0
+    for f in range(oi.shape[0]):
+        i = oi[f]
+        j = oj[f]
+        tid = i if dep == _DEP_I else (j if dep == _DEP_J else i * fc + j)
+        if last[tid] >= 0:
+            out[f] = 0.0
+        else:
+            out[f] = _tile_words(dep, i, j, sr, sc, t, rows, cols) * nbytes
+            if resident >= slots:  # evict the least recently used tile
+                victim = -1
+                oldest = 1 << 62
+                for k in range(nid):
+                    if last[k] >= 0 and last[k] < oldest:
+                        oldest = last[k]
+                        victim = k
+                last[victim] = -1
+                resident -= 1
+            resident += 1
+        last[tid] = f
 
 
 @numba.njit(cache=True)
 def fold_traffic(dataflow, sr, sc, t, rows, cols, word_bytes, out_bytes, psum_bytes,
-                 cap_ifmap, cap_filter, cap_ofmap, sr_outer, ifmap_factor):
+                 cap_ifmap, cap_filter, cap_ofmap, sr_outer, block, ifmap_factor):
     """Per-fold DRAM bytes: (ifmap, filter, psum read, ofmap write, psum write) arrays."""
     fr = (sr + rows - 1) // rows
     fc = (sc + cols - 1) // cols
     nf = fr * fc
+    oi, oj = fold_order(fr, fc, sr_outer, block)
     ifm = np.zeros(nf)
     flt = np.zeros(nf)
     psr = np.zeros(nf)
@@ -70,35 +122,75 @@ def fold_traffic(dataflow, sr, sc, t, rows, cols, word_bytes, out_bytes, psum_by
         dep_in, dep_w = _DEP_I, _DEP_IJ
     else:                  # is: ifmap on (i, j), filter on i (K-slice x N)
         dep_in, dep_w = _DEP_IJ, _DEP_I
-    _operand_stream(dep_in, sr, sc, t, rows, cols, fr, fc, word_bytes * ifmap_factor,
-                    cap_ifmap, sr_outer, ifm)
-    _operand_stream(dep_w, sr, sc, t, rows, cols, fr, fc, word_bytes, cap_filter, sr_outer, flt)
+    _input_stream(dep_in, oi, oj, sr, sc, t, rows, cols, fr, fc, word_bytes * ifmap_factor,
+                  cap_ifmap, ifm)
+    _input_stream(dep_w, oi, oj, sr, sc, t, rows, cols, fr, fc, word_bytes, cap_filter, flt)
     if dataflow == 0:
-        f = 0
-        for a in range(fr if sr_outer else fc):
-            for b in range(fc if sr_outer else fr):
-                i = a if sr_outer else b
-                j = b if sr_outer else a
-                ofw[f] = _tile_words(_DEP_IJ, i, j, sr, sc, t, rows, cols) * out_bytes
-                f += 1
+        for f in range(nf):
+            ofw[f] = _tile_words(_DEP_IJ, oi[f], oj[f], sr, sc, t, rows, cols) * out_bytes
         return ifm, flt, psr, ofw, psw
-    # ws / is: output tile depends on j, accumulated over the row folds i
-    total_acc = t * sc * psum_bytes
-    f = 0
-    for a in range(fr if sr_outer else fc):
-        for b in range(fc if sr_outer else fr):
-            i = a if sr_outer else b
-            j = b if sr_outer else a
-            words = _tile_words(_DEP_J, i, j, sr, sc, t, rows, cols)
-            if sr_outer:
-                resident = total_acc <= cap_ofmap or fc == 1 and words * psum_bytes <= cap_ofmap / 2
-            else:
-                resident = words * psum_bytes <= cap_ofmap / 2 or total_acc <= cap_ofmap
-            if i == fr - 1:
-                ofw[f] = words * out_bytes
-            elif not resident:
-                psw[f] = words * psum_bytes
-            if i > 0 and not resident:
-                psr[f] = words * psum_bytes
-            f += 1
+    # ws / is: output tile j accumulates over the row folds i (partial sums)
+    total = t * sc * psum_bytes
+    slots = _slots(total, t * min(cols, sc) * psum_bytes, cap_ofmap)
+    last = np.full(fc, -1, np.int64)
+    done = np.zeros(fc, np.int64)      # row folds accumulated so far per output tile
+    spilled = np.zeros(fc, np.bool_)
+    resident = 0
+    for f in range(nf):
+        i = oi[f]
+        j = oj[f]
+        words = _tile_words(_DEP_J, i, j, sr, sc, t, rows, cols)
+        if last[j] < 0:
+            if spilled[j]:
+                psr[f] += words * psum_bytes       # read the spilled partial sums back
+                spilled[j] = False
+            if resident >= slots:
+                victim = -1
+                oldest = 1 << 62
+                for k in range(fc):
+                    if last[k] >= 0 and last[k] < oldest:
+                        oldest = last[k]
+                        victim = k
+                last[victim] = -1
+                resident -= 1
+                if done[victim] < fr:              # unfinished: spill its partial sums
+                    vw = _tile_words(_DEP_J, 0, victim, sr, sc, t, rows, cols)
+                    psw[f] += vw * psum_bytes
+                    spilled[victim] = True
+            resident += 1
+        last[j] = f
+        done[j] += 1
+        if done[j] == fr:
+            ofw[f] += words * out_bytes            # final outputs leave after the last K fold
     return ifm, flt, psr, ofw, psw
+
+
+@numba.njit(cache=True)
+def best_order(dataflow, sr, sc, t, rows, cols, word_bytes, out_bytes, psum_bytes,
+               cap_ifmap, cap_filter, cap_ofmap, ifmap_factor):
+    """(sr_outer, block) moving the fewest DRAM bytes; ties keep the earlier candidate.
+
+    Candidates: both orders with blocks 1, 2, 4, ... up to the fold count of the blocked
+    dimension (block 1 row-major first, SCALE-Sim's order).
+    """
+    fr = (sr + rows - 1) // rows
+    fc = (sc + cols - 1) // cols
+    best_bytes = np.inf
+    best_sr = True
+    best_b = 1
+    for order in range(2):
+        sr_outer = order == 0
+        limit = fr if sr_outer else fc
+        b = 1
+        while True:
+            a = fold_traffic(dataflow, sr, sc, t, rows, cols, word_bytes, out_bytes, psum_bytes,
+                             cap_ifmap, cap_filter, cap_ofmap, sr_outer, b, ifmap_factor)
+            total = a[0].sum() + a[1].sum() + a[2].sum() + a[3].sum() + a[4].sum()
+            if total < best_bytes:
+                best_bytes = total
+                best_sr = sr_outer
+                best_b = b
+            if b >= limit:
+                break
+            b = min(b * 2, limit)
+    return best_sr, best_b

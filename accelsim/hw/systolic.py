@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from accelsim.hw._systolic_kernels import fold_traffic
+from accelsim.hw._systolic_kernels import best_order, fold_traffic
 
 DATAFLOW_CODE = {"os": 0, "ws": 1, "is": 2}
 
@@ -160,6 +160,7 @@ class FoldTraffic:
     ofmap_write_bytes: np.ndarray
     psum_write_bytes: np.ndarray
     sr_outer: bool
+    block: int = 1
 
     @property
     def load_bytes(self) -> np.ndarray:
@@ -179,23 +180,36 @@ class FoldTraffic:
 
 def dram_traffic(g: FoldGeometry, *, word_bytes: float, out_bytes: float, psum_bytes: float,
                  ifmap_capacity: float, filter_capacity: float, ofmap_capacity: float,
-                 sr_outer: bool, ifmap_fetch_factor: float = 1.0) -> FoldTraffic:
-    """DRAM bytes each fold must load and drain, given SRAM capacities (bytes) and loop order.
+                 sr_outer: bool, block: int = 1, ifmap_fetch_factor: float = 1.0) -> FoldTraffic:
+    """DRAM bytes each fold must load and drain, given SRAM capacities (bytes) and fold order.
 
-    Reuse rule per operand buffer (capacity ``cap``, double-buffered):
+    Fold order: ``sr_outer`` runs blocks of ``block`` row folds, each over all column folds
+    (``for ib: for j: for i in ib``); otherwise blocks of column folds (``for jb: for i: for
+    j in jb``). ``block = 1`` is the plain row- or column-major order.
 
-    * the whole operand fits (``total <= cap``): each tile is fetched the first time only;
-    * a tile fits in one half (``tile <= cap/2``): kept while consecutive folds use it;
-    * otherwise the tile is streamed again for every fold.
-
-    Partial sums (ws/is with more than one row fold) stay on chip when the output tile stays
-    resident between its visits by the same rule; otherwise they are written to DRAM
-    (``psum_bytes`` per word) and read back. ``ifmap_fetch_factor`` (<= 1) scales ifmap bytes
-    for convolutions whose im2col matrix repeats input elements (raw input / im2col size):
-    the address generator fetches each input element once per tile.
+    Reuse rule per operand buffer (capacity ``cap``, double-buffered): a tile is fetched when
+    it is not resident; the buffer keeps tiles least-recently-used in the half that is not
+    being prefetched into, ``floor(cap / 2 / tile)`` of them (all of them when the whole
+    operand fits in ``cap``). Partial sums (ws/is with more than one row fold) stay on chip
+    while their output tile is resident in the ofmap buffer by the same rule; an evicted,
+    unfinished tile is written to DRAM (``psum_bytes`` per word) and read back at its next
+    visit. ``ifmap_fetch_factor`` (<= 1) scales ifmap bytes for convolutions whose im2col
+    matrix repeats input elements (raw input / im2col size): the address generator fetches
+    each input element once per tile.
     """
     arrays = fold_traffic(DATAFLOW_CODE[g.dataflow], g.sr, g.sc, g.t, g.rows, g.cols,
                           float(word_bytes), float(out_bytes), float(psum_bytes),
                           float(ifmap_capacity), float(filter_capacity), float(ofmap_capacity),
-                          bool(sr_outer), float(ifmap_fetch_factor))
-    return FoldTraffic(*arrays, sr_outer=sr_outer)
+                          bool(sr_outer), int(block), float(ifmap_fetch_factor))
+    return FoldTraffic(*arrays, sr_outer=sr_outer, block=int(block))
+
+
+def best_fold_order(g: FoldGeometry, *, word_bytes: float, out_bytes: float, psum_bytes: float,
+                    ifmap_capacity: float, filter_capacity: float, ofmap_capacity: float,
+                    ifmap_fetch_factor: float = 1.0) -> tuple[bool, int]:
+    """``(sr_outer, block)`` that moves the fewest DRAM bytes (see :func:`dram_traffic`)."""
+    sr_outer, block = best_order(DATAFLOW_CODE[g.dataflow], g.sr, g.sc, g.t, g.rows, g.cols,
+                                 float(word_bytes), float(out_bytes), float(psum_bytes),
+                                 float(ifmap_capacity), float(filter_capacity),
+                                 float(ofmap_capacity), float(ifmap_fetch_factor))
+    return bool(sr_outer), int(block)

@@ -1,8 +1,9 @@
 """Mapping of a layer onto a systolic machine: dataflow, loop order, and the fold stream.
 
 The mapper lowers the operator to GEMM (SCALE-Sim's way), takes the requested dataflow (or
-the machine's default), and chooses the fold loop order (row folds outer or column folds
-outer) that moves fewer DRAM bytes; ties keep row folds outer (SCALE-Sim's order).
+the machine's default), and chooses the fold order -- row- or column-major, with blocks of
+row (column) folds sized so that their tiles stay in the SRAM -- that moves the fewest DRAM
+bytes; ties keep the plain row-major order (SCALE-Sim's).
 
 Imports: hw, config, workload.
 """
@@ -19,6 +20,7 @@ from accelsim.errors import ConfigError
 from accelsim.hw.systolic import (
     FoldGeometry,
     FoldTraffic,
+    best_fold_order,
     dram_traffic,
     geometry,
     sram_accesses,
@@ -96,10 +98,11 @@ def plan_layer(machine: SystolicMachine, op: object, dataflow: str | None = None
         traffic = dram_traffic(g, sr_outer=True, **kwargs)
     elif loop_order == "sc_outer":
         traffic = dram_traffic(g, sr_outer=False, **kwargs)
+    elif loop_order == "auto":
+        sr_outer, block = best_fold_order(g, **kwargs)
+        traffic = dram_traffic(g, sr_outer=sr_outer, block=block, **kwargs)
     else:
-        a = dram_traffic(g, sr_outer=True, **kwargs)
-        b = dram_traffic(g, sr_outer=False, **kwargs)
-        traffic = b if b.total_bytes < a.total_bytes else a
+        raise ConfigError(None, "loop_order", loop_order, "must be auto, sr_outer or sc_outer")
     acc = sram_accesses(gemm.m, gemm.n, gemm.k, g)
     words = (acc.ifmap_reads + acc.filter_reads + acc.ofmap_writes + acc.ofmap_reads) / g.folds
     rate = None

@@ -49,7 +49,8 @@ def layer_row(machine: Any, run: LayerRun) -> dict[str, Any]:
     row = {
         "layer": plan.name, "op": plan.op_kind, "m": plan.gemm.m, "n": plan.gemm.n,
         "k": plan.gemm.k, "repeat": plan.repeat, "dataflow": g.dataflow,
-        "loop_order": "sr_outer" if plan.traffic.sr_outer else "sc_outer",
+        "loop_order": ("sr_outer" if plan.traffic.sr_outer else "sc_outer")
+        + (f"/{plan.traffic.block}" if plan.traffic.block > 1 else ""),
         "folds": plan.folds, "fold_cycles": plan.fold_cycles,
         "compute_cycles": s.compute_cycles, "stall_cycles": s.stall_cycles,
         "prologue_cycles": s.first_compute, "epilogue_cycles": s.epilogue_cycles,

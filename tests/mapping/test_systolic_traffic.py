@@ -3,7 +3,7 @@
 import pytest
 
 from accelsim.config.registry import load_machine
-from accelsim.hw.systolic import dram_traffic, geometry
+from accelsim.hw.systolic import best_fold_order, dram_traffic, geometry
 from accelsim.mapping.systolic import plan_layer
 from accelsim.workload.ops import Conv2d, Gemm
 
@@ -53,3 +53,29 @@ def test_conv_fetches_raw_input_not_im2col_copies():
     plan = plan_layer(m, op)
     raw = 64 * 56 * 56 * m.array.operand_bytes
     assert plan.operand_totals()["dram_ifmap_read_bytes"] == pytest.approx(raw, rel=1e-6)
+
+
+def test_blocking_row_folds_cuts_weight_rereads():
+    # os, 4096^2 x 4096 on 64x64 with 8 MiB: the filter (32 MiB) does not fit, so the plain
+    # order rereads it once per row fold; blocks of row folds reread it once per block
+    g = geometry(4096, 4096, 4096, 64, 64, "os")
+    kw = dict(word_bytes=2, out_bytes=2, psum_bytes=4, ifmap_capacity=4 * 2**20,
+              filter_capacity=2 * 2**20, ofmap_capacity=2 * 2**20)
+    plain = dram_traffic(g, sr_outer=True, block=1, **kw)
+    blocked = dram_traffic(g, sr_outer=True, block=8, **kw)
+    assert plain.filter_bytes.sum() == 64 * 4096 * 4096 * 2
+    assert blocked.filter_bytes.sum() == 8 * 4096 * 4096 * 2
+    assert blocked.ifmap_bytes.sum() == plain.ifmap_bytes.sum() == 4096 * 4096 * 2
+    sr_outer, block = best_fold_order(g, **kw)
+    best = dram_traffic(g, sr_outer=sr_outer, block=block, **kw)
+    assert best.total_bytes <= blocked.total_bytes < plain.total_bytes
+
+
+def test_lru_keeps_as_many_tiles_as_half_the_buffer_holds():
+    # os, ifmap tiles of 32 rows x 256 = 8 kB; a 40 kB ifmap buffer keeps 2 in its half,
+    # so blocks of 2 row folds keep both tiles across the column folds and blocks of 4 do not
+    g = geometry(256, 256, 256, 32, 32, "os")
+    kw = dict(word_bytes=1, out_bytes=1, psum_bytes=4, ifmap_capacity=40e3,
+              filter_capacity=1e9, ofmap_capacity=1e9)
+    assert dram_traffic(g, sr_outer=True, block=2, **kw).ifmap_bytes.sum() == 256 * 256
+    assert dram_traffic(g, sr_outer=True, block=4, **kw).ifmap_bytes.sum() > 256 * 256
