@@ -56,15 +56,18 @@ def test_conv_fetches_raw_input_not_im2col_copies():
 
 
 def test_blocking_row_folds_cuts_weight_rereads():
-    # os, 4096^2 x 4096 on 64x64 with 8 MiB: the filter (32 MiB) does not fit, so the plain
-    # order rereads it once per row fold; blocks of row folds reread it once per block
+    # os, 4096^2 x 4096 on 64x64: the filter (32 MiB) does not fit, so the plain order rereads
+    # it once per row fold; blocks of 4 row folds (4 x 512 kB ifmap tiles = half the 4 MiB
+    # ifmap buffer) reread it once per block
     g = geometry(4096, 4096, 4096, 64, 64, "os")
     kw = dict(word_bytes=2, out_bytes=2, psum_bytes=4, ifmap_capacity=4 * 2**20,
               filter_capacity=2 * 2**20, ofmap_capacity=2 * 2**20)
     plain = dram_traffic(g, sr_outer=True, block=1, **kw)
-    blocked = dram_traffic(g, sr_outer=True, block=8, **kw)
+    blocked = dram_traffic(g, sr_outer=True, block=4, **kw)
+    too_big = dram_traffic(g, sr_outer=True, block=8, **kw)
     assert plain.filter_bytes.sum() == 64 * 4096 * 4096 * 2
-    assert blocked.filter_bytes.sum() == 8 * 4096 * 4096 * 2
+    assert blocked.filter_bytes.sum() == 16 * 4096 * 4096 * 2
+    assert too_big.ifmap_bytes.sum() > plain.ifmap_bytes.sum()  # 8 tiles thrash the LRU
     assert blocked.ifmap_bytes.sum() == plain.ifmap_bytes.sum() == 4096 * 4096 * 2
     sr_outer, block = best_fold_order(g, **kw)
     best = dram_traffic(g, sr_outer=sr_outer, block=block, **kw)
