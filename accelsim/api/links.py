@@ -68,10 +68,18 @@ def transfer(system: System | str, src: str, dst: str, nbytes: float, pageable: 
 
 
 def collective(system: System | str, name: str, nbytes: float, algo: str | None = None,
-               ranks: list[str] | None = None) -> dict:
-    """One collective over ``ranks`` (default all devices); NCCL algbw (``gbps``) and busbw."""
+               ranks: list[str] | None = None, protocol: str | None = None,
+               model: str | None = None) -> dict:
+    """One collective over ``ranks`` (default all devices); NCCL algbw (``gbps``) and busbw.
+
+    ``time_s`` is the collective on the GPUs; ``back_to_back_s`` the per-call time when one
+    host thread issues identical calls back to back (never below ``collectives.issue_s``).
+    With the ``nccl`` model the result also names the ``protocol`` and ``channels`` used and
+    the time's parts under ``nccl``; ``protocol`` forces one (LL, LL128, Simple), ``model``
+    overrides the system's (``nccl`` or ``link``).
+    """
     s = get_system(system)
-    r = run_collective(s, name, nbytes, algo=algo, ranks=ranks)
+    r = run_collective(s, name, nbytes, algo=algo, ranks=ranks, protocol=protocol, model=model)
     r.update(system=s.name, op=name, gbps=r["algbw_bytes_per_s"] / GB,
              busbw_gbps=r["busbw_bytes_per_s"] / GB)
     return r

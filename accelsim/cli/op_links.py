@@ -1,7 +1,7 @@
 """``accelsim op SYSTEM OP ...`` for multi-device systems (``kind: system``): copies and collectives.
 
     accelsim op h200x2 copy --src host --dst gpu0 --bytes 1GiB [--pageable] --json
-    accelsim op h200x2 allreduce --bytes 1e9 [--algo ring|tree|direct] --json
+    accelsim op h200x2 allreduce --bytes 1e9 [--algo ring|tree|direct] [--protocol LL|LL128|Simple] --json
 
 Prints one JSON document with ``time_s`` and ``gbps`` (GB/s, decimal; for collectives the
 NCCL algorithm bandwidth, with ``busbw_gbps`` beside it). This module does not register a
@@ -46,6 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="host memory is pageable (staged through pinned buffers), not pinned")
     g.add_argument("--algo", choices=("ring", "tree", "direct"),
                    help="collective algorithm (default: ring; alltoall: direct)")
+    g.add_argument("--protocol", choices=("LL", "LL128", "Simple"),
+                   help="force an NCCL protocol (default: the one NCCL would pick for the size)")
     g.add_argument("--ranks", help="comma-separated devices taking part (default: all)")
     try:
         parser.add_argument("--json", action="store_true", help="print one JSON document")
@@ -64,13 +66,15 @@ def execute(system: str, op: str, args: argparse.Namespace) -> dict:
         for opt in ("src", "dst"):
             if not getattr(args, opt, None):
                 raise ConfigError(system, f"--{opt}", None, "a copy needs --src and --dst")
-        if getattr(args, "algo", None):
-            raise ConfigError(system, "--algo", args.algo, "only collectives take --algo")
+        for opt in ("algo", "protocol"):
+            if getattr(args, opt, None):
+                raise ConfigError(system, f"--{opt}", getattr(args, opt), f"only collectives take --{opt}")
         return api.transfer(system, args.src, args.dst, nbytes, pageable=bool(args.pageable))
     if getattr(args, "src", None) or getattr(args, "dst", None) or getattr(args, "pageable", False):
         raise ConfigError(system, "--src/--dst/--pageable", None, f"'{op}' is a collective: use --ranks")
     ranks = [r.strip() for r in args.ranks.split(",")] if getattr(args, "ranks", None) else None
-    return api.collective(system, op, nbytes, algo=getattr(args, "algo", None), ranks=ranks)
+    return api.collective(system, op, nbytes, algo=getattr(args, "algo", None), ranks=ranks,
+                          protocol=getattr(args, "protocol", None))
 
 
 def _system_and_op(args: argparse.Namespace) -> tuple[str, str]:
@@ -115,7 +119,9 @@ def summary(doc: dict) -> str:
         head += f" {doc['src']}->{doc['dst']}" + (" (pageable)" if doc["pageable"] else "")
         tail = f"via {'+'.join(doc['route'])}"
     else:
-        tail = f"{doc['algo']}, {doc['ranks']} ranks, busbw {format_bandwidth(doc['busbw_bytes_per_s'])}"
+        proto = f" {doc['protocol']}" if doc.get("protocol") else ""
+        tail = (f"{doc['algo']}{proto}, {doc['ranks']} ranks, "
+                f"busbw {format_bandwidth(doc['busbw_bytes_per_s'])}")
     bw = format_bandwidth(doc["gbps"] * 1e9)
     return f"{head}: {doc['bytes']:.0f} B in {format_time(doc['time_s'])} = {bw} ({tail})"
 

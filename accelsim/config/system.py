@@ -33,18 +33,69 @@ class DeviceRef:
                               default=2, check=positive)
 
 
+COLLECTIVE_MODELS = ("nccl", "link")
+NCCL_PROTOCOLS = ("LL", "LL128", "Simple")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CollectiveParams:
-    """How collectives are run (NCCL-like): a kernel per collective, data in pipelined chunks."""
+    """How collectives are run.
 
-    launch_s: float = param("Fixed cost per collective (kernel launch and the ranks' first "
-                            "handshake), seconds.", default=8e-6, check=non_negative)
+    ``model: nccl`` (default) times a collective as NCCL runs it: SM-driven channels, chunked
+    steps with per-step flag synchronisation, the LL / LL128 / Simple protocols chosen by size
+    (see :mod:`accelsim.hw.nccl`). ``model: link`` schedules chunked messages on the link
+    engine as copy-engine transfers (the textbook bandwidth/latency model; ``launch_s``,
+    ``chunk_bytes`` and ``max_chunks`` belong to it).
+    """
+
+    model: str = param("Collective time model.", default="nccl", choices=COLLECTIVE_MODELS)
+    launch_s: float = param("link model: fixed cost per collective (kernel launch and the ranks' "
+                            "first handshake), seconds.", default=8e-6, check=non_negative)
     issue_s: float = param("Host time to issue one collective call (framework + driver); back-to-back "
                            "calls cannot go faster, seconds.", default=0.0, check=non_negative)
-    chunk_bytes: float = param("Pipeline chunk: a message is cut into pieces of this size at most.",
+    chunk_bytes: float = param("link model: a message is cut into pieces of this size at most.",
                                default=2**20, check=positive)
-    max_chunks: int = param("Most chunks one message is cut into (bounds engine events).",
+    max_chunks: int = param("link model: most chunks one message is cut into (bounds engine events).",
                             default=8, check=positive)
+    protocol: str = param("nccl model: protocol, or auto (chosen by NCCL's own cost model, like "
+                          "leaving NCCL_PROTO unset).", default="auto",
+                          choices=("auto",) + NCCL_PROTOCOLS)
+    channels: int = param("nccl model: collective channels (rings; one thread block each).",
+                          default=24, check=positive)
+    p2p_channels: int = param("nccl model: channels for point-to-point traffic (all-to-all).",
+                              default=32, check=positive)
+    sm_bytes_per_s: float = param(
+        "nccl model: bytes one channel's thread block loads + stores per second with the Simple "
+        "protocol (its SM-side copy/reduce throughput), bytes/s.", default=84e9, check=positive)
+    saturation_exponent: float = param(
+        "nccl model: sharpness k of the smooth minimum (X^-k + B^-k)^(-1/k) between the channels' "
+        "aggregate rate X and the link rate B.", default=3.7, check=positive)
+    base_latency_s: tuple[float, ...] = param(
+        "nccl model: fixed latency of one collective kernel per protocol (LL, LL128, Simple), s.",
+        default=(6.6e-6, 14.0e-6, 8.4e-6), check=non_negative)
+    step_latency_s: tuple[float, ...] = param(
+        "nccl model: latency of one ring step (flag synchronisation across the link) per "
+        "protocol (LL, LL128, Simple), seconds.", default=(0.6e-6, 1.9e-6, 3.4e-6),
+        check=non_negative)
+    tree_step_latency_s: tuple[float, ...] = param(
+        "nccl model: latency of one tree step per protocol (LL, LL128, Simple), seconds.",
+        default=(0.6e-6, 1.25e-6, 4.0e-6), check=non_negative)
+    ll_max_bytes_per_s: float = param("nccl model: LL bus-bandwidth ceiling, bytes/s.",
+                                      default=141e9, check=positive)
+    ll128_channel_max_bytes_per_s: float = param(
+        "nccl model: LL128 bus-bandwidth ceiling per channel, bytes/s.", default=36.7e9,
+        check=positive)
+    tuning_channel_bytes_per_s: float = param(
+        "nccl model: NCCL's own bandwidth estimate per channel (its topology search), used only "
+        "to choose the protocol as NCCL does, bytes/s.", default=15e9, check=positive)
+    buffer_bytes: float = param("nccl model: Simple-protocol buffer per channel and peer "
+                                "(NCCL_BUFFSIZE), bytes.", default=4 * 2**20, check=positive)
+
+    def __post_init__(self) -> None:
+        for name in ("base_latency_s", "step_latency_s", "tree_step_latency_s"):
+            if len(getattr(self, name)) != len(NCCL_PROTOCOLS):
+                raise ConfigError(None, f"collectives.{name}", list(getattr(self, name)),
+                                  "give three values: LL, LL128, Simple")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -171,6 +222,7 @@ def switched_system(name: str, devices: int, link_bytes_per_s: float, *,
     into one non-blocking switch (the textbook "N GPUs on NVLink" of the seed cases).
 
     ``latency_s`` is the GPU-to-GPU latency (two hops); ``launch_s`` the per-collective cost.
+    Collectives use the textbook ``link`` model (bandwidth and latency terms only).
     """
     data = {
         "name": name, "kind": "system",
@@ -181,7 +233,7 @@ def switched_system(name: str, devices: int, link_bytes_per_s: float, *,
                         "packet_overhead_bytes": packet_overhead_bytes, "latency_s": latency_s / 2}],
         "links": [{"name": f"l{i}", "ends": [f"gpu{i}", "switch"], "spec": "link"}
                   for i in range(devices)],
-        "collectives": {"launch_s": launch_s},
+        "collectives": {"launch_s": launch_s, "model": "link"},
     }
     return build(System, data, file=f"<{name}>")
 

@@ -15,23 +15,34 @@ Algorithms:
 * direct: every rank sends each peer its share at once (all-to-all; all-reduce as a direct
   reduce-scatter then a direct all-gather).
 
+Two time models (``collectives.model`` of the system, or ``model=``):
+
+* ``nccl`` (the systems' default): the collective as NCCL runs it, from the pure model
+  :mod:`accelsim.hw.nccl` (SM-driven channels, per-step synchronisation, LL/LL128/Simple),
+  with the link rate of the slowest route between ranks from the calibrated copy model. It
+  covers ring and tree all-reduce, ring all-gather/reduce-scatter and direct all-to-all;
+  other algorithms (direct all-reduce, which NCCL does not have) fall back to ``link``.
+* ``link``: chunked messages on the link engine as copy-engine transfers. Every message is
+  cut into pipeline chunks (``collectives.chunk_bytes``, at most ``collectives.max_chunks``);
+  a rank forwards chunk ``k`` as soon as chunk ``k`` arrived.
+
 Link energy is the wire bits of every message on every link it crosses x the link's pJ/bit.
-Every message is cut into pipeline chunks (``collectives.chunk_bytes``, at most
-``collectives.max_chunks``); a rank forwards chunk ``k`` as soon as chunk ``k`` arrived.
 
 Imports: hw, config, engine.links, units, errors.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import simpy
 
-from accelsim.config.system import System
+from accelsim.config.system import COLLECTIVE_MODELS, NCCL_PROTOCOLS, System
 from accelsim.engine.links import LinkNetwork, Proc, check_ranks, split_bytes
 from accelsim.errors import ConfigError, UnsupportedError
 from accelsim.hw import link as hw
+from accelsim.hw import nccl
 
 ALGORITHMS = {"allreduce": ("ring", "tree", "direct"), "allgather": ("ring", "direct"),
               "reducescatter": ("ring", "direct"), "alltoall": ("direct",)}
@@ -138,8 +149,13 @@ def _tree(run: _Run) -> None:
 
 
 def run_collective(system: System, name: str, nbytes: float, *, algo: str | None = None,
-                   ranks: list[str] | None = None) -> dict:
-    """Simulate one collective; returns seconds, NCCL algbw/busbw (bytes/s) and bytes sent."""
+                   ranks: list[str] | None = None, model: str | None = None,
+                   protocol: str | None = None) -> dict:
+    """Simulate one collective; returns seconds, NCCL algbw/busbw (bytes/s) and bytes sent.
+
+    ``model`` overrides the system's collective model (``nccl`` or ``link``); ``protocol``
+    forces an NCCL protocol (``LL``, ``LL128``, ``Simple``; like ``NCCL_PROTO``).
+    """
     if name not in ALGORITHMS:
         raise ConfigError(system.name, "collective", name,
                           f"must be one of {', '.join(ALGORITHMS)}")
@@ -149,12 +165,20 @@ def run_collective(system: System, name: str, nbytes: float, *, algo: str | None
     if algo not in ALGORITHMS[name]:
         raise UnsupportedError(f"{name} has no '{algo}' algorithm here "
                                f"(available: {', '.join(ALGORITHMS[name])})")
+    model = model or system.collectives.model
+    if model not in COLLECTIVE_MODELS:
+        raise ConfigError(system.name, "model", model, f"must be one of {', '.join(COLLECTIVE_MODELS)}")
+    if protocol is not None and protocol not in ("auto",) + NCCL_PROTOCOLS:
+        raise ConfigError(system.name, "protocol", protocol,
+                          f"must be one of auto, {', '.join(NCCL_PROTOCOLS)}")
     nbytes = hw.check_bytes(nbytes)
     names = check_ranks(system, ranks)
     n = len(names)
     if n < 2 or nbytes == 0:
-        t = system.collectives.launch_s
-        return _result(system, name, algo, nbytes, n, t, {r: 0.0 for r in names}, 0.0)
+        t = system.collectives.launch_s if model == "link" else 0.0
+        return _result(system, name, algo, nbytes, n, t, {r: 0.0 for r in names}, 0.0, model)
+    if model == "nccl" and algo in nccl.ALGOS[name]:
+        return _run_nccl(system, name, algo, nbytes, names, protocol)
     segment = nbytes / 2 if algo == "tree" else nbytes / n
     run = _Run(system, names, segment)
     if algo == "ring":
@@ -164,13 +188,39 @@ def run_collective(system: System, name: str, nbytes: float, *, algo: str | None
     else:
         _tree(run)
     run.env.run()
-    return _result(system, name, algo, nbytes, n, run.env.now, run.sent, run.energy_pj)
+    return _result(system, name, algo, nbytes, n, run.env.now, run.sent, run.energy_pj, "link")
+
+
+def _run_nccl(system: System, name: str, algo: str, nbytes: float, names: list[str],
+              protocol: str | None) -> dict:
+    """The nccl model: pure time from :mod:`accelsim.hw.nccl`; energy from the wire bytes."""
+    n = len(names)
+    params = system.collectives
+    if protocol is not None:
+        params = dataclasses.replace(params, protocol=protocol)
+    routes = {(a, b): hw.find_route(system, a, b) for a in names for b in names if a != b}
+    link = min(hw.payload_bytes_per_s(r.bottleneck) for r in routes.values())
+    t = nccl.gpu_time(params, name, algo, nbytes, n, link)
+    wire_factor = 1.0 / nccl.PAYLOAD_FRACTION[t.protocol]   # flags cross the link too
+    energy = 0.0
+    for i, a in enumerate(names):
+        if name == "alltoall":
+            sends = [(routes[(a, b)], nbytes / n) for b in names if b != a]
+        else:
+            sends = [(routes[(a, names[(i + 1) % n])], t.link_bytes_per_rank)]
+        for route, payload in sends:
+            energy += sum(r["energy_pj"] for r in hw.transfer_actions(route, payload * wire_factor))
+    sent = {r: t.link_bytes_per_rank for r in names}
+    out = _result(system, name, algo, nbytes, n, t.time_s, sent, energy, "nccl")
+    out.update(protocol=t.protocol, channels=t.channels, nccl=t.as_dict(),
+               back_to_back_s=nccl.per_call_s(params, t.time_s))
+    return out
 
 
 def _result(system: System, name: str, algo: str, nbytes: float, n: int, t: float,
-            sent: dict, energy_pj: float) -> dict:
+            sent: dict, energy_pj: float, model: str) -> dict:
     algbw = nbytes / t if t > 0 else 0.0
-    return {"collective": name, "algo": algo, "ranks": n, "bytes": nbytes, "time_s": t,
+    return {"collective": name, "algo": algo, "model": model, "ranks": n, "bytes": nbytes, "time_s": t,
             "back_to_back_s": max(system.collectives.issue_s, t),
             "algbw_bytes_per_s": algbw, "busbw_bytes_per_s": algbw * hw.bus_factor(name, n),
             "max_bytes_sent_per_rank": max(sent.values()) if sent else 0.0,

@@ -12,8 +12,8 @@
   step ``s - 1`` has arrived, so steps pipeline.
 
 With nothing contending, a copy takes exactly :func:`accelsim.hw.link.copy_time_s` (a test holds
-them equal). Reduction arithmetic inside collectives is not timed (HBM is >10x faster than
-the links).
+them equal). Collectives scheduled here are the ``link`` model (copy-engine messages, no
+reduction time); the ``nccl`` model (SM-driven channels) is :mod:`accelsim.hw.nccl`.
 
 Imports: hw, config, units, errors.
 """

@@ -42,6 +42,13 @@ def test_algo_and_ranks(capsys):
     assert doc["algo"] == "tree" and doc["ranks"] == 4
 
 
+def test_protocol_can_be_forced_like_nccl_proto(capsys):
+    auto = run(capsys, "h200x2", "allreduce", "--bytes", "64KiB", "--json")
+    forced = run(capsys, "h200x2", "allreduce", "--bytes", "64KiB", "--protocol", "Simple", "--json")
+    assert auto["protocol"] == "LL" and forced["protocol"] == "Simple"
+    assert forced["time_s"] > auto["time_s"]
+
+
 def test_text_summary(capsys):
     assert op_links.run_argv("h200x2", "copy", ["--src", "gpu0", "--dst", "gpu1", "--bytes", "1e9"]) == 0
     out = capsys.readouterr().out
@@ -54,6 +61,8 @@ def test_text_summary(capsys):
     ("copy", ["--src", "host", "--dst", "gpu0", "--bytes", "-4"], "bytes"),
     ("allreduce", ["--bytes", "1", "--src", "host"], "collective"),
     ("allreduce", ["--bytes", "1", "--algo", "mesh"], "mesh"),
+    ("allreduce", ["--bytes", "1", "--protocol", "LL64"], "LL64"),
+    ("copy", ["--src", "host", "--dst", "gpu0", "--bytes", "1", "--protocol", "LL"], "protocol"),
     ("broadcast", ["--bytes", "1"], "broadcast"),
     ("copy", ["--src", "host", "--dst", "gpu0", "--bytes", "lots"], "lots"),
 ])
