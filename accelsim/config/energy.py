@@ -39,6 +39,7 @@ Imports: units, errors, files, config.schema, config.memory, config.systolic.
 from __future__ import annotations
 
 import difflib
+import functools
 import math
 import os
 import types
@@ -294,10 +295,19 @@ def energy_table_path(name_or_path: str | os.PathLike) -> Path:
 
 def load_energy_table(name_or_path: str | os.PathLike,
                       overrides: Mapping[str, object] | None = None) -> EnergyTable:
-    """Load, validate and (optionally) override an energy table by short name or path."""
+    """Load, validate and (optionally) override an energy table by short name or path.
+
+    Parsed tables are cached per file (keyed by path and modification time): sweeps price
+    thousands of runs with the same table.
+    """
     path = energy_table_path(name_or_path)
-    table = table_from_dict(read_yaml(path), file=str(path))
-    return table.with_overrides(overrides or {})
+    table = _parsed_table(str(path), os.stat(path).st_mtime_ns)
+    return table.with_overrides(overrides or {}) if overrides else table
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed_table(path: str, mtime_ns: int) -> EnergyTable:
+    return table_from_dict(read_yaml(path), file=path)
 
 
 # --------------------------------------------------------------------------- scaling

@@ -66,6 +66,33 @@ def _slots(total, tile, cap):
 
 
 @numba.njit(cache=True)
+def _lru_new(n):
+    """An LRU list over ids 0..n-1 (doubly linked; slot n is the head/tail sentinel)."""
+    prev = np.full(n + 1, -1, np.int64)
+    nxt = np.full(n + 1, -1, np.int64)
+    prev[n] = n
+    nxt[n] = n
+    return prev, nxt
+
+
+@numba.njit(cache=True)
+def _lru_unlink(prev, nxt, k):
+    nxt[prev[k]] = nxt[k]
+    prev[nxt[k]] = prev[k]
+    prev[k] = -1
+    nxt[k] = -1
+
+
+@numba.njit(cache=True)
+def _lru_push_front(prev, nxt, k, head):
+    first = nxt[head]
+    nxt[head] = k
+    prev[k] = head
+    nxt[k] = first
+    prev[first] = k
+
+
+@numba.njit(cache=True)
 def _input_stream(dep, oi, oj, sr, sc, t, rows, cols, fr, fc, nbytes, cap, out):
     if dep == _DEP_I:
         total = sr * t * nbytes
@@ -80,27 +107,23 @@ def _input_stream(dep, oi, oj, sr, sc, t, rows, cols, fr, fc, nbytes, cap, out):
         nid = fr * fc
         full_tile = min(rows, sr) * min(cols, sc) * nbytes
     slots = _slots(total, full_tile, cap)
-    last = np.full(nid, -1, np.int64)      # last fold that used a resident tile, -1 = absent
+    prev, nxt = _lru_new(nid)
+    head = nid
     resident = 0
     for f in range(oi.shape[0]):
         i = oi[f]
         j = oj[f]
         tid = i if dep == _DEP_I else (j if dep == _DEP_J else i * fc + j)
-        if last[tid] >= 0:
+        if prev[tid] >= 0:       # resident: a hit, now the most recently used
             out[f] = 0.0
+            _lru_unlink(prev, nxt, tid)
         else:
             out[f] = _tile_words(dep, i, j, sr, sc, t, rows, cols) * nbytes
             if resident >= slots:  # evict the least recently used tile
-                victim = -1
-                oldest = 1 << 62
-                for k in range(nid):
-                    if last[k] >= 0 and last[k] < oldest:
-                        oldest = last[k]
-                        victim = k
-                last[victim] = -1
+                _lru_unlink(prev, nxt, prev[head])
                 resident -= 1
             resident += 1
-        last[tid] = f
+        _lru_push_front(prev, nxt, tid, head)
 
 
 @numba.njit(cache=True)
@@ -132,7 +155,8 @@ def fold_traffic(dataflow, sr, sc, t, rows, cols, word_bytes, out_bytes, psum_by
     # ws / is: output tile j accumulates over the row folds i (partial sums)
     total = t * sc * psum_bytes
     slots = _slots(total, t * min(cols, sc) * psum_bytes, cap_ofmap)
-    last = np.full(fc, -1, np.int64)
+    prev, nxt = _lru_new(fc)
+    head = fc
     done = np.zeros(fc, np.int64)      # row folds accumulated so far per output tile
     spilled = np.zeros(fc, np.bool_)
     resident = 0
@@ -140,25 +164,22 @@ def fold_traffic(dataflow, sr, sc, t, rows, cols, word_bytes, out_bytes, psum_by
         i = oi[f]
         j = oj[f]
         words = _tile_words(_DEP_J, i, j, sr, sc, t, rows, cols)
-        if last[j] < 0:
+        if prev[j] >= 0:
+            _lru_unlink(prev, nxt, j)
+        else:
             if spilled[j]:
                 psr[f] += words * psum_bytes       # read the spilled partial sums back
                 spilled[j] = False
             if resident >= slots:
-                victim = -1
-                oldest = 1 << 62
-                for k in range(fc):
-                    if last[k] >= 0 and last[k] < oldest:
-                        oldest = last[k]
-                        victim = k
-                last[victim] = -1
+                victim = prev[head]
+                _lru_unlink(prev, nxt, victim)
                 resident -= 1
                 if done[victim] < fr:              # unfinished: spill its partial sums
                     vw = _tile_words(_DEP_J, 0, victim, sr, sc, t, rows, cols)
                     psw[f] += vw * psum_bytes
                     spilled[victim] = True
             resident += 1
-        last[j] = f
+        _lru_push_front(prev, nxt, j, head)
         done[j] += 1
         if done[j] == fr:
             ofw[f] += words * out_bytes            # final outputs leave after the last K fold
@@ -175,12 +196,32 @@ def best_order(dataflow, sr, sc, t, rows, cols, word_bytes, out_bytes, psum_byte
     """
     fr = (sr + rows - 1) // rows
     fc = (sc + cols - 1) // cols
+    # buffer slot counts: blocks larger than every buffer's slot count only thrash more
+    ur = min(rows, sr)
+    uc = min(cols, sc)
+    if dataflow == 0:
+        s_in = _slots(sr * t * word_bytes * ifmap_factor, ur * t * word_bytes * ifmap_factor, cap_ifmap)
+        s_w = _slots(t * sc * word_bytes, t * uc * word_bytes, cap_filter)
+        s_out = 1
+    elif dataflow == 1:
+        s_in = _slots(sr * t * word_bytes * ifmap_factor, ur * t * word_bytes * ifmap_factor, cap_ifmap)
+        s_w = 1
+        s_out = _slots(t * sc * psum_bytes, t * uc * psum_bytes, cap_ofmap)
+    else:
+        s_in = 1
+        s_w = _slots(sr * t * word_bytes, ur * t * word_bytes, cap_filter)
+        s_out = _slots(t * sc * psum_bytes, t * uc * psum_bytes, cap_ofmap)
+    big = 1 << 40
+    if (s_in == big or s_in == 1 and dataflow == 2) and (s_w == big or s_w == 1 and dataflow == 1) \
+            and (s_out == big or dataflow == 0):
+        return True, 1     # every operand stays on chip whole: the order does not matter
+    max_slots = max(s_in, max(s_w, s_out))
     best_bytes = np.inf
     best_sr = True
     best_b = 1
     for order in range(2):
         sr_outer = order == 0
-        limit = fr if sr_outer else fc
+        limit = min(fr if sr_outer else fc, max_slots)
         b = 1
         while True:
             a = fold_traffic(dataflow, sr, sc, t, rows, cols, word_bytes, out_bytes, psum_bytes,

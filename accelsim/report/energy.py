@@ -142,6 +142,7 @@ def pe_register_actions(actions: pd.DataFrame, layers: pd.DataFrame) -> pd.DataF
         return pd.DataFrame(columns=ACTION_COLUMNS)
     flows = dict(zip(layers["layer"], layers["dataflow"], strict=False)) if "dataflow" in layers else {}
     sram_reads = actions[(actions["level"] == "sram") & (actions["direction"] == "read")]
+    loaded_words = sram_reads.groupby(["layer", "operand"], sort=False)["count"].sum().to_dict()
     recs = []
     for row in macs.itertuples(index=False):
         prec = row.precision
@@ -153,8 +154,7 @@ def pe_register_actions(actions: pd.DataFrame, layers: pd.DataFrame) -> pd.DataF
         for operand in ("input", "weight"):
             recs.append(_rec(row.layer, "rf", operand, "read", n, w, prec))
             if operand == stationary:
-                loaded = sram_reads[(sram_reads["layer"] == row.layer)
-                                    & (sram_reads["operand"] == operand)]["count"].sum()
+                loaded = loaded_words.get((row.layer, operand), 0.0)
                 recs.append(_rec(row.layer, "rf", operand, "write", loaded, w, prec))
             else:
                 recs.append(_rec(row.layer, "rf", operand, "write", n, w, prec))

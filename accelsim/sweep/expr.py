@@ -1,0 +1,136 @@
+"""Safe constraint expressions over sweep parameter names (``rows == cols``, ``rows * cols <= 4096``).
+
+A constraint is parsed once with :mod:`ast` and interpreted by a small tree walker that knows
+only names (a parameter's dotted path or a unique short alias), numbers, strings,
+comparisons, arithmetic (``+ - * / // % **``), unary ``- + not`` and ``and``/``or``. Anything
+else (calls, attributes of objects, subscripts, lambdas, comprehensions) is rejected when the
+spec is read; nothing is ever passed to :func:`eval`.
+
+Imports: errors.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from accelsim.errors import ConfigError
+
+_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+           ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+           ast.Pow: operator.pow}
+_CMPOPS = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
+           ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge}
+_UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_}
+_MAX_EXPONENT = 64
+
+
+@dataclass(frozen=True, slots=True)
+class Constraint:
+    """One parsed constraint: its source text and its checked syntax tree."""
+
+    text: str
+    tree: ast.expr
+    names: tuple[str, ...]
+    """Parameter names (full dotted paths) that the expression reads."""
+
+    def holds(self, point: Mapping[str, Any]) -> bool:
+        """Whether the point satisfies the constraint (``point`` maps dotted path -> value)."""
+        try:
+            return bool(_eval(self.tree, point))
+        except ZeroDivisionError:
+            return False
+        except TypeError as exc:
+            raise ConfigError(None, "constraints", self.text, f"cannot evaluate: {exc}") from None
+
+
+def dotted_name(node: ast.expr) -> str | None:
+    """``compute.array.rows`` written as a chain of attributes -> the dotted string."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def parse_constraint(text: Any, aliases: Mapping[str, str], *, file: str | None,
+                     field: str) -> Constraint:
+    """Parse ``text``; ``aliases`` maps every usable name (full path or short alias) to the path.
+
+    Raises :class:`ConfigError` naming ``file``, ``field`` and the text on a syntax error, a
+    forbidden construct or an unknown name.
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise ConfigError(file, field, text, "expected an expression such as 'rows == cols'")
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError as exc:
+        raise ConfigError(file, field, text, f"invalid expression ({exc.msg})") from None
+    names: list[str] = []
+    resolved = _check(tree, aliases, names, file, field, text)
+    return Constraint(text.strip(), resolved, tuple(dict.fromkeys(names)))
+
+
+def _check(node: ast.expr, aliases: Mapping[str, str], names: list[str], file: str | None,
+           field: str, text: str) -> ast.expr:
+    """Validate ``node``; return a copy whose names are replaced by ``ast.Name(full path)``."""
+    def sub(n: ast.expr) -> ast.expr:
+        return _check(n, aliases, names, file, field, text)
+
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        name = dotted_name(node)
+        if name is None or name not in aliases:
+            known = ", ".join(sorted(aliases))
+            raise ConfigError(file, field, text,
+                              f"unknown parameter name '{name or ast.unparse(node)}' (known: {known})")
+        names.append(aliases[name])
+        return ast.Name(id=aliases[name], ctx=ast.Load())
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, bool) or not isinstance(node.value, (int, float, str)):
+            raise ConfigError(file, field, text, f"constant {node.value!r} not allowed")
+        return node
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+        return ast.BinOp(left=sub(node.left), op=node.op, right=sub(node.right))
+    if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
+        return ast.UnaryOp(op=node.op, operand=sub(node.operand))
+    if isinstance(node, ast.BoolOp):
+        return ast.BoolOp(op=node.op, values=[sub(v) for v in node.values])
+    if isinstance(node, ast.Compare) and all(type(op) in _CMPOPS for op in node.ops):
+        return ast.Compare(left=sub(node.left), ops=node.ops,
+                           comparators=[sub(c) for c in node.comparators])
+    raise ConfigError(file, field, text,
+                      f"'{ast.unparse(node)}' not allowed (use names, numbers, comparisons, "
+                      "arithmetic, and/or/not)")
+
+
+def _eval(node: ast.expr, point: Mapping[str, Any]) -> Any:
+    if isinstance(node, ast.Name):
+        return point[node.id]
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.BinOp):
+        left, right = _eval(node.left, point), _eval(node.right, point)
+        if isinstance(node.op, ast.Pow) and abs(right) > _MAX_EXPONENT:
+            raise TypeError(f"exponent {right} too large")
+        return _BINOPS[type(node.op)](left, right)
+    if isinstance(node, ast.UnaryOp):
+        return _UNARY[type(node.op)](_eval(node.operand, point))
+    if isinstance(node, ast.BoolOp):
+        if isinstance(node.op, ast.And):
+            return all(_eval(v, point) for v in node.values)
+        return any(_eval(v, point) for v in node.values)
+    if isinstance(node, ast.Compare):
+        left = _eval(node.left, point)
+        for op, comp in zip(node.ops, node.comparators):
+            right = _eval(comp, point)
+            if not _CMPOPS[type(op)](left, right):
+                return False
+            left = right
+        return True
+    raise TypeError(f"unsupported node {type(node).__name__}")  # pragma: no cover (checked at parse)

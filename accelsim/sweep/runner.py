@@ -1,0 +1,165 @@
+"""Running a sweep end to end: spec -> points -> (skip finished) -> executor -> results file.
+
+:func:`run_sweep` is what ``accelsim sweep`` calls, and the Python entry point::
+
+    from accelsim.sweep.runner import run_sweep
+    summary = run_sweep("workloads/sweeps/resnet50_tpu_v4_array_sram.yaml", "out.parquet")
+
+Before any work is distributed, the spec is validated (see :mod:`accelsim.sweep.space`) and the
+first point is evaluated here, which checks the metric names, warms the numba kernels (forked
+workers inherit them) and times one point to choose the chunk size.
+
+Imports: errors, sweep.*.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from accelsim.sweep.evaluate import (
+    META_COLUMNS,
+    Evaluator,
+    SweepContext,
+    check_metrics,
+    evaluate_point,
+    make_row,
+)
+from accelsim.sweep.local import default_workers, run_local
+from accelsim.sweep.progress import Progress
+from accelsim.sweep.space import SweepSpec, load_spec
+from accelsim.sweep.store import ResultStore
+
+TARGET_CHUNK_S = 0.25
+"""Seconds of work per chunk aimed at (per-chunk overhead is ~1 ms locally, more on Dask)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SweepSummary:
+    """What a run did: points in the spec, skipped as already done, evaluated, failed."""
+
+    out: str
+    total: int
+    skipped: int
+    evaluated: int
+    errors: int
+    wall_s: float
+    workers: int | str
+
+    @property
+    def rate(self) -> float:
+        """Points evaluated per second of wall time."""
+        return self.evaluated / self.wall_s if self.wall_s > 0 else 0.0
+
+    def line(self) -> str:
+        """One line for the terminal."""
+        err = f", {self.errors} with errors" if self.errors else ""
+        return (f"{self.evaluated} points evaluated ({self.skipped} already done{err}) in "
+                f"{self.wall_s:.2f} s, {self.rate:,.1f} pt/s on {self.workers} -> {self.out}")
+
+
+def chunk_size(seconds_per_point: float, todo: int, workers: int) -> int:
+    """Points per chunk: about :data:`TARGET_CHUNK_S` of work, and >= 4 chunks per worker."""
+    by_time = max(1, int(TARGET_CHUNK_S / max(seconds_per_point, 1e-7)))
+    by_balance = max(1, math.ceil(todo / (4 * max(workers, 1))))
+    return min(by_time, by_balance)
+
+
+def run_sweep(spec: SweepSpec | str | os.PathLike, out: str | os.PathLike, *,
+              workers: int | None = None, scheduler: Any = None, resume: bool = False,
+              force: bool = False, fmt: str | None = None, evaluator: Evaluator | None = None,
+              progress: bool = True,
+              on_rows: Callable[[list[Mapping[str, Any]]], None] | None = None) -> SweepSummary:
+    """Evaluate every point of ``spec`` not yet in ``out``; append rows as they finish.
+
+    ``workers``: local processes (default: all cores); ``scheduler``: a Dask scheduler
+    address or ``distributed.Client`` (then ``workers`` is ignored). ``on_rows`` is called
+    with each chunk's rows after they are queued for the file (used by tests).
+    On Ctrl-C the rows received so far are written and :class:`KeyboardInterrupt` propagates.
+    """
+    t0 = time.monotonic()
+    if not isinstance(spec, SweepSpec):
+        spec = load_spec(spec)
+    client = None
+    if isinstance(scheduler, (str, os.PathLike)):
+        from accelsim.sweep.dask import connect
+
+        client = scheduler = connect(str(scheduler))  # an unreachable cluster fails first
+    try:
+        return _run(spec, out, workers=workers, scheduler=scheduler, resume=resume, force=force,
+                    fmt=fmt, evaluator=evaluator, progress=progress, on_rows=on_rows, t0=t0)
+    finally:
+        if client is not None:
+            client.close()
+
+
+def _run(spec: SweepSpec, out: str | os.PathLike, *, workers: int | None, scheduler: Any,
+         resume: bool, force: bool, fmt: str | None, evaluator: Evaluator | None, progress: bool,
+         on_rows: Callable[[list[Mapping[str, Any]]], None] | None, t0: float) -> SweepSummary:
+    ctx = SweepContext.from_spec(spec, evaluator)
+    points = spec.points()
+    ids = [ctx.point_id(p) for p in points]
+    t_first = time.monotonic()
+    metrics, first_metrics = check_metrics(ctx, points[0], spec.file)
+    per_point = time.monotonic() - t_first
+    ctx = dataclasses.replace(ctx, metrics=metrics)
+    first_row = make_row(ctx, points[0], first_metrics)
+    columns = list(spec.names) + list(metrics) + list(META_COLUMNS)
+    store = ResultStore(out, columns, fmt=fmt, resume=resume, force=force)
+    already = len(store.done.intersection(ids))
+    todo = [p for p, i in zip(points, ids) if i not in store.done]
+    n_workers = 1 if scheduler is not None else (workers or default_workers())
+    bar = Progress(len(points), already, enabled=progress)
+    errors = 0
+
+    def take(rows: list[dict[str, Any]]) -> None:
+        nonlocal errors
+        fresh = [r for r in rows if r["point_id"] not in store.done]  # a re-run chunk: once
+        errors += sum(1 for r in fresh if r.get("error"))
+        store.add(fresh)
+        bar.update(len(fresh))
+        if on_rows is not None:
+            on_rows(rows)
+
+    try:
+        if todo and todo[0] is points[0]:
+            take([first_row])
+            todo = todo[1:]
+        if todo:
+            if per_point > 0.05:  # the first call may include JIT compilation: time a warm one
+                t_warm = time.monotonic()
+                first = evaluate_point(ctx, todo[0])
+                per_point = time.monotonic() - t_warm
+                take([first])
+                todo = todo[1:]
+            slots = sum(scheduler.nthreads().values()) if scheduler is not None else n_workers
+            size = chunk_size(per_point, len(todo), slots)
+            chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
+            if scheduler is not None:
+                from accelsim.sweep.dask import run_dask
+
+                run_dask(ctx, chunks, scheduler, take)
+            else:
+                run_local(ctx, chunks, n_workers, take)
+    except KeyboardInterrupt:
+        store.close()
+        bar.finish()
+        print(f"accelsim: sweep interrupted: {len(store.done.intersection(ids))} of {len(points)} "
+              f"points saved in {out}; rerun with --resume to finish", file=sys.stderr)
+        raise
+    except BaseException:
+        store.close()
+        raise
+    store.close(order=ids)
+    bar.finish()
+    where = (f"Dask at {scheduler.scheduler.address}" if scheduler is not None
+             else f"{n_workers} process(es)")
+    return SweepSummary(out=str(out), total=len(points), skipped=already,
+                        evaluated=bar.done, errors=errors, wall_s=time.monotonic() - t0,
+                        workers=where)

@@ -1,0 +1,412 @@
+"""Sweep specs: a base machine and workload, parameters to vary, sampling, constraints, metrics.
+
+A spec is YAML::
+
+    name: resnet50_array_sram
+    hardware: tpu_v4                 # built-in name or path
+    workload: resnet50               # built-in name or path
+    mode: analytic                   # analytic (fast path) | event (SimPy replay)
+    sampling: {method: grid}         # grid | random | lhs; random/lhs take samples and seed
+    parameters:                      # dotted path into the hardware YAML -> values
+      compute.array.rows: [32, 64, 128, 256]
+      compute.array.cols: [32, 64, 128, 256]
+      memory.sram.capacity_bytes: {start: 1 MiB, stop: 64 MiB, factor: 2}
+      dataflow: [os, ws]             # special: the dataflow passed to simulate()
+    constraints: [rows == cols]      # names: dotted paths or unique last segments
+    metrics: [total_cycles, time_s, area_mm2]
+
+Parameter values are a list, a single value, or a mapping: ``{values: [...]}``,
+``{start, stop, step}`` (arithmetic, stop included), ``{start, stop, factor}`` (geometric),
+``{low, high}`` with optional ``num`` (grid: ``num`` evenly spaced values), ``log: true``
+(log-spaced / log-uniform) and ``integer: true``. Strings with units ("4 MiB") are parsed by
+the field's unit suffix. Two parameters besides hardware paths are understood: ``dataflow``
+and ``workload`` (a list of workload names).
+
+Everything is checked when the spec is read, before any point runs: every hardware path and
+value is validated by building the machine with that override, ranges must be non-empty, and
+the constraints must leave at least one point. Errors are one line naming file, field, value.
+
+Imports: errors, units, config, workload, sweep.expr.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from accelsim.config.registry import apply_overrides, load_machine_dict, machine_from_dict
+from accelsim.config.systolic import DATAFLOWS
+from accelsim.errors import ConfigError
+from accelsim.files import read_yaml
+from accelsim.sweep.expr import Constraint, parse_constraint
+from accelsim.units import UnitError, parser_for_field
+from accelsim.workload.readers import load_workload
+
+SPECIAL = ("dataflow", "workload")
+"""Parameter names that are not paths into the hardware description."""
+
+METHODS = ("grid", "random", "lhs")
+MODES = ("analytic", "event")
+MAX_GRID = 5_000_000
+"""Largest grid enumerated before constraints (beyond it: use random or lhs sampling)."""
+
+_SPEC_KEYS = ("name", "description", "hardware", "workload", "mode", "sampling", "parameters",
+              "constraints", "metrics")
+
+
+@dataclass(frozen=True, slots=True)
+class Parameter:
+    """One swept parameter: discrete canonical ``values``, or a continuous ``[low, high]``."""
+
+    path: str
+    values: tuple | None = None
+    low: float | None = None
+    high: float | None = None
+    log: bool = False
+    integer: bool = False
+
+    @property
+    def alias(self) -> str:
+        """The last segment of the path (``rows`` for ``compute.array.rows``)."""
+        return self.path.rsplit(".", 1)[-1]
+
+    def from_unit(self, u: float) -> Any:
+        """The value at quantile ``u`` in [0, 1) of this parameter's range (for sampling)."""
+        if self.values is not None:
+            return self.values[min(int(u * len(self.values)), len(self.values) - 1)]
+        lo, hi = float(self.low), float(self.high)  # type: ignore[arg-type]
+        if self.log:
+            v = math.exp(math.log(lo) + u * (math.log(hi) - math.log(lo)))
+        else:
+            v = lo + u * (hi - lo)
+        return int(min(max(round(v), lo), hi)) if self.integer else v
+
+
+@dataclass(frozen=True, slots=True)
+class SweepSpec:
+    """A validated sweep: everything needed to enumerate points and evaluate them."""
+
+    name: str
+    file: str | None
+    hardware: str
+    hw_file: str
+    base_hw: Mapping[str, Any]
+    workloads: Mapping[str, Any]
+    """Workload name (as written in the spec) -> :class:`~accelsim.workload.ops.Workload`."""
+    default_workload: str
+    mode: str
+    method: str
+    samples: int | None
+    seed: int
+    parameters: tuple[Parameter, ...]
+    constraints: tuple[Constraint, ...]
+    metrics: tuple[str, ...] | None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Parameter paths in spec order (the parameter columns of the results)."""
+        return tuple(p.path for p in self.parameters)
+
+    def satisfies(self, point: Mapping[str, Any]) -> bool:
+        """Whether ``point`` passes every constraint."""
+        return all(c.holds(point) for c in self.constraints)
+
+    def points(self) -> list[dict[str, Any]]:
+        """The design points, in a deterministic order (grid order, or sampling order)."""
+        if self.method == "grid":
+            pts = _grid(self)
+        else:
+            pts = _sampled(self)
+        if not pts:
+            raise ConfigError(self.file, "constraints", " and ".join(c.text for c in self.constraints),
+                              "the constraints exclude every point")
+        return pts
+
+
+def load_spec(path: str | os.PathLike) -> SweepSpec:
+    """Read and validate a sweep spec YAML file."""
+    return spec_from_dict(read_yaml(path), file=str(path))
+
+
+def spec_from_dict(data: Mapping[str, Any], *, file: str | None = None) -> SweepSpec:
+    """Validate a parsed spec mapping (see the module docstring for the format)."""
+    for key in data:
+        if key not in _SPEC_KEYS:
+            raise ConfigError(file, str(key), data[key], f"unknown key (known: {', '.join(_SPEC_KEYS)})")
+    raw_params = data.get("parameters")
+    required = ("hardware", "parameters") + (
+        () if isinstance(raw_params, Mapping) and "workload" in raw_params else ("workload",))
+    for key in required:
+        if key not in data:
+            raise ConfigError(file, key, None, "missing required field")
+    hardware = _near(file, str(data["hardware"]))
+    base_hw, hw_file = load_machine_dict(hardware)
+    machine_from_dict(base_hw, file=hw_file)  # the base machine itself must be valid
+    mode = data.get("mode", "analytic")
+    if mode not in MODES:
+        raise ConfigError(file, "mode", mode, f"must be one of {', '.join(MODES)}")
+    method, samples, seed = _sampling(data.get("sampling") or {}, file)
+    if not isinstance(raw_params, Mapping) or not raw_params:
+        raise ConfigError(file, "parameters", raw_params,
+                          "expected a mapping of dotted path -> values, with at least one entry")
+    workloads = {}
+    if "workload" in data:
+        workloads[str(data["workload"])] = _load_workload(data["workload"], file, "workload")
+    params = []
+    for path, spec in raw_params.items():
+        field = f"parameters.{path}"
+        p = _parameter(str(path), spec, base_hw, hw_file, method, file, field)
+        if p.path == "workload":
+            for w in p.values or ():
+                workloads[w] = _load_workload(w, file, field)
+        params.append(p)
+    default_workload = str(data.get("workload", next(iter(workloads), "")))
+    constraints = _constraints(data.get("constraints"), params, file)
+    metrics = data.get("metrics")
+    if metrics is not None:
+        if isinstance(metrics, str):
+            metrics = [metrics]
+        if not isinstance(metrics, list) or not metrics or not all(isinstance(m, str) for m in metrics):
+            raise ConfigError(file, "metrics", metrics, "expected a non-empty list of metric names")
+        metrics = tuple(dict.fromkeys(metrics))
+    spec = SweepSpec(name=str(data.get("name", os.path.splitext(os.path.basename(file or "sweep"))[0])),
+                     file=file, hardware=hardware, hw_file=hw_file, base_hw=base_hw,
+                     workloads=workloads, default_workload=default_workload, mode=mode,
+                     method=method, samples=samples, seed=seed, parameters=tuple(params),
+                     constraints=constraints, metrics=metrics)
+    spec.points()  # a constraint that excludes every point is an error now, not later
+    return spec
+
+
+def _sampling(s: Any, file: str | None) -> tuple[str, int | None, int]:
+    if isinstance(s, str):
+        s = {"method": s}
+    if not isinstance(s, Mapping):
+        raise ConfigError(file, "sampling", s, "expected a mapping {method, samples, seed}")
+    for key in s:
+        if key not in ("method", "samples", "seed"):
+            raise ConfigError(file, f"sampling.{key}", s[key], "unknown key (known: method, samples, seed)")
+    method = s.get("method", "grid")
+    if method not in METHODS:
+        raise ConfigError(file, "sampling.method", method, f"must be one of {', '.join(METHODS)}")
+    samples = s.get("samples")
+    if method != "grid":
+        if isinstance(samples, bool) or not isinstance(samples, int) or samples <= 0:
+            raise ConfigError(file, "sampling.samples", samples,
+                              f"{method} sampling needs a positive integer number of samples")
+    seed = s.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ConfigError(file, "sampling.seed", seed, "expected a non-negative integer")
+    return method, samples, seed
+
+
+def _near(file: str | None, name: str) -> str:
+    """``name`` as a path relative to the spec's folder when such a file exists there."""
+    if file and not os.path.isabs(name):
+        candidate = os.path.join(os.path.dirname(file), name)
+        if os.path.isfile(candidate):
+            return candidate
+    return name
+
+
+def _load_workload(name: Any, file: str | None, field: str) -> Any:
+    try:
+        return load_workload(_near(file, str(name)))
+    except ConfigError as exc:
+        raise ConfigError(file, field, name, exc.reason if exc.file == str(name) else str(exc)) from None
+
+
+def _attr_path(obj: Any, path: str) -> Any:
+    for part in path.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _built_value(base: Mapping[str, Any], hw_file: str, path: str, value: Any,
+                 file: str | None, field: str) -> Any:
+    """Build the machine with ``path = value``; the field's value as the machine holds it."""
+    try:
+        machine = machine_from_dict(apply_overrides(base, {path: value}, file=hw_file), file=hw_file)
+    except ConfigError as exc:
+        raise ConfigError(file, field, value, f"{exc.field or ''}: {exc.reason}".lstrip(": ")) from None
+    try:
+        out = _attr_path(machine, path)
+    except AttributeError:
+        raise ConfigError(file, field, value, "path names no field of the machine") from None
+    if not isinstance(out, (bool, int, float, str)):
+        raise ConfigError(file, field, value, "path names a section, not a number or name")
+    return out
+
+
+def canonical(base: Mapping[str, Any], hw_file: str, path: str, value: Any, file: str | None,
+              field: str) -> Any:
+    """Build the machine with ``path = value``; return the value as the machine holds it.
+
+    This is the check that the path names a real field and the value is valid for it.
+    Whole numbers become ints ("1 MiB" and 1048576 are one value, however it was written).
+    """
+    out = _built_value(base, hw_file, path, value, file, field)
+    if isinstance(out, float) and out.is_integer() and abs(out) < 2**53:
+        out = int(out)
+    return out
+
+
+def _parameter(path: str, spec: Any, base: Mapping[str, Any], hw_file: str, method: str,
+               file: str | None, field: str) -> Parameter:
+    if isinstance(spec, Mapping) and "values" in spec:
+        spec = spec["values"]
+    if isinstance(spec, Mapping):
+        return _ranged(path, spec, base, hw_file, method, file, field)
+    values = list(spec) if isinstance(spec, (list, tuple)) else [spec]
+    if not values:
+        raise ConfigError(file, field, spec, "empty list of values")
+    if path == "dataflow":
+        for v in values:
+            if v not in DATAFLOWS:
+                raise ConfigError(file, field, v, f"unknown dataflow (known: {', '.join(DATAFLOWS)})")
+        return Parameter(path, tuple(dict.fromkeys(values)))
+    if path == "workload":
+        return Parameter(path, tuple(dict.fromkeys(str(v) for v in values)))
+    canon = [canonical(base, hw_file, path, v, file, field) for v in values]
+    return Parameter(path, tuple(dict.fromkeys(canon)))
+
+
+def _number(path: str, value: Any, file: str | None, field: str) -> float:
+    parser = parser_for_field(path.rsplit(".", 1)[-1])
+    try:
+        if parser is not None:
+            return parser(value)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise UnitError("expected a number")
+        return float(value)
+    except UnitError as exc:
+        raise ConfigError(file, field, value, str(exc)) from None
+
+
+def _ranged(path: str, spec: Mapping[str, Any], base: Mapping[str, Any], hw_file: str,
+            method: str, file: str | None, field: str) -> Parameter:
+    allowed = {"start", "stop", "step", "factor", "low", "high", "num", "log", "integer"}
+    for key in spec:
+        if key not in allowed:
+            raise ConfigError(file, f"{field}.{key}", spec[key], f"unknown key (known: {', '.join(sorted(allowed))})")
+    if path in SPECIAL:
+        raise ConfigError(file, field, dict(spec), f"{path} takes a list of values, not a range")
+    if "start" in spec or "stop" in spec:
+        if "start" not in spec or "stop" not in spec or ("step" in spec) == ("factor" in spec):
+            raise ConfigError(file, field, dict(spec), "a range needs start, stop and one of step or factor")
+        start, stop = _number(path, spec["start"], file, field), _number(path, spec["stop"], file, field)
+        if start > stop:
+            raise ConfigError(file, field, dict(spec), "empty range (start > stop)")
+        values: list[float] = []
+        if "step" in spec:
+            step = _number(path, spec["step"], file, f"{field}.step")
+            if step <= 0:
+                raise ConfigError(file, f"{field}.step", spec["step"], "must be > 0")
+            n = int(math.floor((stop - start) / step * (1 + 1e-12))) + 1
+            values = [start + i * step for i in range(n)]
+        else:
+            factor = spec["factor"]
+            if isinstance(factor, bool) or not isinstance(factor, (int, float)) or factor <= 1:
+                raise ConfigError(file, f"{field}.factor", factor, "must be a number > 1")
+            if start <= 0:
+                raise ConfigError(file, f"{field}.start", spec["start"], "a geometric range needs start > 0")
+            v = start
+            while v <= stop * (1 + 1e-12):
+                values.append(v)
+                v *= factor
+        values = [int(v) if float(v).is_integer() else v for v in values]
+        canon = [canonical(base, hw_file, path, v, file, field) for v in values]
+        return Parameter(path, tuple(dict.fromkeys(canon)))
+    if "low" not in spec or "high" not in spec:
+        raise ConfigError(file, field, dict(spec), "expected a list, {start, stop, step|factor} or {low, high}")
+    lo, hi = _number(path, spec["low"], file, field), _number(path, spec["high"], file, field)
+    if lo > hi:
+        raise ConfigError(file, field, dict(spec), "empty range (low > high)")
+    log = bool(spec.get("log", False))
+    if log and lo <= 0:
+        raise ConfigError(file, f"{field}.low", spec["low"], "a log range needs low > 0")
+    ends = [_built_value(base, hw_file, path, int(v) if v.is_integer() else v, file, field)
+            for v in (lo, hi)]
+    integer = (bool(spec.get("integer", False)) or isinstance(ends[0], int)
+               or path.endswith(("_bytes", "_bits")))  # int fields; whole bytes and bits
+    if integer and math.floor(hi) < math.ceil(lo):
+        raise ConfigError(file, field, dict(spec), "empty range (no integer within [low, high])")
+    if "num" in spec:
+        num = spec["num"]
+        if isinstance(num, bool) or not isinstance(num, int) or num <= 0:
+            raise ConfigError(file, f"{field}.num", num, "must be a positive integer")
+        grid = np.geomspace(lo, hi, num) if log else np.linspace(lo, hi, num)
+        vals = [int(round(v)) if integer else float(v) for v in grid]
+        canon = [canonical(base, hw_file, path, v, file, field) for v in vals]
+        return Parameter(path, tuple(dict.fromkeys(canon)))
+    if method == "grid":
+        raise ConfigError(file, field, dict(spec), "grid sampling needs discrete values: add num: N")
+    return Parameter(path, None, low=lo, high=hi, log=log, integer=integer)
+
+
+def _constraints(raw: Any, params: list[Parameter], file: str | None) -> tuple[Constraint, ...]:
+    if raw is None:
+        return ()
+    items = [raw] if isinstance(raw, str) else raw
+    if not isinstance(items, list):
+        raise ConfigError(file, "constraints", raw, "expected a list of expressions")
+    aliases: dict[str, str] = {p.path: p.path for p in params}
+    counts: dict[str, int] = {}
+    for p in params:
+        counts[p.alias] = counts.get(p.alias, 0) + 1
+    for p in params:
+        if counts[p.alias] == 1:
+            aliases.setdefault(p.alias, p.path)
+    return tuple(parse_constraint(t, aliases, file=file, field=f"constraints[{i}]")
+                 for i, t in enumerate(items))
+
+
+def _grid(spec: SweepSpec) -> list[dict[str, Any]]:
+    sizes = [len(p.values or ()) for p in spec.parameters]
+    total = math.prod(sizes)
+    if total > MAX_GRID:
+        raise ConfigError(spec.file, "parameters", f"{total} points",
+                          f"grid larger than {MAX_GRID}; use random or lhs sampling")
+    names = spec.names
+    out = []
+    for combo in itertools.product(*(p.values for p in spec.parameters)):
+        point = dict(zip(names, combo))
+        if spec.satisfies(point):
+            out.append(point)
+    return out
+
+
+def _sampled(spec: SweepSpec) -> list[dict[str, Any]]:
+    """Random or Latin-hypercube points that satisfy the constraints, without duplicates.
+
+    Rejected and duplicate draws are replaced by further draws (for LHS: further whole
+    hypercubes of ``samples`` points), up to 100 rounds.
+    """
+    rng = np.random.default_rng(spec.seed)
+    n, d = int(spec.samples or 0), len(spec.parameters)
+    seen: set[tuple] = set()
+    out: list[dict[str, Any]] = []
+    for _ in range(100):
+        if spec.method == "lhs":
+            u = (np.argsort(rng.random((d, n)), axis=1).T + rng.random((n, d))) / n
+        else:
+            u = rng.random((n, d))
+        for row in u:
+            point = {p.path: p.from_unit(float(x)) for p, x in zip(spec.parameters, row)}
+            key = tuple(point.values())
+            if key in seen or not spec.satisfies(point):
+                continue
+            seen.add(key)
+            out.append(point)
+            if len(out) == n:
+                return out
+    if out:
+        raise ConfigError(spec.file, "sampling.samples", n,
+                          f"only {len(out)} distinct points satisfy the constraints; ask for fewer")
+    return out

@@ -1,0 +1,191 @@
+"""Sweep results on disk: one row per design point, keyed by ``point_id``, resumable.
+
+Two formats, picked by ``fmt`` or the file suffix (``.csv`` -> CSV, anything else Parquet):
+
+* **Parquet**: one file, rewritten atomically at each flush (written to a hidden temporary
+  file beside it, then ``os.replace``-d over it). Whatever interrupts the sweep (Ctrl-C, a
+  kill), the file on disk is the last complete version. Flushes are spaced so that rewriting
+  costs at most ~10 % of the run (at least one second apart).
+* **CSV**: the header once, then rows appended at each flush. A row torn by a hard kill (a last
+  line without its newline) is cut off when the file is opened again.
+
+Rows are kept unique by ``point_id`` in memory and on disk; :func:`read_results` also drops
+any duplicate key it meets, keeping the first. Opening an existing file needs ``resume=True``
+(continue it) or ``force=True`` (replace it), so that no result is lost by accident.
+
+Imports: errors, pandas, pyarrow (for Parquet).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from accelsim.errors import ConfigError
+
+FORMATS = ("parquet", "csv")
+
+_TEXT_COLUMNS = ("point_id", "error", "hw_id", "workload_id", "accelsim_version")
+"""Columns read back from CSV as text whatever they look like."""
+
+
+def infer_format(path: str | os.PathLike, fmt: str | None = None) -> str:
+    """``fmt`` if given, else ``csv`` for a ``.csv`` path and ``parquet`` otherwise."""
+    if fmt is not None:
+        if fmt not in FORMATS:
+            raise ConfigError(None, "--format", fmt, f"must be one of {', '.join(FORMATS)}")
+        return fmt
+    return "csv" if str(path).lower().endswith(".csv") else "parquet"
+
+
+def _repair_csv(path: Path) -> None:
+    """Cut a torn last line (no trailing newline) off a CSV file."""
+    with open(path, "rb+") as fh:
+        fh.seek(0, os.SEEK_END)
+        size = fh.tell()
+        if size == 0:
+            return
+        fh.seek(size - 1)
+        if fh.read(1) == b"\n":
+            return
+        step = min(size, 1 << 16)
+        fh.seek(size - step)
+        tail = fh.read(step)
+        cut = tail.rfind(b"\n")
+        fh.truncate(size - step + cut + 1 if cut >= 0 else 0)
+
+
+def read_results(path: str | os.PathLike, fmt: str | None = None) -> pd.DataFrame:
+    """The rows of a results file, unique by ``point_id`` (first kept), in file order."""
+    p = Path(path)
+    fmt = infer_format(p, fmt)
+    if not p.is_file():
+        raise ConfigError(str(p), None, None, "no such results file")
+    try:
+        if fmt == "csv":
+            if p.stat().st_size == 0:
+                return pd.DataFrame()
+            # keys are hex digests: never let one parse as a number ("12e4...")
+            df = pd.read_csv(p, dtype={c: str for c in _TEXT_COLUMNS}, keep_default_na=True)
+        else:
+            df = pd.read_parquet(p)
+    except (ValueError, OSError) as exc:
+        raise ConfigError(str(p), None, None, f"not a readable {fmt} results file ({exc})") from None
+    if "point_id" not in df.columns:
+        raise ConfigError(str(p), "point_id", None, "not a sweep results file (no point_id column)")
+    if "error" in df.columns:
+        df["error"] = df["error"].fillna("").astype(str)
+    return df.drop_duplicates("point_id", keep="first").reset_index(drop=True)
+
+
+class ResultStore:
+    """An open results file: :meth:`add` rows, :meth:`flush` to disk, :meth:`close` at the end."""
+
+    def __init__(self, path: str | os.PathLike, columns: Sequence[str], *, fmt: str | None = None,
+                 resume: bool = False, force: bool = False, min_interval_s: float = 1.0) -> None:
+        self.path = Path(path)
+        self.fmt = infer_format(self.path, fmt)
+        self.columns = list(columns)
+        self.min_interval_s = min_interval_s
+        self._pending: list[dict[str, Any]] = []
+        self._frame = pd.DataFrame(columns=self.columns)
+        self._last_flush = time.monotonic()
+        self._flush_cost = 0.0
+        self.done: set[str] = set()
+        self._tmp = self.path.with_name(f".{self.path.name}.tmp")
+        if self._tmp.exists():
+            self._tmp.unlink()  # left by a run killed mid-write; the real file is intact
+        if self.path.is_dir():
+            raise ConfigError(str(self.path), "--out", str(self.path), "is a directory, expected a file")
+        if self.path.exists():
+            if resume:
+                self._load_existing()
+            elif force:
+                self.path.unlink()
+            else:
+                raise ConfigError(str(self.path), "--out", str(self.path),
+                                  "already exists; pass --resume to continue it or --force to replace it")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.fmt == "csv" and not self.path.exists():
+            with open(self.path, "w", newline="") as fh:
+                fh.write(",".join(self.columns) + "\n")
+
+    def _load_existing(self) -> None:
+        if self.fmt == "csv":
+            _repair_csv(self.path)
+        old = read_results(self.path, self.fmt)
+        if old.empty and self.fmt == "csv":
+            with open(self.path, "w", newline="") as fh:
+                fh.write(",".join(self.columns) + "\n")
+            return
+        if set(old.columns) != set(self.columns):
+            extra = sorted(set(old.columns) ^ set(self.columns))
+            raise ConfigError(str(self.path), "columns", ", ".join(extra),
+                              "the file was written by a sweep with other parameters or metrics; "
+                              "use another --out or --force")
+        self.done = set(old["point_id"])
+        if self.fmt == "parquet":
+            self._frame = old[self.columns]
+
+    def __len__(self) -> int:
+        return len(self.done)
+
+    def add(self, rows: Iterable[Mapping[str, Any]]) -> int:
+        """Queue rows not seen before; flush when due. Returns the number of new rows."""
+        new = 0
+        for row in rows:
+            pid = row["point_id"]
+            if pid in self.done:
+                continue
+            self.done.add(pid)
+            self._pending.append({c: row.get(c) for c in self.columns})
+            new += 1
+        now = time.monotonic()
+        if self._pending and now - self._last_flush >= max(self.min_interval_s, 10 * self._flush_cost):
+            self.flush()
+        return new
+
+    def flush(self) -> None:
+        """Write the queued rows (atomically for Parquet); the file stays valid if interrupted."""
+        if not self._pending:
+            return
+        t0 = time.monotonic()
+        batch = pd.DataFrame(self._pending, columns=self.columns)
+        if self.fmt == "csv":
+            text = batch.to_csv(index=False, header=False)
+            with open(self.path, "a", newline="") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+            self._pending = []
+        else:
+            frame = batch if self._frame.empty else pd.concat([self._frame, batch], ignore_index=True)
+            try:
+                frame.to_parquet(self._tmp, index=False)
+                os.replace(self._tmp, self.path)
+            except BaseException:
+                if self._tmp.exists():
+                    self._tmp.unlink()
+                raise
+            self._frame = frame
+            self._pending = []
+        self._last_flush = time.monotonic()
+        self._flush_cost = self._last_flush - t0
+
+    def close(self, order: Sequence[str] | None = None) -> None:
+        """Flush; for Parquet, also rewrite the rows in ``order`` of point ids when given."""
+        self.flush()
+        if self.fmt == "parquet" and order is not None and not self._frame.empty:
+            rank = {pid: i for i, pid in enumerate(order)}
+            key = self._frame["point_id"].map(lambda p: rank.get(p, len(rank)))
+            ordered = self._frame.iloc[key.argsort(kind="stable")].reset_index(drop=True)
+            if not ordered["point_id"].equals(self._frame["point_id"]):
+                self._frame = ordered
+                self._pending = []
+                ordered.to_parquet(self._tmp, index=False)
+                os.replace(self._tmp, self.path)

@@ -1,0 +1,133 @@
+"""Sweep speed: design points per second for single-layer systolic evaluations, and the wall
+time of a 1,000-point ResNet-50 array-size x SRAM sweep on 2 cores.
+
+    PYTHONPATH=. python scripts/bench_sweep.py [--workers 2] [--single 4000] [--energy]
+
+Rows of the table:
+
+* ``single layer, batch``: the vectorised evaluator of many design points for one layer
+  (``accelsim.engine.analytic.evaluate_layer_batch``), when the engine provides it.
+* ``single layer, per point``: plan -> analytic schedule -> row for each point, one process
+  (what one sweep worker does per point, without the sweep's bookkeeping).
+* ``single layer, sweep``: the same points through ``run_sweep`` (keys, rows, Parquet, pool).
+* ``resnet50 sweep``: ``workloads/sweeps/resnet50_tpu_v4_array_sram.yaml`` (1,000 points)
+  through ``run_sweep`` on ``--workers`` processes, wall time including the process pool's
+  start and the Parquet file. ``--energy`` adds a run that also prices energy.
+
+Targets (issue 7): >= 10,000 single-layer points/s; the ResNet-50 sweep in <= 60 s on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from accelsim.sweep.evaluate import SweepContext, systolic_totals  # noqa: E402
+from accelsim.sweep.runner import run_sweep  # noqa: E402
+from accelsim.sweep.space import load_spec, spec_from_dict  # noqa: E402
+
+LAYER = {"op": "gemm", "name": "bert_ffn1", "m": 512, "n": 3072, "k": 768}
+"""The single layer: BERT-base's first feed-forward GEMM at sequence length 512."""
+
+
+def single_layer_spec(tmp: Path, samples: int) -> dict:
+    wl = tmp / "one_layer.yaml"
+    wl.write_text(yaml.safe_dump({"name": "one_layer", "ops": [LAYER]}))
+    return {"name": "single_layer", "hardware": "tpu_v4", "workload": str(wl), "mode": "analytic",
+            "sampling": {"method": "random", "samples": samples, "seed": 0},
+            "parameters": {"compute.array.rows": {"low": 32, "high": 256},
+                           "compute.array.cols": {"low": 32, "high": 256},
+                           "memory.sram.capacity_bytes": {"low": "256 KiB", "high": "128 MiB",
+                                                          "log": True},
+                           "dataflow": ["os", "ws", "is"]},
+            "metrics": ["total_cycles", "stall_cycles", "overall_util", "area_mm2"]}
+
+
+def bench_batch(spec) -> tuple[int, float] | None:
+    """The engine's batch evaluator over the spec's points, if it exists."""
+    analytic = importlib.import_module("accelsim.engine.analytic")
+    fn = getattr(analytic, "evaluate_layer_batch", None)
+    if fn is None:
+        return None
+    import numpy as np
+
+    from accelsim.config.registry import machine_from_dict
+
+    points = spec.points()
+    machine = machine_from_dict(spec.base_hw)
+    op = next(iter(spec.workloads.values())).ops[0]
+    arrays = {name: np.array([p[name] for p in points]) for name in spec.names}
+    fn(machine, op, arrays)  # compile
+    t = time.perf_counter()
+    fn(machine, op, arrays)
+    return len(points), time.perf_counter() - t
+
+
+def bench_per_point(spec) -> tuple[int, float]:
+    ctx = SweepContext.from_spec(spec)
+    points = spec.points()
+    op_wl = next(iter(spec.workloads.values()))
+    systolic_totals(ctx.machine(points[0]), op_wl, points[0]["dataflow"], "analytic")  # compile
+    t = time.perf_counter()
+    for p in points:
+        systolic_totals(ctx.machine(p), op_wl, p["dataflow"], "analytic")
+    return len(points), time.perf_counter() - t
+
+
+def bench_sweep(spec, out: Path, workers: int) -> tuple[int, float]:
+    t = time.perf_counter()
+    summary = run_sweep(spec, out, workers=workers, force=True, progress=False)
+    return summary.evaluated, time.perf_counter() - t
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--workers", type=int, default=2, help="processes for the sweeps (default 2)")
+    ap.add_argument("--single", type=int, default=4000, help="single-layer design points")
+    ap.add_argument("--energy", action="store_true", help="also time the ResNet-50 sweep with energy")
+    ap.add_argument("--skip-resnet", action="store_true", help="single-layer rows only")
+    args = ap.parse_args(argv)
+    rows: list[tuple[str, str, str, str, str]] = []
+
+    def add(name: str, result: tuple[int, float] | None, target: str) -> None:
+        if result is None:
+            rows.append((name, "-", "-", "n/a", target))
+            return
+        n, wall = result
+        rows.append((name, f"{n:,}", f"{wall:.2f}", f"{n / wall:,.0f}", target))
+        print(f"  {name}: {n} points in {wall:.2f} s", file=sys.stderr)
+
+    with tempfile.TemporaryDirectory() as tmpdir:
+        tmp = Path(tmpdir)
+        spec = spec_from_dict(single_layer_spec(tmp, args.single), file="<bench>")
+        add("single layer, batch (engine)", bench_batch(spec), ">= 10,000 pt/s")
+        add("single layer, per point, 1 process", bench_per_point(spec), ">= 10,000 pt/s")
+        add(f"single layer, sweep, {args.workers} workers",
+            bench_sweep(spec, tmp / "single.parquet", args.workers), ">= 10,000 pt/s")
+        if not args.skip_resnet:
+            rspec = load_spec(ROOT / "workloads/sweeps/resnet50_tpu_v4_array_sram.yaml")
+            add(f"resnet50 sweep, {args.workers} workers",
+                bench_sweep(rspec, tmp / "resnet.parquet", args.workers), "1,000 pt <= 60 s")
+            if args.energy:
+                espec = dataclasses.replace(rspec, metrics=rspec.metrics + ("energy_j",))
+                add(f"resnet50 sweep + energy, {args.workers} workers",
+                    bench_sweep(espec, tmp / "resnet_e.parquet", args.workers), "1,000 pt <= 60 s")
+    head = ("benchmark", "points", "wall s", "points/s", "target")
+    widths = [max(len(r[i]) for r in rows + [head]) for i in range(5)]
+    for r in [head, tuple("-" * w for w in widths)] + rows:
+        print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""Stub evaluators for the sweep tests: deterministic functions of a point, no simulator.
+
+They live in a module of their own so that worker processes (forked, spawned or Dask) can
+import them by name.
+"""
+
+from __future__ import annotations
+
+import time
+
+from accelsim.errors import UnsupportedError
+
+TINY_WORKLOAD = {
+    "name": "tiny",
+    "ops": [{"op": "gemm", "name": "fc1", "m": 64, "n": 96, "k": 80},
+            {"op": "conv2d", "name": "conv", "c": 8, "h": 12, "w": 12, "k": 16, "r": 3, "s": 3}],
+}
+"""A 2-layer workload (``workload: tiny`` in a spec given to the ``write_spec`` fixture)."""
+
+SLOW_S = 0.02
+"""Seconds :func:`slow_eval` sleeps per point (so that a sweep is still running when a test
+interrupts it)."""
+
+
+def fast_eval(ctx, point):
+    """cycles = 1e6 / (rows * cols) + capacity / 1e6; area = rows * cols / 1e3 (made-up units)."""
+    rows = point.get("compute.array.rows", 128)
+    cols = point.get("compute.array.cols", 128)
+    cap = point.get("memory.sram.capacity_bytes", 1e6)
+    bonus = {"os": 0.0, "ws": 1.0, "is": 2.0}[point.get("dataflow", "os")]
+    return {"cycles": 1e6 / (rows * cols) + cap / 1e6 + bonus, "area": rows * cols / 1e3}
+
+
+def slow_eval(ctx, point):
+    """:func:`fast_eval` after sleeping :data:`SLOW_S` seconds."""
+    time.sleep(SLOW_S)
+    return fast_eval(ctx, point)
+
+
+def sleepy_eval(ctx, point):
+    """:func:`fast_eval` after sleeping 50 ms (for the Ctrl-C test of the command line)."""
+    time.sleep(0.05)
+    return fast_eval(ctx, point)
+
+
+def picky_eval(ctx, point):
+    """:func:`fast_eval`, but 16-row arrays are unsupported (an error row, not a crash)."""
+    if point.get("compute.array.rows") == 16:
+        raise UnsupportedError("16-row arrays are not supported by this stub")
+    return fast_eval(ctx, point)
+
+
+def grid_spec(**extra) -> dict:
+    """A 4 x 4 x 3 x 2 grid on tpu_v4, rows == cols: 24 points."""
+    spec = {"name": "grid", "hardware": "tpu_v4", "workload": "tiny",
+            "parameters": {"compute.array.rows": [16, 32, 64, 128],
+                           "compute.array.cols": [16, 32, 64, 128],
+                           "memory.sram.capacity_bytes": ["1 MiB", "2 MiB", "4 MiB"],
+                           "dataflow": ["os", "ws"]},
+            "constraints": ["rows == cols"]}
+    spec.update(extra)
+    return spec
