@@ -3,12 +3,15 @@
     PYTHONPATH=. python scripts/validate_gpu.py            # calibration set: the targets
     PYTHONPATH=. python scripts/validate_gpu.py --heldout  # + held-out shapes and operators
     PYTHONPATH=. python scripts/validate_gpu.py --fit      # re-derive the fitted constants
+    PYTHONPATH=. python scripts/validate_gpu.py --probe    # + the probe points (fit quality)
 
 Calibration set: ``scripts/data/h200_calibration.json`` (a copy of
 ``shared/reference/h200/calibration.json``): square GEMMs in bf16, fp16, tf32 and fp32, the
 HBM copy curve and launch overhead. Targets: MAPE <= 10% on square GEMMs >= 1024 in every
 precision and on the copy curve >= 16 MiB. Held-out set: ``scripts/data/h200_heldout.json``
-(``scripts/measure_h200.py``), never read by the model.
+(``scripts/measure_h200.py``), never read by the model or by ``--fit``. Probe set:
+``scripts/data/h200_probe2.json`` (``scripts/measure_h200_probe2.py``), shapes disjoint from
+the held-out ones, on which ``--fit`` fits the kernel-family and instruction-cost constants.
 
 Measured times compared are GPU-side: the CUDA-graph per-call time where the measurement has
 one (kernels short enough for launch gaps to matter), else the back-to-back median. The
@@ -19,6 +22,7 @@ Predictions come from the model (``accelsim.api.gpu.simulate_op``), never from a
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import sys
@@ -88,15 +92,60 @@ def heldout_cases(ho: dict) -> list[tuple[str, str, object, float, str]]:
                       f"kv{r['seq_kv']} d{r['head_dim']}{' causal' if r['causal'] else ''}",
                       op, r["gpu_ms"] * 1e-3, "time_s"))
     for r in s.get("memory_bound", []):
-        kind = r["op"]
-        if kind == "layernorm":
-            op = LayerNorm(name="ln", rows=r["rows"], cols=r["cols"], dtype=r["dtype"])
-        elif kind == "softmax":
-            op = Softmax(name="sm", rows=r["rows"], cols=r["cols"], dtype=r["dtype"])
-        else:
-            op = Elementwise(name=kind, rows=r["rows"], cols=r["cols"], fn=kind, dtype=r["dtype"])
-        cases.append((kind, f"{r['rows']}x{r['cols']}", op, r["gpu_ms"] * 1e-3, "time_s"))
+        cases.append((r["op"], f"{r['rows']}x{r['cols']}", _row_op(r), r["gpu_ms"] * 1e-3,
+                      "time_s"))
     return cases
+
+
+def probe_cases(pr: dict) -> list[tuple[str, str, object, float, str]]:
+    """(group, label, op, measured seconds, field) of ``h200_probe2.json``, taken to
+    understand the kernels and to fit their constants, less any operator that is also in
+    the held-out file (the probe re-measured a few: they stay held out)."""
+    held = [c[2] for c in heldout_cases(json.loads((DATA / "h200_heldout.json").read_text()))]
+    return [c for c in _probe_cases(pr) if c[2] not in held]
+
+
+def _probe_cases(pr: dict) -> list[tuple[str, str, object, float, str]]:
+    s = pr["sections"]
+    cases = []
+    for r in s.get("int8_fp8", []):
+        op = Gemm(name="g", m=r["M"], n=r["N"], k=r["K"], dtype=r["dtype"])
+        cases.append((f"probe_{r['dtype']}_square", f"{r['dtype']} {r['M']}^3", op,
+                      r["gpu_ms"] * 1e-3, "time_s"))
+    for r in s.get("misaligned", []):
+        op = Gemm(name="g", m=r["M"], n=r["N"], k=r["K"], dtype=r["dtype"])
+        cases.append(("probe_misaligned", f"{r['dtype']} {r['M']}x{r['N']}x{r['K']}", op,
+                      r["gpu_ms"] * 1e-3, "time_s"))
+    for r in s.get("batched", []):
+        op = Gemm(name="g", m=r["M"], n=r["N"], k=r["K"], batch=r["batch"],
+                  shared_weights=False, dtype=r["dtype"])
+        cases.append(("probe_batched", f"b{r['batch']} {r['M']}x{r['N']}x{r['K']}", op,
+                      r["gpu_ms"] * 1e-3, "time_s"))
+    for r in s.get("conv", []):
+        op = Conv2d(name="c", n=r["n"], c=r["c"], h=r["h"], w=r["w"], k=r["k"], r=r["r"],
+                    s=r["s"], stride=r["stride"], pad=r["pad"], dtype=r["dtype"])
+        cases.append(("probe_conv2d", f"n{r['n']} c{r['c']} {r['h']}x{r['w']} k{r['k']} "
+                      f"{r['r']}x{r['s']}/{r['stride']}", op, r["gpu_ms"] * 1e-3, "time_s"))
+    for r in s.get("attention", []):
+        op = Attention(name="a", batch=r["batch"], heads=r["heads"], kv_heads=r["kv_heads"],
+                       seq_q=r["seq_q"], seq_kv=r["seq_kv"], head_dim=r["head_dim"],
+                       causal=r["causal"], dtype=r["dtype"])
+        cases.append(("probe_attention", f"b{r['batch']} h{r['heads']} q{r['seq_q']} "
+                      f"d{r['head_dim']}{' causal' if r['causal'] else ''}", op,
+                      r["gpu_ms"] * 1e-3, "time_s"))
+    for r in s.get("rowwise", []):
+        cases.append((f"probe_{r['op']}", f"{r['rows']}x{r['cols']}", _row_op(r),
+                      r["gpu_ms"] * 1e-3, "time_s"))
+    return cases
+
+
+def _row_op(r: dict) -> object:
+    kind = r["op"]
+    if kind == "layernorm":
+        return LayerNorm(name="ln", rows=r["rows"], cols=r["cols"], dtype=r["dtype"])
+    if kind == "softmax":
+        return Softmax(name="sm", rows=r["rows"], cols=r["cols"], dtype=r["dtype"])
+    return Elementwise(name=kind, rows=r["rows"], cols=r["cols"], fn=kind, dtype=r["dtype"])
 
 
 def evaluate(machine, cases, mode: str) -> list[dict]:
@@ -134,14 +183,29 @@ def report(rows: list[dict], title: str) -> dict[str, float]:
     return out
 
 
-def fit(cal: dict) -> None:
-    """Grid search of mma_efficiency and simt_efficiency minimising mean squared log error."""
+PROBE_FITS = (("compute.legacy_mma_fraction", ("probe_int8_square",), 0.2, 1.0),
+              ("compute.narrow_mma_fraction", ("probe_misaligned",), 0.1, 0.6),
+              ("compute.unaligned_mma_fraction", ("probe_misaligned",), 0.05, 0.5))
+
+
+def fit(cal: dict, probe: dict | None = None) -> None:
+    """Grid search of each fitted constant minimising the sum of squared log errors: the
+    efficiencies on the calibration squares, the kernel-family fractions on the probe points
+    (``h200_probe2.json``) of their own family (never on held-out points)."""
     cases = calibration_cases(cal)
-    for field, groups in (("compute.mma_efficiency", ("gemm_bf16", "gemm_fp16", "gemm_tf32")),
-                          ("compute.simt_efficiency", ("gemm_fp32",))):
-        sel = [c for c in cases if c[0] in groups]
+    jobs = [("compute.mma_efficiency", ("gemm_bf16", "gemm_fp16", "gemm_tf32"), 0.5, 1.0, None),
+            ("compute.simt_efficiency", ("gemm_fp32",), 0.5, 1.0, None)]
+    pcases = probe_cases(probe) if probe else []
+    jobs += [(f, g, lo, hi, f.split(".")[-1].split("_")[0]) for f, g, lo, hi in PROBE_FITS]
+    for field, groups, lo, hi, family in jobs:
+        sel = [c for c in cases + pcases if c[0] in groups]
+        if family:  # only the points the model runs on that kernel family
+            base = load_gpu("h200")
+            sel = [c for c in sel if simulate_op(base, c[2], mode="analytic")["path"] == family]
+        if not sel:
+            continue
         best = None
-        for i in range(50, 101):
+        for i in range(round(lo * 100), round(hi * 100) + 1):
             v = i / 100
             m = load_machine("h200", {field: v})
             err = sum(math.log(simulate_op(m, op, mode="analytic")["time_s"] / meas) ** 2
@@ -151,17 +215,54 @@ def fit(cal: dict) -> None:
         print(f"fit {field} = {best[0]:.2f} (sum sq log err {best[1]:.4f}, {len(sel)} cases)")
 
 
+ROW_GRID = {"compute.layernorm_instr_per_element": (55, 60, 65, 70, 75, 80),
+            "compute.softmax_instr_per_element": (40, 45, 50, 55, 60),
+            "compute.row_cta_instr": (150, 200, 250, 300),
+            "compute.block_reduce_s": (0.3e-6, 0.5e-6, 0.7e-6, 1e-6)}
+
+
+def _sq_log_err(m, sel) -> float:
+    return sum(math.log(simulate_op(m, op, mode="analytic")["time_s"] / meas) ** 2
+               for _, _, op, meas, _ in sel)
+
+
+def fit_probe_streams(probe: dict) -> None:
+    """The instruction costs of elementwise and row kernels, on the probe points only:
+    ``transcendental_instr`` on the gelu sweep, the four row-kernel constants jointly (grid
+    search) on the softmax and layernorm sweeps."""
+    pcases = probe_cases(probe)
+    gelu = [c for c in pcases if c[0] == "probe_gelu"]
+    best = min((_sq_log_err(load_machine("h200", {"compute.transcendental_instr": v}), gelu), v)
+               for v in range(0, 41))
+    print(f"fit compute.transcendental_instr = {best[1]} (sum sq log err {best[0]:.4f}, "
+          f"{len(gelu)} cases)")
+    rows = [c for c in pcases if c[0] in ("probe_softmax", "probe_layernorm")]
+    keys = list(ROW_GRID)
+    best_rows = None
+    for values in itertools.product(*ROW_GRID.values()):
+        err = _sq_log_err(load_machine("h200", dict(zip(keys, values))), rows)
+        if best_rows is None or err < best_rows[0]:
+            best_rows = (err, values)
+    assert best_rows is not None
+    print("fit " + ", ".join(f"{k} = {v:g}" for k, v in zip(keys, best_rows[1]))
+          + f" (sum sq log err {best_rows[0]:.4f}, {len(rows)} cases)")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hw", default="h200")
     ap.add_argument("--mode", default="event", choices=("event", "analytic"))
     ap.add_argument("--heldout", action="store_true", help="also the held-out measurements")
     ap.add_argument("--fit", action="store_true", help="re-fit the efficiency constants")
+    ap.add_argument("--probe", action="store_true",
+                    help="also the probe measurements (h200_probe2.json)")
     ap.add_argument("--json", metavar="FILE", help="write all rows to FILE")
     a = ap.parse_args(argv)
     cal = json.loads((DATA / "h200_calibration.json").read_text())
+    probe = json.loads((DATA / "h200_probe2.json").read_text())
     if a.fit:
-        fit(cal)
+        fit(cal, probe)
+        fit_probe_streams(probe)
         return 0
     m = load_gpu(a.hw)
     rows = evaluate(m, calibration_cases(cal), a.mode)
@@ -170,6 +271,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nTARGETS (MAPE <= 10% on square GEMMs >= 1024 per precision and copy >= 16 MiB): "
           f"{'MET' if ok else 'NOT MET'}")
     all_rows = list(rows)
+    if a.probe:
+        prow = evaluate(m, probe_cases(probe), a.mode)
+        report(prow, "probe set (h200_probe2.json: fitted kernel-family constants)")
+        all_rows += prow
     if a.heldout:
         ho = json.loads((DATA / "h200_heldout.json").read_text())
         hrows = evaluate(m, heldout_cases(ho), a.mode)

@@ -157,6 +157,7 @@ def _register_all() -> None:
     # The case functions live in modules that register on import.
     from accelsim.analysis import (  # noqa: F401
         seed_cases_amdahl,
+        seed_cases_features,
         seed_cases_machine,
         seed_cases_other,
         seed_cases_roofline,

@@ -13,6 +13,12 @@ once), ``hbm_bytes`` and ``l2_bytes`` (modelled traffic), ``tflops``, ``bound`` 
 that limits the longest kernel: tensor_core, tensor_core_unaligned, simt, sfu, smem, l2, hbm
 or launch) and explanations (path, tile, split_k, ctas, waves, l2_hit, per-kernel times).
 
+``sparsity="2:4"`` (GEMMs on Ampere/Hopper, :mod:`accelsim.hw.gpu.sparsity`): the weights are
+2:4 structured-sparse. ``flops``, ``tflops`` and ``peak_tflops`` are then dense-equivalent
+(as NVIDIA's sparse datasheet figures are), ``bytes`` counts the compressed weights, and
+``macs_executed`` is half of ``macs``; a GPU without sparse tensor cores (V100) raises
+:class:`UnsupportedError`.
+
 Imports: config, workload, hw, engine, errors.
 """
 
@@ -26,6 +32,7 @@ from accelsim.engine.gpu_replay import replay_closed_form, replay_event
 from accelsim.errors import ConfigError, UnsupportedError
 from accelsim.hw.gpu import plan_op
 from accelsim.hw.gpu.kernel import bound_of
+from accelsim.hw.gpu.sparsity import sparse_peak_flops
 
 MODES = ("event", "analytic")
 
@@ -41,12 +48,13 @@ def load_gpu(hw: str | os.PathLike | GpuMachine) -> GpuMachine:
 
 
 def simulate_op(hw: str | os.PathLike | GpuMachine, op: object, *, mode: str = "event",
-                precision: str | None = None) -> dict:
+                precision: str | None = None, sparsity: str | None = None) -> dict:
     """Time one operator on a GPU; see the module docstring for the fields. Seconds, bytes."""
     if mode not in MODES:
         raise ConfigError(None, "mode", mode, f"must be one of {', '.join(MODES)}")
     m = load_gpu(hw)
-    plan = plan_op(m, op, precision)
+    plan = plan_op(m, op, precision, sparsity=sparsity)
+    macs = float(getattr(op, "macs", 0))
     if mode == "event":
         rep = replay_event(plan.kernels, m)
     else:
@@ -63,7 +71,9 @@ def simulate_op(hw: str | os.PathLike | GpuMachine, op: object, *, mode: str = "
         "l2_bytes": sum(k.l2_bytes for k in plan.kernels),
         "tflops": plan.flops / t / 1e12 if t > 0 else 0.0,
         "bandwidth_bytes_per_s": plan.bytes / t if t > 0 else 0.0,
-        "peak_tflops": m.peak_flops(plan.precision) / 1e12,
+        "peak_tflops": sparse_peak_flops(m, plan.precision, sparsity) / 1e12,
+        "sparsity": plan.explain.get("sparsity", "dense"),
+        "macs": macs, "macs_executed": macs * plan.explain.get("density", 1.0),
         "bound": bound_of(plan.kernels[longest], m),
         **plan.explain,
         "kernels": [{"name": k.name, "time_s": s, "ctas": k.ctas,

@@ -1,6 +1,7 @@
 """``accelsim op HW OPNAME [options]``: time one operator on one machine.
 
     accelsim op h200 gemm --m 4096 --n 4096 --k 4096 --dtype bf16 --json
+    accelsim op h200 gemm --m 4096 --n 4096 --k 4096 --dtype fp16 --sparsity 2:4 --json
     accelsim op h200 conv2d --n 32 --c 64 --h 56 --w 56 --k 64 --r 3 --s 3 --pad 1 --json
     accelsim op h200 attention --batch 4 --heads 32 --seq 4096 --head-dim 128 --causal --json
     accelsim op h200 layernorm --rows 4096 --cols 4096 --dtype bf16 --json
@@ -90,6 +91,9 @@ def _gpu_parser(hw: str, op: str) -> argparse.ArgumentParser:
         p.add_argument("--batch", type=int, default=1, help="independent GEMMs (default 1)")
         p.add_argument("--shared-weights", action="store_true",
                        help="one K x N matrix for the whole batch (a linear layer)")
+        p.add_argument("--sparsity", default=None, choices=("dense", "2:4"),
+                       help="2:4 structured-sparse weights (sparse tensor cores: Ampere and "
+                            "later); default dense")
     if op == "conv2d":
         p.add_argument("--stride", type=int, default=1)
         p.add_argument("--pad", type=int, default=0)
@@ -139,11 +143,14 @@ def run_gpu(hw: str, op: str, argv: list[str]) -> int:
     if op not in GPU_OPS:
         raise ConfigError(hw, "OPNAME", op, f"not a GPU operator (known: {', '.join(GPU_OPS)})")
     a = _gpu_parser(hw, op).parse_args(argv)
-    doc = simulate_op(hw, gpu_op(op, a), mode=a.mode, precision=a.dtype)
+    doc = simulate_op(hw, gpu_op(op, a), mode=a.mode, precision=a.dtype,
+                      sparsity=getattr(a, "sparsity", None))
     if a.json:
         print(json.dumps(doc, default=_jsonable))
     else:
         extra = f" tile={doc['tile']} waves={doc['waves']:.2f}" if doc.get("tile") else ""
+        if doc.get("sparsity", "dense") != "dense":
+            extra += f" sparsity={doc['sparsity']}"
         print(f"{doc['machine']} {op} {doc['precision']}: {format_time(doc['time_s'])}, "
               f"{doc['tflops']:.1f} TFLOP/s, {doc['bytes'] / 1e6:.2f} MB, "
               f"bound={doc['bound']}{extra}")

@@ -86,12 +86,43 @@ class GpuCompute:
     unaligned_mma_fraction: float = param(
         "Rate of the fallback kernels for operands off the 16-byte alignment, as a fraction "
         "of the aligned tensor-core rate.", check=_unit_interval)
+    narrow_mma_fraction: float = param(
+        "Rate of the fallback kernels for operands whose rows are 4-byte (not 16-byte) "
+        "aligned, as a fraction of the aligned tensor-core rate; 0 = none (use the "
+        "unaligned rate).", default=0.0, check=_unit_interval)
+    legacy_mma_fraction: float = param(
+        "Rate of the library's previous-generation (mma.sync) kernels, for the precisions in "
+        "legacy_mma_precisions, as a fraction of the aligned tensor-core rate.", default=1.0,
+        check=_unit_interval)
+    legacy_mma_precisions: tuple[str, ...] = param(
+        "Precisions the GEMM library only runs with previous-generation mma.sync kernels "
+        "(e.g. int8 on Hopper).", default=())
     simt_efficiency: float = param(
         "Fraction of the FP32 CUDA-core FMA rate an SGEMM main loop sustains.",
         check=_unit_interval)
     simt_elementwise_efficiency: float = param(
         "Fraction of the FP32 rate that elementwise/reduction kernels get for their math.",
         default=0.5, check=_unit_interval)
+    transcendental_instr: float = param(
+        "FP32-lane instructions of one library transcendental (tanhf, expf: a software "
+        "routine around one SFU op) in an elementwise kernel.", default=0.0,
+        check=non_negative)
+    layernorm_instr_per_element: float = param(
+        "Thread instructions per element of the row-wise LayerNorm kernel (Welford with IEEE "
+        "division, normalise, conversions).", default=45.0, check=positive)
+    softmax_instr_per_element: float = param(
+        "Thread instructions per element of the row-wise softmax kernels (exp, division, "
+        "conversions).", default=45.0, check=positive)
+    row_cta_instr: float = param(
+        "Fixed thread instructions per thread of a row-wise CTA (index math, reductions).",
+        default=200.0, check=non_negative)
+    block_reduce_s: float = param(
+        "Latency of one block-wide reduction in a row-wise kernel (shuffles, shared memory, "
+        "two barriers), seconds.", default=0.5e-6, check=non_negative)
+    sparse_speedup: float = param(
+        "Tensor-core rate on 2:4 structured-sparse weights over the dense rate (datasheet: "
+        "2 on Ampere and Hopper); 0 = no sparse tensor cores.", default=0.0,
+        check=non_negative)
 
     def __post_init__(self) -> None:  # mapping fields are checked here (build skips them)
         for name, check in (("tensor_flop_per_clk_per_sm", _rates),

@@ -192,7 +192,8 @@ def best_order(dataflow, sr, sc, t, rows, cols, word_bytes, out_bytes, psum_byte
     """(sr_outer, block) moving the fewest DRAM bytes; ties keep the earlier candidate.
 
     Candidates: both orders with blocks 1, 2, 4, ... up to the fold count of the blocked
-    dimension (block 1 row-major first, SCALE-Sim's order).
+    dimension or the largest buffer slot count (row-major block 1 first; SCALE-Sim itself
+    runs column folds outer, ``sr_outer=False`` block 1).
     """
     fr = (sr + rows - 1) // rows
     fc = (sc + cols - 1) // cols

@@ -89,6 +89,14 @@ def precision_of(machine: CpuMachine, op: object) -> str:
     return "fp32" if p == "tf32" else p
 
 
+def simd_lanes(machine: CpuMachine, precision: str) -> int:
+    """Elements of ``precision`` one SIMD register holds: register bits / element bits
+    (AVX-512: 16 fp32, 32 bf16, 64 int8). One vector instruction does the work of this many
+    scalar ones, so instruction fetch and decode shrink by the same factor."""
+    machine.check_precision(precision)
+    return int(machine.compute.simd.width_bytes // machine.word_bytes(precision))
+
+
 def engine_for(machine: CpuMachine, precision: str) -> str:
     """``"matrix"`` if the matrix unit runs ``precision``, else ``"simd"``."""
     machine.check_precision(precision)

@@ -3,7 +3,8 @@
 The mapper lowers the operator to GEMM (SCALE-Sim's way), takes the requested dataflow (or
 the machine's default), and chooses the fold order -- row- or column-major, with blocks of
 row (column) folds sized so that their tiles stay in the SRAM -- that moves the fewest DRAM
-bytes; ties keep the plain row-major order (SCALE-Sim's).
+bytes; ties keep the plain row-major order. (SCALE-Sim runs column folds outer, which
+``loop_order="sc_outer"`` reproduces; the SCALE-Sim front door uses it.)
 
 Imports: hw, config, workload.
 """

@@ -65,8 +65,10 @@ sweep.head(12)
 # ## 2. The alignment cliff
 #
 # The fast kernels load tiles with the Tensor Memory Accelerator, which needs every leading
-# dimension to be a multiple of 16 bytes (8 bf16 elements). One element more or less and the
-# library falls back to element-aligned kernels (`path = unaligned`), several times slower.
+# dimension to be a multiple of 16 bytes (8 bf16 elements). Off that, cuBLAS falls back to
+# Ampere-style CUTLASS kernels (names recorded on the H200): rows that are a multiple of
+# 4 bytes get 4-byte `cp.async` loads (`path = narrow`, about 3x slower), odd dimensions get
+# 2-byte loads staged through registers (`path = unaligned`, about 5x slower).
 
 # %%
 rows = []
@@ -140,8 +142,12 @@ summary.reset_index()
 # ## Exercises
 #
 # 1. Section 1 uses N = 4096. Predict, then check, where the waves fall for N = 5120.
-# 2. Why is `bf16 4096 x 4096 x 4100` (K a multiple of 4, not 8) measured at half the time
-#    of K = 4095, while the model gives both the same slow path? What would you add?
-# 3. Softmax and layernorm are the worst held-out groups. Compare their measured bandwidth
-#    with the copy curve: which assumption of the streaming model do they break?
+# 2. int8 (`torch._int_mm`) runs about half as fast as fp8 on the H200 although the datasheet
+#    gives both the same rate. Read `legacy_mma_precisions` in `configs/hardware/h200.yaml`
+#    and the kernel names in `scripts/data/h200_probe2.json`: which instruction does the
+#    int8 kernel use, and what would change if cuBLAS shipped a wgmma int8 kernel?
+# 3. Softmax and layernorm reach 0.5-2.7 TB/s, below the copy curve. Use
+#    `accelsim.hw.gpu.rows.softmax_shape` and the model's `explain` to find, for 128-,
+#    2048- and 8192-element rows, the kernel family, the CTAs per SM and whether the issue
+#    or the latency chain limits a round.
 # 4. Load `h100` and repeat section 3: where does the knee move, and why (HBM3 3.35 TB/s)?

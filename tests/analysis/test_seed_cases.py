@@ -54,7 +54,52 @@ def test_seed_case(case_id):
 
 def test_reproducible_cases_are_a_large_majority():
     results = sc.run_suite(PROVIDERS)
-    assert sum(r.reproducible for r in results) >= 55
+    assert sum(r.reproducible for r in results) >= 64
+
+
+def _patch_alignment(monkeypatch):
+    from accelsim.hw.gpu import gemm
+
+    monkeypatch.setattr(gemm, "ALIGN_BYTES", 32)
+
+
+def _patch_fp16(monkeypatch):
+    from accelsim.workload import dtypes
+
+    monkeypatch.setitem(dtypes.FORMATS, "fp16",
+                        dtypes.FloatFormat(name="fp16", exp_bits=6, mant_bits=9))
+
+
+def _patch_simd(monkeypatch):
+    from accelsim.hw import cpu
+
+    monkeypatch.setattr(cpu, "simd_lanes", lambda machine, precision: 8)
+
+
+def _patch_sparse(monkeypatch):
+    from accelsim.hw.gpu import sparsity
+
+    monkeypatch.setitem(sparsity.PATTERNS, "2:4", sparsity.Pattern(1, 4))
+
+
+def _patch_checkpoint(monkeypatch):
+    from accelsim.workload.passes import training
+
+    real = training.training_memory
+    monkeypatch.setattr(training, "training_memory",
+                        lambda g, checkpoint=None, **kw: real(g, checkpoint=None, **kw))
+
+
+@pytest.mark.parametrize("case_id, patch", [
+    ("TC-ALIGN", _patch_alignment), ("FP-FORMATS", _patch_fp16), ("SIMD512", _patch_simd),
+    ("SPARSE-24", _patch_sparse), ("S002-CKPT", _patch_checkpoint),
+])
+def test_feature_cases_are_computed_by_the_models(monkeypatch, case_id, patch):
+    """Changing the model a case goes through makes the case fail: nothing is looked up."""
+    assert sc.run_case(case_id).passed
+    patch(monkeypatch)
+    r = sc.run_case(case_id)
+    assert not r.passed
 
 
 def test_a_wrong_model_value_fails_the_check():

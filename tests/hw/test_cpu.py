@@ -9,7 +9,7 @@ import pytest
 from accelsim.config.cpu import CpuMachine
 from accelsim.config.registry import load_machine, machine_from_dict
 from accelsim.errors import ConfigError, UnsupportedError
-from accelsim.hw.cpu import block_edge, cost_actions, op_cost
+from accelsim.hw.cpu import block_edge, cost_actions, op_cost, simd_lanes
 from accelsim.workload.nn_ops import Attention, LayerNorm, Softmax
 from accelsim.workload.ops import Conv2d, Gemm
 
@@ -27,6 +27,14 @@ def test_peaks_follow_cores_times_rate_times_clock(spr):
     # fp32 runs on AVX-512: 2 FMA pipes x 16 lanes x 2 FLOP
     assert spr.peak_flops("fp32") == pytest.approx(2 * 16 * 2 * 56 * 2.0e9)
     assert spr.memory.dram.bandwidth_bytes_per_s == pytest.approx(8 * 38.4e9)
+
+
+def test_simd_lanes_are_register_bits_over_element_bits(spr):
+    """AVX-512: 16 fp32, 32 bf16/fp16, 64 int8 lanes; an fp32 GEMM on the SIMD engine issues
+    one FMA instruction per 16 MACs (16x fewer instructions to fetch and decode)."""
+    assert [simd_lanes(spr, p) for p in ("fp32", "bf16", "fp16", "int8")] == [16, 32, 32, 64]
+    c = op_cost(spr, Gemm(name="g", m=64, n=64, k=64, dtype="fp32"))
+    assert c.engine == "simd" and c.macs / c.instructions == simd_lanes(spr, "fp32")
 
 
 def test_large_square_gemm_is_compute_bound_below_peak(spr):

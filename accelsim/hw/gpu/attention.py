@@ -5,7 +5,8 @@ output accumulator on chip and walks the K/V sequence in blocks of ``Bc`` keys: 
 two tensor-core GEMMs (``S = Q K^T`` and ``O += P V``, ``2 * Br * Bc * d`` MACs) and the
 online softmax (one exp per score on the SFU plus a few FP32 operations on CUDA cores).
 Warp-specialised kernels (FlashAttention-3, cuDNN) overlap the softmax of one block with the
-GEMMs of the next, so a block costs ``max(mma, softmax)``. Causal masking skips the blocks
+GEMMs of the next, so a block costs ``max(mma, softmax)``, except one block per CTA (the
+pipeline's fill and drain) that costs ``mma + softmax``. Causal masking skips the blocks
 above the diagonal, so CTAs differ in length; they are scheduled longest first. K and V of a
 head are read from HBM once (later query blocks find them in L2); Q and O once. Each block
 also rescales the output accumulator (``Br * d`` FP32 multiplies). In decode with
@@ -30,7 +31,11 @@ SOFTMAX_ALU_OPS = 4
 
 
 def attention_blocks(op: Attention) -> tuple[int, int]:
-    """(Br, Bc): query and key block sizes (smaller query blocks for decode, 64 for d > 128)."""
+    """(Br, Bc): query and key block sizes (smaller query blocks for decode, 64 for d > 128).
+
+    The kernel PyTorch's SDPA runs on the H200 (cuDNN
+    ``sdpa_sm90_flash_fprop_wgmma_..._64x128x{d}``, 384 threads, h200_probe2.json) gives each
+    of its two consumer warpgroups 64 queries: 128 per CTA share the K/V loads."""
     br = 64 if op.head_dim > 128 or op.seq_q <= 64 else 128
     return br, 128
 
@@ -75,8 +80,11 @@ def plan_attention(m: GpuMachine, op: Attention, precision: str) -> Kernel:
         alu_s = (scores * SOFTMAX_ALU_OPS + nb * br * d) / alu_rate  # + rescale of O
         l2 = 2 * br * d * e + 2 * nb * bc * d * e
         key = "mma_s" if path == "tensor_core" else "legacy_mma_s"
+        # pipeline fill and drain: the first block's S = QK^T has no softmax to hide behind
+        # and the last block's softmax and O += PV no next GEMM: one block, not overlapped
+        fill_s = (mma_s + sfu_s + alu_s) / nb
         cost = CtaCost(compute_s=max(mma_s, sfu_s + alu_s), l2_bytes=l2,
-                       hbm_bytes=hbm_total / ctas,
+                       hbm_bytes=hbm_total / ctas, pre_s=fill_s,
                        parts={key: mma_s, "sfu_s": sfu_s, "alu_s": alu_s})
         groups.append((counts[nb], cost))
     meta = {"path": path, "tile": (br, bc, d), "q_blocks": q_blocks, "l2_hit": hit,

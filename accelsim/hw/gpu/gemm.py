@@ -5,8 +5,14 @@ How a library (cuBLAS / CUTLASS) runs ``C[M,N] = A[M,K] @ B[K,N]`` and what this
 * **Path** by precision and alignment. fp32 runs an SGEMM on CUDA cores (``simt``). Other
   precisions run the tensor-core kernels (``tensor_core``: TMA loads, warpgroup MMAs on
   Hopper) when every leading dimension (K of A, N of B and C) is a multiple of 16 bytes
-  (8 bf16 elements); otherwise the library falls back to element-aligned kernels
-  (``unaligned``: scalar loads, legacy MMA) at ``unaligned_mma_fraction`` of the rate.
+  (8 bf16 elements). Otherwise it falls back to Ampere/Turing-style CUTLASS kernels (names
+  seen on the H200: ``cutlass_80_tensorop_*_align2``, ``cutlass_75_*_align1``): ``narrow``
+  when every row is a multiple of 4 bytes (4-byte ``cp.async`` loads, ``mma.sync``) at
+  ``narrow_mma_fraction`` of the rate, else ``unaligned`` (2-byte loads staged through
+  registers) at ``unaligned_mma_fraction``. Precisions in ``legacy_mma_precisions`` run,
+  even aligned, on the library's ``mma.sync`` kernels (``legacy``: int8 ``torch._int_mm`` on
+  Hopper picks ``cutlass_80_tensorop_i16832gemm_s8``, no warpgroup MMA) at
+  ``legacy_mma_fraction`` of the rate.
 * **Tile** ``BM x BN x BK`` and **split-K** are chosen like a library heuristic: among the
   tiles of the path, the one (with split-K when the tiles are too few to fill the SMs) whose
   predicted time is least; ties go to fewer CTAs.
@@ -28,6 +34,10 @@ How a library (cuBLAS / CUTLASS) runs ``C[M,N] = A[M,K] @ B[K,N]`` and what this
 * **Streamed operands**: an operand read by a single CTA (one row of tiles: a skinny GEMM's
   weights) is loaded with an evict-first hint and comes from HBM on every call.
 * **Launch**: ``host.launch_s`` per kernel.
+* **2:4 sparsity** (``sparsity="2:4"``, :mod:`accelsim.hw.gpu.sparsity`): the weight
+  operand B is stored compressed (kept values + 2-bit indices: every byte of B in HBM, L2
+  and shared memory scaled by ``Pattern.weight_fraction``), the main loop runs
+  ``compute.sparse_speedup`` times faster, half the MACs are executed.
 
 Units: seconds, bytes, MACs. Imports: config, hw.gpu.
 """
@@ -35,19 +45,24 @@ Units: seconds, bytes, MACs. Imports: config, hw.gpu.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from accelsim.config.gpu import OPERAND_BYTES, OUTPUT_BYTES, GpuMachine
+from accelsim.errors import UnsupportedError
 from accelsim.hw.gpu.kernel import CtaCost, Kernel, estimate_s, sm_bandwidth_caps
 from accelsim.hw.gpu.memory import l2_hit_fraction, stream_kernel
+from accelsim.hw.gpu.sparsity import check_sparse
 
 ALIGN_BYTES = 16
 """Leading dimensions must be multiples of this many bytes for the fast (TMA) path."""
+NARROW_ALIGN_BYTES = 4
+"""Rows aligned to this many bytes (not 16) get the ``narrow`` kernels (4-byte cp.async)."""
 
 _TC_TILES = ((64, 8), (64, 16), (64, 32), (64, 64), (128, 64), (64, 128), (128, 128),
              (128, 256), (256, 128), (192, 192))
 _BK = {"tf32": 32, "fp16": 64, "bf16": 64, "fp8": 128, "int8": 128, "fp32": 8}
 _UNALIGNED_TILES = ((64, 64), (128, 128), (256, 128), (128, 256))
+_LEGACY_TILES = ((64, 64), (128, 64), (128, 128), (256, 128), (128, 256))
 _SIMT_TILES = ((64, 64), (128, 64), (128, 128), (256, 128), (128, 256))
 _SPLITS = (1, 2, 3, 4, 6, 8, 12, 16)
 STREAM_M = 64
@@ -68,22 +83,67 @@ class GemmPlan:
     ctas: int
     aligned: bool
     l2_hit: float
+    sparsity: str | None = None
+    """``"2:4"`` when B is structured-sparse, else None (dense)."""
+    density: float = 1.0
+    """Fraction of the dense GEMM's MACs the tensor cores execute."""
+
+
+def alignment_elements(precision: str) -> int:
+    """Elements per 16-byte row at ``precision`` (8 fp16/bf16, 16 fp8/int8, 4 tf32/fp32): the
+    multiple every leading dimension needs for the tensor-core path."""
+    return max(1, ALIGN_BYTES // OPERAND_BYTES[precision])
 
 
 def is_aligned(precision: str, *leading_dims: int) -> bool:
-    """Whether all leading dimensions are multiples of 16 bytes at ``precision``."""
-    e = OPERAND_BYTES[precision]
-    return all((d * e) % ALIGN_BYTES == 0 for d in leading_dims)
+    """Whether all leading dimensions are multiples of :func:`alignment_elements`."""
+    a = alignment_elements(precision)
+    return all(d % a == 0 for d in leading_dims)
 
 
-def mma_rate_macs_per_s(m: GpuMachine, precision: str, path: str) -> float:
-    """MACs per second one SM sustains in a GEMM main loop on ``path``."""
+def mma_rate_macs_per_s(m: GpuMachine, precision: str, path: str,
+                        sparse: bool = False) -> float:
+    """MACs per second one SM sustains in a GEMM main loop on ``path`` (dense-equivalent
+    MACs, ``compute.sparse_speedup`` times the dense rate, when ``sparse``)."""
     c = m.compute
     base = m.flop_per_clk_per_sm(precision) / 2.0 * m.load_clock_hz(precision)
     if path == "simt":
         return base * c.simt_efficiency
     rate = base * c.mma_efficiency
-    return rate * c.unaligned_mma_fraction if path == "unaligned" else rate
+    if path == "unaligned":
+        return rate * c.unaligned_mma_fraction
+    if path == "narrow":
+        return rate * c.narrow_mma_fraction
+    if path == "legacy":
+        return rate * c.legacy_mma_fraction
+    return rate * c.sparse_speedup if sparse else rate
+
+
+def alignment_bytes(precision: str, *leading_dims: int) -> int:
+    """Largest of 16, 8, 4, 2, 1 bytes that divides every leading dimension's row, in bytes
+    (the widest vector load a kernel may use on all operands)."""
+    e = OPERAND_BYTES[precision]
+    for b in (16, 8, 4, 2):
+        if all((d * e) % b == 0 for d in leading_dims):
+            return b
+    return 1
+
+
+def gemm_path(m: GpuMachine, precision: str, *leading_dims: int, sparse: bool = False) -> str:
+    """Kernel family a library runs (see the module doc): ``simt`` for fp32; ``tensor_core``
+    (16-byte aligned, the generation's own MMA); ``legacy`` (16-byte aligned, but the library
+    only has previous-generation ``mma.sync`` kernels for this precision); ``narrow``
+    (rows 4-byte aligned: 4-byte ``cp.async`` loads); ``unaligned`` (element-aligned)."""
+    if precision == "fp32":
+        return "simt"
+    c = m.compute
+    align = alignment_bytes(precision, *leading_dims)
+    if align >= ALIGN_BYTES:
+        legacy = precision in c.legacy_mma_precisions and not sparse
+        return "legacy" if legacy else "tensor_core"
+    if align >= NARROW_ALIGN_BYTES and c.narrow_mma_fraction > 0:
+        return "narrow"
+    return "unaligned"
 
 
 def _multicast(m: GpuMachine) -> int:
@@ -91,17 +151,21 @@ def _multicast(m: GpuMachine) -> int:
 
 
 def _cta(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, kc: int,
-         hbm_share: float, out_bytes_per_elem: float, ctas: int) -> CtaCost:
-    """Cost of one CTA computing a ``bm x bn`` tile over ``kc`` of K."""
+         hbm_share: float, out_bytes_per_elem: float, ctas: int, wf: float = 1.0) -> CtaCost:
+    """Cost of one CTA computing a ``bm x bn`` tile over ``kc`` of K.
+
+    ``wf``: bytes of the B (weight) tile over its dense bytes (< 1 for sparse weights, whose
+    main loop then runs at the sparse rate)."""
     e = OPERAND_BYTES[precision]
     k_iters = max(1, math.ceil(kc / bk))
     depth = k_iters * bk
     macs = bm * bn * depth
-    mma_s = macs / mma_rate_macs_per_s(m, precision, path)
+    mma_s = macs / mma_rate_macs_per_s(m, precision, path, sparse=wf < 1.0)
     clock = m.load_clock_hz(precision)
-    big, small = max(bm, bn), min(bm, bn)
+    a_w, b_w = float(bm), bn * wf  # widths of the A and B tiles in dense elements
+    big, small = (a_w, b_w) if bm >= bn else (b_w, a_w)
     if path != "simt":  # warpgroup MMAs read both operand tiles from shared memory
-        groups = max(1, big // 128)
+        groups = max(1, max(bm, bn) // 128)
         smem = depth * (big + small * groups) * e
     else:  # SGEMM: each of 256 threads holds a t x t register tile and reads 2t words per k
         t = math.sqrt(bm * bn / SIMT_THREADS)
@@ -113,14 +177,16 @@ def _cta(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, kc
     _, hbm_cap = sm_bandwidth_caps(m)
     l2_cap, _ = sm_bandwidth_caps(m)
     post_s = out / l2_cap
-    key = {"tensor_core": "mma_s", "unaligned": "legacy_mma_s", "simt": "simt_s"}[path]
+    key = {"tensor_core": "mma_s", "unaligned": "legacy_mma_s", "simt": "simt_s",
+           "narrow": "narrow_mma_s", "legacy": "mma_sync_s"}[path]
     return CtaCost(compute_s=max(mma_s, smem_s), l2_bytes=l2_in + out, hbm_bytes=hbm_share,
                    post_s=post_s, parts={key: mma_s, "smem_s": smem_s})
 
 
 def _candidates(path: str, precision: str) -> list[tuple[int, int, int]]:
-    bk = _BK[precision] if path != "unaligned" else 32
-    tiles = {"tensor_core": _TC_TILES, "unaligned": _UNALIGNED_TILES, "simt": _SIMT_TILES}[path]
+    bk = _BK[precision] if path not in ("unaligned", "narrow") else 32
+    tiles = {"tensor_core": _TC_TILES, "unaligned": _UNALIGNED_TILES, "simt": _SIMT_TILES,
+             "narrow": _UNALIGNED_TILES, "legacy": _LEGACY_TILES}[path]
     out = []
     for bm, bn in tiles:
         out.append((bm, bn, bk))
@@ -131,26 +197,36 @@ def _candidates(path: str, precision: str) -> list[tuple[int, int, int]]:
 
 def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: int = 1,
               shared_weights: bool = True, hbm_unique_bytes: float | None = None,
-              leading_dims: tuple[int, ...] | None = None, name: str = "gemm") -> GemmPlan:
+              leading_dims: tuple[int, ...] | None = None, name: str = "gemm",
+              sparsity: str | None = None) -> GemmPlan:
     """Plan ``batch`` GEMMs of ``M x N x K`` at ``precision``: the fastest tile and split-K.
 
     ``shared_weights``: B is one ``K x N`` matrix for all batch entries (folded into M).
     ``hbm_unique_bytes``: bytes of the operands as stored, when they are not A, B and C
     themselves (an implicit-GEMM convolution reads its input, not the im2col matrix).
     ``leading_dims``: the dimensions whose alignment matters (default K and N).
+    ``sparsity``: ``"2:4"`` for structured-sparse weights B (:mod:`accelsim.hw.gpu.sparsity`).
     """
     m.check_precision(precision)
     for label, v in (("M", M), ("N", N), ("K", K), ("batch", batch)):
         if v <= 0:
             raise ValueError(f"{label} must be > 0 (got {v})")
+    pat = check_sparse(m, precision, sparsity)
     if shared_weights and batch > 1:
         M, batch = M * batch, 1
     e = OPERAND_BYTES[precision]
     oe = OUTPUT_BYTES[precision]
-    aligned = is_aligned(precision, *(leading_dims or (K, N)))
-    path = "simt" if precision == "fp32" else ("tensor_core" if aligned else "unaligned")
+    dims = leading_dims or (K, N)
+    aligned = is_aligned(precision, *dims)
+    if pat is not None and not aligned:
+        raise UnsupportedError(
+            f"{m.name}: {pat.name} sparse GEMM needs leading dimensions {dims} that are "
+            f"multiples of {alignment_elements(precision)} {precision} elements (16 bytes); "
+            "the sparse kernels have no unaligned fallback")
+    path = gemm_path(m, precision, *dims, sparse=pat is not None)
+    wf = 1.0 if pat is None else pat.weight_fraction(precision)
     a_bytes = batch * M * K * e
-    b_bytes = batch * K * N * e
+    b_bytes = batch * K * N * e * wf
     c_bytes = batch * M * N * oe
     unique_in = hbm_unique_bytes if hbm_unique_bytes is not None else a_bytes + b_bytes
     hit = l2_hit_fraction(m, unique_in, c_bytes)
@@ -162,25 +238,27 @@ def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: i
             if split > 1 and (tiles >= m.sm_count or kc < 2 * bk):
                 break
             plan = _plan(m, precision, path, bm, bn, bk, split, M, N, K, batch, tiles, kc,
-                         unique_in, c_bytes, hit, aligned, name)
+                         unique_in, c_bytes, hit, aligned, name, wf)
             t = sum(estimate_s(k, m) for k in plan.kernels)
             key = (t * (1 - 1e-9), plan.ctas)
             if best is None or key < (best[0], best[1]):
                 best = (key[0], key[1], plan)
     assert best is not None
-    return best[2]
+    if pat is None:
+        return best[2]
+    return replace(best[2], sparsity=pat.name, density=pat.density)
 
 
 def _plan(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, split: int,
           M: int, N: int, K: int, batch: int, tiles: int, kc: int, unique_in: float,
-          c_bytes: float, hit: float, aligned: bool, name: str) -> GemmPlan:
+          c_bytes: float, hit: float, aligned: bool, name: str, wf: float = 1.0) -> GemmPlan:
     e = OPERAND_BYTES[precision]
     oe = OUTPUT_BYTES[precision]
     ctas = tiles * split
     n_waves = math.ceil(ctas / m.sm_count)
     # HBM reads: each operand once, unless one wave's A and B panels overflow L2
     side = max(1, int(math.sqrt(min(ctas, m.sm_count))))
-    panel = (side * bm + side * bn) * kc * e
+    panel = (side * bm + side * bn * wf) * kc * e
     reads = unique_in
     if unique_in > m.memory.l2_bytes * m.memory.l2_thrash_ratio:
         reads = max(unique_in, n_waves * panel)
@@ -193,7 +271,7 @@ def _plan(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, s
     hbm_total = (1.0 - hit) * (reads - streamed + (c_bytes if split == 1 else 0.0)) + streamed
     partial_bytes = M * N * batch * 4 * split if split > 1 else 0.0
     out_elem = 4.0 if split > 1 else oe
-    cta = _cta(m, precision, path, bm, bn, bk, kc, hbm_total / ctas, out_elem, ctas)
+    cta = _cta(m, precision, path, bm, bn, bk, kc, hbm_total / ctas, out_elem, ctas, wf)
     startup = m.memory.hbm.latency_s if hit < 1.0 or streamed else m.memory.l2_latency_s
     # the producer prefetches the next tile while this one computes; a main loop shorter
     # than the load latency leaves the rest of the latency exposed on every tile
@@ -201,7 +279,8 @@ def _plan(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, s
         exposed = max(0.0, startup - cta.compute_s)
         cta = CtaCost(compute_s=cta.compute_s, l2_bytes=cta.l2_bytes, hbm_bytes=cta.hbm_bytes,
                       pre_s=exposed, post_s=cta.post_s, parts=cta.parts)
-    meta = {"path": path, "tile": (bm, bn, bk), "split_k": split, "tiles": tiles}
+    meta = {"path": path, "tile": (bm, bn, bk), "split_k": split, "tiles": tiles,
+            "weight_fraction": wf}
     kernels = [Kernel(name=name, groups=((ctas, cta),), launch_s=m.host.launch_s,
                       startup_s=startup, meta=meta)]
     if split > 1:

@@ -146,4 +146,6 @@ def bound_of(kernel: Kernel, m: GpuMachine) -> str:
 
 
 _UNIT = {"mma_s": "tensor_core", "smem_s": "smem", "simt_s": "simt", "alu_s": "simt",
-         "sfu_s": "sfu", "legacy_mma_s": "tensor_core_unaligned"}
+         "sfu_s": "sfu", "legacy_mma_s": "tensor_core_unaligned",
+         "narrow_mma_s": "tensor_core_narrow", "mma_sync_s": "tensor_core_mma_sync",
+         "latency_s": "latency"}

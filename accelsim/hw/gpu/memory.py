@@ -1,4 +1,5 @@
-"""L2 residency and memory-bound (streaming) kernels: elementwise, layernorm, softmax.
+"""L2 residency and memory-bound (streaming) kernels: elementwise (row-wise kernels:
+:mod:`accelsim.hw.gpu.rows`).
 
 Residency model (steady state of an op called repeatedly, as it is measured and as it runs
 inside a model): the bytes an op touches form a footprint ``F = read + w * written``
@@ -78,32 +79,12 @@ def elementwise_kernel(m: GpuMachine, fn: str, elements: int, inputs: int, elem_
                        flops_per_element: float) -> Kernel:
     """``add``/``relu``/``gelu``...: read ``inputs`` tensors, write one, pointwise math.
 
-    GELU (tanh form) costs one tanh on the SFU per element besides its FP32 arithmetic.
+    GELU (tanh form) and SiLU (exp) call one transcendental per element: the frameworks'
+    ``tanhf``/``expf`` are software routines around one SFU op, costing
+    ``compute.transcendental_instr`` FP32-lane instructions besides the op's arithmetic.
     """
     sfu = elements if fn in ("gelu", "silu") else 0.0
+    instr = flops_per_element * elements + sfu * m.compute.transcendental_instr
     return stream_kernel(m, fn, read_bytes=inputs * elements * elem_bytes,
                          write_bytes=elements * elem_bytes,
-                         simt_flops=elements * flops_per_element, sfu_ops=sfu,
-                         meta={"fn": fn})
-
-
-def layernorm_kernel(m: GpuMachine, rows: int, cols: int, elem_bytes: int, rms: bool,
-                     flops: float) -> Kernel:
-    """Row-wise (RMS)LayerNorm: one read of x from memory, the second pass (normalise) from
-    L1/L2, the weights (gamma, beta) once, one write; a reciprocal square root per row."""
-    x = rows * cols * elem_bytes
-    w = (1 if rms else 2) * cols * elem_bytes
-    return stream_kernel(m, "layernorm", read_bytes=x + w, write_bytes=x, reread_bytes=x,
-                         simt_flops=flops, sfu_ops=rows, meta={"passes": 2})
-
-
-def softmax_kernel(m: GpuMachine, rows: int, cols: int, elem_bytes: int, flops: float,
-                   register_cols: int = 1024) -> Kernel:
-    """Row softmax: rows of up to ``register_cols`` live in registers (one read, one write);
-    longer rows take three passes (max, sum, write), the last two from L1/L2. One exp per
-    element on the SFU."""
-    x = rows * cols * elem_bytes
-    passes = 1 if cols <= register_cols else 3
-    return stream_kernel(m, "softmax", read_bytes=x, write_bytes=x,
-                         reread_bytes=(passes - 1) * x, simt_flops=flops,
-                         sfu_ops=rows * cols, meta={"passes": passes})
+                         simt_flops=instr, sfu_ops=sfu, meta={"fn": fn})

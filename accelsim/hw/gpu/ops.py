@@ -13,7 +13,9 @@ from accelsim.hw.gpu.attention import plan_attention
 from accelsim.hw.gpu.conv import plan_conv2d
 from accelsim.hw.gpu.gemm import plan_gemm
 from accelsim.hw.gpu.kernel import Kernel
-from accelsim.hw.gpu.memory import elementwise_kernel, layernorm_kernel, softmax_kernel
+from accelsim.hw.gpu.memory import elementwise_kernel
+from accelsim.hw.gpu.rows import layernorm_kernel, softmax_kernel
+from accelsim.hw.gpu.sparsity import pattern
 from accelsim.workload.nn_ops import (
     ELEMENTWISE_FLOPS,
     ELEMENTWISE_INPUTS,
@@ -38,16 +40,25 @@ class OpPlan:
     explain: dict
 
 
-def plan_op(m: GpuMachine, op: object, precision: str | None = None) -> OpPlan:
-    """Plan ``op`` (Gemm, Conv2d, Attention, Elementwise, LayerNorm, Softmax) on ``m``."""
+def plan_op(m: GpuMachine, op: object, precision: str | None = None, *,
+            sparsity: str | None = None) -> OpPlan:
+    """Plan ``op`` (Gemm, Conv2d, Attention, Elementwise, LayerNorm, Softmax) on ``m``.
+
+    ``sparsity="2:4"``: the GEMM's weights are 2:4 structured-sparse
+    (:mod:`accelsim.hw.gpu.sparsity`); ``bytes`` then counts the compressed weights (values
+    and metadata) and ``flops`` stays the dense-equivalent count."""
     prec = precision or getattr(op, "dtype", None) or "bf16"
     m.check_precision(prec)
     e = OPERAND_BYTES[prec]
+    if pattern(sparsity) is not None and not isinstance(op, Gemm):
+        raise UnsupportedError(f"{m.name}: {sparsity} sparsity is modelled for GEMMs only, not "
+                               f"{type(op).__name__}")
     if isinstance(op, Gemm):
         plan = plan_gemm(m, op.m, op.n, op.k, prec, batch=op.batch,
-                         shared_weights=op.shared_weights)
+                         shared_weights=op.shared_weights, sparsity=sparsity)
         t = op.tensor_elements()
-        nbytes = (t["input"] + t["weight"]) * e + t["output"] * OUTPUT_BYTES[prec]
+        wf = plan.kernels[0].meta.get("weight_fraction", 1.0)
+        nbytes = (t["input"] + t["weight"] * wf) * e + t["output"] * OUTPUT_BYTES[prec]
         return OpPlan("gemm", prec, plan.kernels, op.flops, nbytes, _gemm_explain(plan))
     if isinstance(op, Conv2d):
         plan = plan_conv2d(m, op, prec)
@@ -86,12 +97,18 @@ def plan_op(m: GpuMachine, op: object, precision: str | None = None) -> OpPlan:
 
 
 def _gemm_explain(plan) -> dict:
-    return {"path": plan.path, "tile": list(plan.tile), "split_k": plan.split_k,
-            "ctas": plan.ctas, "waves": plan.waves, "aligned": plan.aligned,
-            "l2_hit": plan.l2_hit, "kernels": len(plan.kernels)}
+    ex = {"path": plan.path, "tile": list(plan.tile), "split_k": plan.split_k,
+          "ctas": plan.ctas, "waves": plan.waves, "aligned": plan.aligned,
+          "l2_hit": plan.l2_hit, "kernels": len(plan.kernels)}
+    if plan.sparsity:
+        ex.update(sparsity=plan.sparsity, density=plan.density,
+                  weight_fraction=plan.kernels[0].meta["weight_fraction"])
+    return ex
 
 
 def _stream_explain(k: Kernel, m: GpuMachine) -> dict:
-    return {"path": "stream", "ctas": k.ctas, "waves": k.ctas / m.sm_count,
+    ctas = k.meta.get("ctas", k.ctas)  # row kernels: CTAs of the grid, not SM work units
+    return {"path": k.meta.get("family", "stream"), "ctas": ctas, "waves": ctas / m.sm_count,
             "l2_hit": k.meta["l2_hit"], "split_k": 1, "tile": None,
-            **{key: v for key, v in k.meta.items() if key in ("passes", "fn")}}
+            **{key: v for key, v in k.meta.items()
+               if key in ("passes", "fn", "threads", "ctas_per_sm")}}
