@@ -58,6 +58,13 @@ def main(argv: list[str] | None = None) -> int:
     except AccelsimError as exc:
         print(f"accelsim: error: {exc}", file=sys.stderr)
         return 2
+    except ModuleNotFoundError as exc:  # an optional extra that is not installed
+        print(f"accelsim: error: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # an output path that cannot be written, a disk full, ...
+        where = exc.filename or ""
+        print(f"accelsim: error: {where}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("accelsim: interrupted", file=sys.stderr)
         return 130

@@ -12,7 +12,8 @@ DEFAULT_HW = "tpu_v4"
 DEFAULT_WORKLOAD = "resnet50"
 
 TABLE_COLUMNS = ["layer", "m", "n", "k", "dataflow", "folds", "total_cycles", "stall_cycles",
-                 "time_s", "overall_util", "mapping_efficiency", "dram_bytes"]
+                 "time_s", "overall_util", "mapping_efficiency", "sram_reads", "sram_writes",
+                 "dram_bytes"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -25,6 +25,7 @@ LAYER_COLUMNS = [
     "compute_cycles", "stall_cycles", "prologue_cycles", "epilogue_cycles", "total_cycles",
     "time_s", "macs", "flops", "overall_util", "mapping_efficiency", "compute_util",
     "sram_ifmap_reads", "sram_filter_reads", "sram_ofmap_writes", "sram_ofmap_reads",
+    "sram_reads", "sram_writes",
     "dram_ifmap_read_bytes", "dram_filter_read_bytes", "dram_psum_read_bytes",
     "dram_ofmap_write_bytes", "dram_psum_write_bytes", "dram_bytes", "dram_bw_bytes_per_s",
 ]
@@ -46,6 +47,7 @@ def layer_row(machine: Any, run: LayerRun) -> dict[str, Any]:
             "dram_psum_write_bytes": mv[("psum", "write")]}
     dram_bytes = sum(dram.values())
     time_s = total / machine.clock_hz
+    words = layer_sram_words(plan)
     row = {
         "layer": plan.name, "op": plan.op_kind, "m": plan.gemm.m, "n": plan.gemm.n,
         "k": plan.gemm.k, "repeat": plan.repeat, "dataflow": g.dataflow,
@@ -58,7 +60,8 @@ def layer_row(machine: Any, run: LayerRun) -> dict[str, Any]:
         "flops": FLOP_PER_MAC * plan.macs,
         "overall_util": plan.macs / (pes * total) if total else 0.0,
         "mapping_efficiency": mapping_efficiency(g), "compute_util": compute_util(g),
-        **layer_sram_words(plan), **dram,
+        **words, "sram_reads": words["sram_ifmap_reads"] + words["sram_filter_reads"]
+        + words["sram_ofmap_reads"], "sram_writes": words["sram_ofmap_writes"], **dram,
         "dram_bytes": dram_bytes,
         "dram_bw_bytes_per_s": dram_bytes / time_s if time_s else 0.0,
     }

@@ -162,21 +162,46 @@ def read_scalesim_topology(path: str | os.PathLike, mode: str = "auto") -> Workl
 
 
 def load_workload(name_or_path: str | os.PathLike, mode: str = "auto") -> Workload:
-    """A built-in workload by short name (``workloads/<name>.yaml|.csv``) or a file path."""
-    from accelsim.errors import ConfigError
-    from accelsim.files import resolve_path
+    """A workload by file path, built-in short name (``workloads/<name>.yaml|.csv``) or model-zoo
+    spec (``llama3_8b_decode:batch=8,context=4096``).
 
+    An ONNX file with dynamic dimensions takes their values after a colon:
+    ``model.onnx:N=8,S=128``.
+    """
+    from accelsim.errors import ConfigError
+    from accelsim.files import builtin_names, resolve_path
+
+    text = str(name_or_path)
+    dims: dict[str, int] = {}
+    if ".onnx:" in text:
+        text, _, spec = text.partition(".onnx:")
+        text += ".onnx"
+        for item in filter(None, (s.strip() for s in spec.split(","))):
+            key, eq, value = item.partition("=")
+            if not eq or not value.strip().isdigit() or int(value) <= 0:
+                raise WorkloadError(text, key.strip() or item, value or item,
+                                    "ONNX dimensions are given as NAME=positive integer")
+            dims[key.strip()] = int(value)
+        name_or_path = text
     try:
         path = resolve_path(name_or_path, "workloads", suffixes=(".yaml", ".yml", ".csv", ".onnx"))
     except ConfigError:
         from accelsim.workload.models import zoo
 
-        if zoo.is_zoo_spec(str(name_or_path)):
-            return zoo.workload(str(name_or_path))
-        raise
+        if zoo.is_zoo_spec(text):
+            return zoo.workload(text)
+        names = builtin_names("workloads", (".yaml", ".yml", ".csv")) + zoo.names()
+        near = difflib.get_close_matches(text.partition(":")[0], names, n=1)
+        hint = (f"did you mean '{near[0]}'?" if near
+                else "see `accelsim list` for built-in workloads and zoo models")
+        raise WorkloadError(text, None, None, f"no such file, built-in workload or zoo model ({hint})") from None
     suffix = path.suffix.lower()
     if suffix == ".csv":
         return read_scalesim_topology(path, mode)
+    if suffix == ".onnx":
+        from accelsim.workload.onnx_reader import read_onnx
+
+        return read_onnx(path, dims or None)
     if suffix in EXTRA_READERS:
         return EXTRA_READERS[suffix](path)
     return read_yaml_workload(path)

@@ -78,7 +78,7 @@ def test_yaml_unknown_op(tmp_path):
 def test_missing_file():
     with pytest.raises(WorkloadError):
         read_scalesim_topology("/nonexistent/topology.csv")
-    with pytest.raises(Exception, match="no such file or built-in"):
+    with pytest.raises(WorkloadError, match="no such file, built-in workload or zoo model"):
         load_workload("/nonexistent/w.yaml")
 
 
