@@ -3,10 +3,23 @@ model (systolic: :func:`accelsim.api.simulate`; gpu: :func:`accelsim.api.gpu.sim
 cpu: :func:`accelsim.hw.cpu.op_cost`).
 
     >>> from accelsim.api.compare import compare
-    >>> c = compare("workloads/kernels/multikernelbench.yaml", ["a100", "tpu_v4", "spr_cpu"])
+    >>> c = compare("workloads/kernels/multikernelbench.yaml", ["a100", "tpu_v4", "npu", "cpu"])
     >>> c.table[["kernel", "hw", "time_s", "tflops", "util", "energy_j", "bound"]]
 
+Platforms are named by built-in config name, path, or one of the :data:`PLATFORM_ALIASES`
+(``npu`` -> ``npu_ascend910``, ``cpu`` -> ``spr_cpu``).
+
+Precision: a kernel runs at its ``dtype``; on a GPU or CPU without it, a precision in
+:data:`PRECISION_FALLBACK` runs as its fallback (``bf16`` -> ``fp16``: the same 16-bit width,
+e.g. on a V100), else the platform's own one-line error. A systolic machine runs its array's
+precision whatever the kernel asks.
+
 Columns of :attr:`Comparison.table` (one row per kernel x machine):
+
+* ``alias`` — the name the caller used when it was an alias, else ``""``; ``hw`` is the
+  machine's config name;
+* ``requested_precision`` / ``precision`` — the kernel's dtype and the precision it ran at
+  (they differ after a fallback, or on a systolic array of another precision);
 
 * ``time_s`` — the kernel's time on the machine, seconds;
 * ``flops``, ``tflops`` — the kernel's FLOPs (1 MAC = 2 FLOP) and achieved TFLOP/s;
@@ -26,6 +39,7 @@ Imports: config, workload, hw, report, api.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -46,7 +60,13 @@ DEFAULT_KERNELS = "workloads/kernels/multikernelbench.yaml"
 DEFAULT_HW = ("a100", "h100", "tpu_v4", "npu_ascend910", "spr_cpu")
 DEFAULT_ENERGY_TABLE = "scaled_7nm"
 
-COLUMNS = ["kernel", "op", "hw", "family", "precision", "time_s", "flops", "tflops",
+PLATFORM_ALIASES: dict[str, str] = {"npu": "npu_ascend910", "cpu": "spr_cpu"}
+"""Short platform names accepted by :func:`compare` (and ``accelsim compare --hw``)."""
+
+PRECISION_FALLBACK: dict[str, str] = {"bf16": "fp16"}
+"""Precision a GPU/CPU kernel runs at when the machine lacks the kernel's own (same width)."""
+
+COLUMNS = ["kernel", "op", "hw", "alias", "family", "requested_precision", "precision", "time_s", "flops", "tflops",
            "peak_tflops", "util", "dram_bytes", "bw_util", "energy_j", "gflops_per_j", "bound",
            "bound_class"]
 
@@ -60,15 +80,27 @@ def _ensure_kinds() -> None:
     import accelsim.config.cpu  # noqa: F401  (registers kind: cpu)
 
 
+def resolve_alias(name: str) -> str:
+    """The config name an alias stands for (``npu`` -> ``npu_ascend910``); other names as given.
+
+    A built-in config of the same name wins over an alias."""
+    if name in PLATFORM_ALIASES and name not in builtin_names("hardware"):
+        return PLATFORM_ALIASES[name]
+    return name
+
+
 def load_platform(name: str) -> Any:
-    """A machine by built-in name or path; an unknown name is a one-line :class:`ConfigError`."""
+    """A machine by built-in name, path or alias; an unknown name is a one-line
+    :class:`ConfigError`."""
     _ensure_kinds()
     try:
-        return load_machine(name)
+        return load_machine(resolve_alias(name))
     except ConfigError as exc:
         if exc.field is None and "no such file" in exc.reason:
             raise ConfigError("--hw", "hw", name, "unknown hardware (built-ins: "
-                              f"{', '.join(builtin_names('hardware'))})") from None
+                              f"{', '.join(builtin_names('hardware'))}; aliases: "
+                              f"{', '.join(f'{a}={c}' for a, c in PLATFORM_ALIASES.items())})"
+                              ) from None
         raise
 
 
@@ -82,19 +114,37 @@ def family_of(machine: Any) -> str:
 
 
 # ----------------------------------------------------------------------- one kernel, one machine
-def run_kernel(machine: Any, op: object, *, table: EnergyTable | None = None) -> dict[str, Any]:
-    """One row of the comparison: ``op`` on ``machine`` through the family's own model."""
+def with_fallback(machine: Any, op: Any) -> Any:
+    """``op`` with its dtype replaced by the :data:`PRECISION_FALLBACK` one when ``machine``
+    (GPU or CPU) cannot run the op's dtype but can run the fallback; else ``op`` unchanged."""
+    dtype = getattr(op, "dtype", None)
+    fb = PRECISION_FALLBACK.get(dtype or "")
+    supports = getattr(machine, "supports", None)
+    if fb is None or supports is None or getattr(machine, "kind", "") not in ("gpu", "cpu"):
+        return op
+    if supports(dtype) or not supports(fb):
+        return op
+    return dataclasses.replace(op, dtype=fb)
+
+
+def run_kernel(machine: Any, op: object, *, table: EnergyTable | None = None,
+               alias: str = "") -> dict[str, Any]:
+    """One row of the comparison: ``op`` on ``machine`` through the family's own model, at the
+    op's precision or its fallback (see :func:`with_fallback`)."""
     fam = family_of(machine)
     tab = table or energy_table_for(machine)
+    requested = getattr(op, "dtype", None)
+    run_op = with_fallback(machine, op)
     if fam == "gpu":
-        row = _run_gpu(machine, op, tab)
+        row = _run_gpu(machine, run_op, tab)
     elif fam == "cpu":
-        row = _run_cpu(machine, op, tab)
+        row = _run_cpu(machine, run_op, tab)
     else:
-        row = _run_systolic(machine, op, tab)
+        row = _run_systolic(machine, run_op, tab)
     t = row["time_s"]
     row.update(kernel=getattr(op, "name", "op"), op=getattr(op, "kind", ""),
-               hw=machine.name, family=fam)
+               hw=machine.name, alias=alias, family=fam,
+               requested_precision=requested or row["precision"])
     row["tflops"] = row["flops"] / t / 1e12 if t > 0 else 0.0
     row["util"] = row["tflops"] / row["peak_tflops"] if row["peak_tflops"] else 0.0
     row["bw_util"] = row["dram_bytes"] / t / row.pop("peak_bw") if t > 0 else 0.0
@@ -185,6 +235,8 @@ class Comparison:
     hw: tuple[str, ...]
     energy_table: str
     table: pd.DataFrame
+    aliases: dict[str, str] = dataclasses.field(default_factory=dict)
+    """Alias used -> config name, for the platforms named by an alias."""
 
     def pivot(self, value: str = "time_s") -> pd.DataFrame:
         """Kernels x machines of one column (e.g. ``time_s``, ``util``, ``energy_j``)."""
@@ -194,7 +246,7 @@ class Comparison:
     def to_dict(self) -> dict[str, Any]:
         """The JSON document of ``accelsim compare --json``."""
         return {"accelsim_version": __version__, "kernels": self.kernels.name,
-                "source": self.kernels.source, "hw": list(self.hw),
+                "source": self.kernels.source, "hw": list(self.hw), "aliases": self.aliases,
                 "energy_table": self.energy_table,
                 "rows": json.loads(self.table.to_json(orient="records"))}
 
@@ -221,20 +273,25 @@ def compare(kernels: Any = DEFAULT_KERNELS, hw: Sequence[str] | str = DEFAULT_HW
     """Run every kernel of ``kernels`` on every machine of ``hw`` (names, or ``"a,b,c"``).
 
     ``energy_table``: a table name/path priced for all machines, or ``"machine"`` for each
-    machine's own. Unknown machines fail before any work, naming the bad name.
+    machine's own. Unknown machines fail before any work, naming the bad name. An alias and
+    the config it stands for name one platform (the first mention is kept).
     """
     names = [h.strip() for h in hw.split(",")] if isinstance(hw, str) else list(hw)
     names = [n for n in names if n]
     if not names:
         raise ConfigError("--hw", "hw", "", "name at least one machine")
-    machines = [load_platform(n) for n in names]
-    for m in machines:
+    machines: list[tuple[Any, str]] = []
+    for n in names:
+        m = load_platform(n)
         family_of(m)
+        if all(m.name != k.name for k, _ in machines):
+            machines.append((m, n if resolve_alias(n) != n else ""))
     wl = load_kernels(kernels)
     common = None if energy_table == "machine" else load_energy_table(energy_table)
     rows = []
     for op in wl.ops:
-        for m in machines:
-            rows.append(run_kernel(m, op, table=common))
-    return Comparison(wl, tuple(m.name for m in machines), energy_table,
-                      pd.DataFrame(rows, columns=COLUMNS))
+        for m, alias in machines:
+            rows.append(run_kernel(m, op, table=common, alias=alias))
+    return Comparison(wl, tuple(m.name for m, _ in machines), energy_table,
+                      pd.DataFrame(rows, columns=COLUMNS),
+                      {alias: m.name for m, alias in machines if alias})

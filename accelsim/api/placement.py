@@ -6,11 +6,16 @@ engine with link contention, and report; plus the seed's GPU+NPU co-training sce
     >>> r = place_model("node_gpu_npu", "resnet50:batch=8", policy="greedy")
     >>> r.devices, r.transfers, r.makespan_s
 
+The model is a zoo spec (a real graph), or a workload YAML/CSV path or built-in workload name
+(``alexnet``, ``workloads/kernels/multikernelbench.yaml``), whose ops are taken as a chain in
+file order: see :func:`graph_from_workload`.
+
 Imports: config, workload, hw, mapping, engine, api.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,9 +26,9 @@ import pandas as pd
 from accelsim import __version__
 from accelsim.config.node import Node, load_node
 from accelsim.engine.placed import PlacedRun, run_data_parallel, run_placed
-from accelsim.errors import AccelsimError, ConfigError
+from accelsim.errors import AccelsimError, ConfigError, UnsupportedError, WorkloadError
 from accelsim.mapping.placement import CostTable, Placement, place
-from accelsim.workload.graph import ModelGraph
+from accelsim.workload.graph import GraphBuilder, ModelGraph
 from accelsim.workload.models import zoo
 from accelsim.workload.nn_ops import Elementwise
 from accelsim.workload.ops import Conv2d, Gemm, Workload
@@ -34,11 +39,78 @@ def get_node(node: Node | str) -> Node:
     return node if isinstance(node, Node) else load_node(node)
 
 
-def get_graph(model: ModelGraph | str) -> ModelGraph:
-    """A model graph from the zoo (``"resnet50:batch=8"``) or an object."""
+_COMPONENT = {"attention": "attention", "layernorm": "norm", "rmsnorm": "norm",
+              "embedding": "embedding"}
+
+
+def graph_from_workload(wl: Workload, default_dtype: str = "bf16") -> ModelGraph:
+    """A placement graph from a plain :class:`Workload`: its ops as a chain in file order.
+
+    Op ``i`` reads op ``i-1``'s output (its whole output tensor is what moves when the two run
+    on different devices); the first op reads a graph input of its own input size, which
+    starts on the host. Operands the chain does not produce (an attention's K/V, a GEMM's
+    second activation operand) are graph inputs too; weights are created per op and are
+    resident, as for zoo models. Tensors take the ops' common dtype, else ``default_dtype``.
+    Duplicate op names get a ``#2``, ``#3`` suffix. A workload's ops need not really form a
+    chain (a kernel suite does not): the chain is the simplest dependency order, not a fact
+    of the file.
+    """
+    ops = list(wl.ops)
+    if not ops:
+        raise WorkloadError(wl.source or wl.name, "ops", [], "no ops to place")
+    dtypes = {getattr(op, "dtype", None) for op in ops} - {None}
+    dtype = dtypes.pop() if len(dtypes) == 1 else default_dtype
+    b = GraphBuilder(wl.name, dtype)
+    seen: dict[str, int] = {}
+    prev: str | None = None
+    for op in ops:
+        if not hasattr(op, "tensor_elements"):
+            raise UnsupportedError(f"{wl.name}: op {getattr(op, 'name', op)!r} "
+                                   f"({type(op).__name__}) cannot be placed")
+        name = op.name
+        seen[name] = seen.get(name, 0) + 1
+        if seen[name] > 1:
+            op = dataclasses.replace(op, name=f"{name}#{seen[name]}")
+        te = op.tensor_elements()
+        ins = [prev] if prev is not None else [b.tensor("input", te.get("input", 0))]
+        extra = [k for k, v in te.items() if v and k not in ("input", "output", "weight")]
+        if "weight" in te and te["weight"] and not getattr(op, "shared_weights", True):
+            extra.append("weight")
+        ins += [b.tensor(f"{op.name}.{k}", te[k]) for k in extra]
+        prev = b.add(op, ins, component=_COMPONENT.get(getattr(op, "kind", ""), "other"))
+    return b.build()
+
+
+def get_graph(model: ModelGraph | Workload | str) -> ModelGraph:
+    """A model graph from a zoo spec (``"resnet50:batch=8"``), a workload YAML/CSV path or
+    built-in workload name (ops chained in order, :func:`graph_from_workload`), a
+    :class:`Workload` or a graph object. A zoo name wins over a workload of the same name."""
     if isinstance(model, ModelGraph):
         return model
-    return zoo.from_spec(str(model))
+    if isinstance(model, Workload):
+        return graph_from_workload(model)
+    spec = str(model)
+    if zoo.is_zoo_spec(spec):
+        return zoo.from_spec(spec)
+    from accelsim.api.compare import load_kernels
+
+    try:
+        wl = load_kernels(spec)
+    except WorkloadError as exc:
+        if exc.field is not None:
+            raise
+        import difflib
+
+        from accelsim.files import builtin_names
+
+        known = zoo.names() + builtin_names("workloads", (".yaml", ".yml", ".csv"))
+        near = difflib.get_close_matches(spec.partition(":")[0], known, n=1)
+        hint = f"did you mean '{near[0]}'?" if near else "`accelsim list` shows them"
+        raise WorkloadError(None, "model", spec, "not a zoo model spec, a workload YAML/CSV "
+                            f"path or a built-in workload name ({hint})") from None
+    if getattr(wl, "source", "").startswith("zoo:"):
+        return zoo.from_spec(spec)
+    return graph_from_workload(wl)
 
 
 # ------------------------------------------------------------------- per-device op times

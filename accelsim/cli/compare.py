@@ -1,12 +1,21 @@
-"""``accelsim compare KERNELS.yaml --hw a100,h100,tpu_v4,npu_ascend910,spr_cpu [--json]``:
-one kernel suite on several platforms, each through its own model; an aligned table of time,
-achieved FLOP/s, utilisation, energy and the bound."""
+"""``accelsim compare KERNELS.yaml --hw a100,h100,tpu_v4,npu,cpu [--json]``: one kernel suite
+on several platforms, each through its own model; an aligned table of time, achieved FLOP/s,
+utilisation, energy and the bound.
+
+A platform named by an alias shows as ``alias=config`` (``npu=npu_ascend910``); a kernel run
+at another precision than its own shows ``requested->run`` (``bf16->fp16`` on a V100)."""
 
 from __future__ import annotations
 
 import argparse
 
-from accelsim.api.compare import DEFAULT_ENERGY_TABLE, DEFAULT_HW, DEFAULT_KERNELS
+from accelsim.api.compare import (
+    DEFAULT_ENERGY_TABLE,
+    DEFAULT_HW,
+    DEFAULT_KERNELS,
+    PLATFORM_ALIASES,
+    PRECISION_FALLBACK,
+)
 
 TABLE = [("kernel", "kernel", "{}"), ("hw", "hw", "{}"), ("precision", "prec", "{}"),
          ("time_s", "time_us", "{:.4g}"), ("tflops", "TFLOP/s", "{:.4g}"),
@@ -23,8 +32,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "energy and the bound.")
     p.add_argument("kernels", nargs="?", default=DEFAULT_KERNELS,
                    help=f"kernel suite YAML (default {DEFAULT_KERNELS})")
+    aliases = ", ".join(f"{a}={c}" for a, c in PLATFORM_ALIASES.items())
+    fallback = ", ".join(f"{a}->{b}" for a, b in PRECISION_FALLBACK.items())
     p.add_argument("--hw", default=",".join(DEFAULT_HW),
-                   help="comma-separated hardware names or paths (default: %(default)s)")
+                   help=f"comma-separated hardware names, paths or aliases ({aliases}); a GPU "
+                        f"or CPU without a kernel's precision falls back ({fallback}) "
+                        "(default: %(default)s)")
     p.add_argument("--energy-table", default=DEFAULT_ENERGY_TABLE,
                    help="pJ table for every platform, or 'machine' for each one's own "
                         "(default %(default)s)")
@@ -39,6 +52,10 @@ def format_table(df) -> str:
         d = r._asdict()
         d["time_s"] = d["time_s"] * 1e6
         d["energy_j"] = d["energy_j"] * 1e3
+        if d["alias"]:
+            d["hw"] = f"{d['alias']}={d['hw']}"
+        if d["requested_precision"] != d["precision"]:
+            d["precision"] = f"{d['requested_precision']}->{d['precision']}"
         rows.append([f.format(d[c]) for c, _, f in TABLE])
     widths = [max(len(row[i]) for row in rows) for i in range(len(TABLE))]
     lines = []

@@ -1,6 +1,10 @@
 """``accelsim place NODE MODEL [--policy greedy|pinned] [--pin 'layer*=gpu0'] [--json]``:
 place a model's operators on a heterogeneous node, simulate it with link contention, and
-report time per device, transfers, idle time and the makespan."""
+report time per device, transfers, idle time and the makespan.
+
+MODEL is a zoo spec (``resnet50:batch=8``), or a workload YAML/CSV path or built-in workload
+name (``alexnet``, ``workloads/kernels/multikernelbench.yaml``), whose ops are placed as a
+chain in file order (:func:`accelsim.api.placement.graph_from_workload`)."""
 
 from __future__ import annotations
 
@@ -14,7 +18,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "cost including transfers, run the placed graph with link "
                                    "contention, and report per device and per transfer.")
     p.add_argument("node", help="node config name or path (kind: node), e.g. node_gpu_npu")
-    p.add_argument("model", help="zoo model spec, e.g. resnet50 or 'resnet50:batch=8'")
+    p.add_argument("model", help="zoo model spec (e.g. resnet50 or 'resnet50:batch=8'), or a "
+                                 "workload YAML/CSV path or built-in workload name (e.g. "
+                                 "alexnet), its ops placed as a chain in file order; a zoo "
+                                 "name wins over a workload of the same name")
     p.add_argument("--policy", default="greedy", choices=["greedy", "pinned"],
                    help="greedy (earliest finish time) or pinned (--pin rules; the rest greedy)")
     p.add_argument("--pin", action="append", default=[], metavar="PATTERN=DEVICE",

@@ -72,13 +72,57 @@ def progress_printer():
     return show
 
 
+GPU_COLUMNS = ["layer", "op", "precision", "time_s", "tflops", "util", "dram_bytes", "energy_j",
+               "bound"]
+
+
+def run_device(args: argparse.Namespace, machine: object) -> int:
+    """``accelsim run`` on a GPU or CPU: one kernel per operator, in sequence."""
+    from accelsim.api.model_run import run_model
+    from accelsim.report.export import dumps, text_table, write_table
+
+    for flag, value in (("--dataflow", args.dataflow), ("--trace", args.trace),
+                        ("--report", args.report)):
+        if value:
+            raise ConfigError(flag, flag, value, f"applies to systolic machines, not {machine.kind}s")
+    r = run_model(machine, args.workload, progress=progress_printer())
+    out = Path(args.out)
+    path = write_table(r.layers, out / f"{machine.name}-{r.workload.name}-layers.csv")
+    if args.json:
+        print(dumps(r.to_dict()))
+        return 0
+    print(f"{r.workload.name} on {machine.name} ({machine.kind}), one kernel per operator")
+    print(text_table(r.layers, GPU_COLUMNS))
+    t = r.totals
+    print()
+    line = (f"total: {t['time_s'] * 1e3:.4g} ms, {t['tflops_per_s']:.4g} TFLOP/s, "
+            f"DRAM {t['dram_bytes'] / 1e6:.4g} MB, energy {t['energy_j'] * 1e3:.4g} mJ "
+            f"({t['average_power_w']:.4g} W average)")
+    if "tokens_per_s" in t:
+        line += f", {t['tokens_per_s']:,.1f} tokens/s"
+    if "time_per_output_token_s" in t:
+        line += f", {t['time_per_output_token_s'] * 1e3:.4g} ms per output token"
+    print(line)
+    print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Execute ``accelsim run``."""
     from accelsim.api import simulate
     from accelsim.report.export import dumps, text_table, write_table
 
+    sets = parse_sets(args.set) or None
+    if not sets:
+        from accelsim.api import load_hw
+
+        machine = load_hw(args.hw)
+        if getattr(machine, "kind", "") in ("gpu", "cpu"):
+            if args.mode != "event":
+                raise ConfigError("--mode", "--mode", args.mode, "GPU/CPU runs use their own model")
+            return run_device(args, machine)
     result = simulate(args.hw, args.workload, dataflow=args.dataflow, mode=args.mode,
-                      overrides=parse_sets(args.set) or None, progress=progress_printer())
+                      overrides=sets, progress=progress_printer())
     out = Path(args.out)
     stem = f"{result.machine.name}-{result.workload.name}-{result.dataflow}"
     write_table(result.layers, out / f"{stem}-layers.csv")

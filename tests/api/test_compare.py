@@ -1,9 +1,11 @@
 """Cross-platform comparison: every kernel runs on every platform through the platform's own
 model, and the derived columns are consistent with the raw ones."""
 
+import dataclasses
+
 import pytest
 
-from accelsim.api.compare import COLUMNS, compare
+from accelsim.api.compare import COLUMNS, compare, load_platform, with_fallback
 from accelsim.api.gpu import simulate_op
 from accelsim.errors import ConfigError, UnsupportedError
 from accelsim.workload.nn_ops import LayerNorm
@@ -71,3 +73,34 @@ def test_pivot_gives_kernels_by_platform(small):
     assert list(p.columns) == HW and list(p.index) == ["mm", "ln"]
     doc = small.to_dict()
     assert doc["energy_table"] == "scaled_7nm" and len(doc["rows"]) == 8
+
+
+def test_aliases_name_their_configs_and_are_recorded():
+    c = compare(SMALL[:1], ["npu", "cpu", "spr_cpu"])
+    assert c.hw == ("npu_ascend910", "spr_cpu")  # the alias and its config run once
+    assert c.table["alias"].tolist() == ["npu", "cpu"]
+    assert c.to_dict()["aliases"] == {"npu": "npu_ascend910", "cpu": "spr_cpu"}
+    assert compare(SMALL[:1], ["spr_cpu"]).table["alias"].tolist() == [""]
+
+
+def test_bf16_falls_back_to_fp16_on_a_gpu_without_bf16():
+    t = compare(SMALL, ["v100", "a100"]).table.set_index(["kernel", "hw"])
+    v = t.loc[("mm", "v100")]
+    assert (v["requested_precision"], v["precision"]) == ("bf16", "fp16")
+    fp16 = dataclasses.replace(SMALL[0], dtype="fp16")
+    assert v["time_s"] == simulate_op("v100", fp16, mode="analytic")["time_s"]
+    a = t.loc[("mm", "a100")]  # a machine with bf16 runs bf16
+    assert (a["requested_precision"], a["precision"]) == ("bf16", "bf16")
+
+
+def test_fallback_changes_only_the_precision_a_machine_lacks():
+    v100 = load_platform("v100")
+    fp32 = Gemm(name="mm", m=64, n=64, k=64, dtype="fp32")
+    assert with_fallback(v100, fp32) is fp32
+    assert with_fallback(load_platform("a100"), SMALL[0]) is SMALL[0]
+    assert with_fallback(v100, SMALL[0]).dtype == "fp16"
+
+
+def test_a_systolic_array_runs_its_own_precision_and_says_so():
+    row = compare(SMALL[:1], ["npu"]).table.iloc[0]
+    assert (row["requested_precision"], row["precision"]) == ("bf16", "fp16")

@@ -6,10 +6,18 @@ import math
 
 import pytest
 
-from accelsim.api.placement import cost_table, cotrain, get_graph, place_model, training_ops
+from accelsim.api.placement import (
+    cost_table,
+    cotrain,
+    get_graph,
+    graph_from_workload,
+    place_model,
+    training_ops,
+)
 from accelsim.config.node import load_node
+from accelsim.errors import WorkloadError
 from accelsim.hw.cpu import op_cost
-from accelsim.workload.ops import Conv2d, Gemm
+from accelsim.workload.ops import Conv2d, Gemm, Workload
 
 
 @pytest.fixture(scope="module")
@@ -55,3 +63,28 @@ def test_cotraining_reports_split_exchange_and_power(node):
     assert best["exchange_s"] > 0
     assert ct["speedup_overlapped"] >= ct["speedup"]
     assert ct["power_ratio"] == pytest.approx((700 + 310) / 700)
+
+
+def test_a_plain_workload_becomes_a_chain_in_file_order():
+    from accelsim.workload.nn_ops import Attention
+
+    ops = (Gemm(name="a", m=64, n=32, k=16, dtype="fp16"),
+           Gemm(name="a", m=64, n=48, k=32, dtype="fp16"),
+           Attention(name="att", batch=1, heads=2, seq_q=8, seq_kv=8, head_dim=24, dtype="fp16"))
+    g = graph_from_workload(Workload("w", ops))
+    assert [n.name for n in g.nodes] == ["a", "a#2", "att"]  # duplicate names made unique
+    first, second, att = g.nodes
+    assert g.tensors[first.inputs[0]].kind == "input"
+    assert g.tensors[first.inputs[0]].elements == 64 * 16
+    assert second.inputs[0] == first.outputs[0]  # each op reads its predecessor's output
+    assert att.inputs[0] == second.outputs[0]
+    assert g.tensors["att.kv"].kind == "input"  # operands the chain does not produce
+    assert {g.tensors[t].kind for t in second.inputs[1:]} == {"weight"}
+    assert g.params["dtype"] == "fp16"
+
+
+def test_place_model_takes_a_builtin_workload_and_names_what_it_accepts(node):
+    r = place_model(node, "alexnet", baselines=False)
+    assert r.devices["ops"].sum() == len(r.graph.nodes) == 8
+    with pytest.raises(WorkloadError, match="zoo model spec, a workload YAML/CSV path"):
+        get_graph("resnet5000")

@@ -27,3 +27,21 @@ def test_unknown_hw_is_one_line_exit_2(cli):
     r = cli("compare", "--hw", "a100,tpu_v9")
     assert r.returncode == 2
     assert r.stderr.count("\n") == 1 and "tpu_v9" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_the_issues_command_with_aliases_shows_alias_and_config(cli):
+    r = cli("compare", "workloads/kernels/multikernelbench.yaml", "--hw", "a100,h100,tpu_v4,npu,cpu")
+    assert r.returncode == 0, r.stderr
+    body = r.stdout.splitlines()[3:]
+    assert len(body) == 35
+    npu = [line for line in body if "npu=npu_ascend910" in line]
+    assert len(npu) == 7 and all("bf16->fp16" in line for line in npu)
+    assert sum("cpu=spr_cpu" in line for line in body) == 7
+
+
+def test_v100_runs_the_bf16_suite_at_fp16(cli):
+    r = cli("compare", "--hw", "v100", "--json")
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)["rows"]
+    assert len(rows) == 7
+    assert {(x["requested_precision"], x["precision"]) for x in rows} == {("bf16", "fp16")}

@@ -73,3 +73,17 @@ def test_bad_yaml_config(cli, tmp_path):
                   "memory: {sram: {capacity_bytes: 1 MiB}, dram: {bandwidth_bytes_per_s: 1 GB/s}}\n")
     r = cli("run", str(hw), "resnet18", "--out", str(tmp_path))
     assert r.returncode == 2 and "compute.array.rows = 0: must be > 0" in r.stderr
+
+
+def test_run_on_a_gpu_prints_tokens_per_second(cli, tmp_path):
+    r = cli("run", "h200", "gpt2_small_decode", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "tokens/s" in r.stdout and "ms per output token" in r.stdout
+
+
+def test_unwritable_output_is_one_line(cli, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    r = cli("run", "tpu_v4", "resnet18", "--out", str(blocker / "sub"))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1

@@ -1,0 +1,47 @@
+"""Every zoo model runs end to end on a systolic machine and on a GPU (issue 8); Transformer
+runs report tokens/s, decode runs the time per output token."""
+
+import pytest
+
+from accelsim.api import simulate
+from accelsim.api.model_run import run_model
+from accelsim.workload.models import zoo
+
+
+@pytest.mark.parametrize("name", zoo.names())
+def test_every_zoo_model_runs_on_tpu_v4(name):
+    r = simulate("tpu_v4", name, mode="analytic")
+    assert r.totals["time_s"] > 0 and r.totals["flops"] > 0
+    assert r.energy is not None
+
+
+@pytest.mark.parametrize("name", ["resnet50", "mobilenet_v2", "bert_base", "gpt2_small_decode",
+                                  "dlrm", "llama3_8b_decode"])
+def test_zoo_models_run_on_h200(name):
+    r = run_model("h200", name)
+    assert len(r.layers) == len(r.workload.ops)
+    assert (r.layers["time_s"] > 0).all()
+    assert r.totals["energy_j"] > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", zoo.names())
+def test_every_zoo_model_runs_on_h200(name):
+    assert run_model("h200", name).totals["time_s"] > 0
+
+
+def test_llama_decode_reports_tokens_per_second_and_time_per_token():
+    t = run_model("h200", "llama3_8b_decode:batch=4").totals
+    assert t["tokens_per_step"] == 4
+    assert t["tokens_per_s"] == pytest.approx(4 / t["time_per_output_token_s"])
+    # a decode step streams all ~16 GB of bf16 weights: it cannot beat the HBM bandwidth
+    assert t["time_per_output_token_s"] > 16e9 / 4.8e12
+
+
+def test_cnn_runs_report_no_tokens():
+    assert "tokens_per_s" not in run_model("h100", "resnet50").totals
+
+
+def test_systolic_machines_are_refused_with_a_pointer():
+    with pytest.raises(Exception, match="systolic machines"):
+        run_model("tpu_v4", "resnet50")
