@@ -27,6 +27,8 @@ class ConfigError(AccelsimError):
 
     def _format(self) -> str:
         where = str(self.file) if self.file else "<input>"
+        if self.field and self.value is None:
+            return f"{where}: {self.field}: {self.reason}"
         if self.field:
             shown = repr(self.value) if isinstance(self.value, str) else str(self.value)
             if len(shown) > 80:

@@ -26,7 +26,7 @@ import pandas as pd
 
 from accelsim.units import FLOP_PER_MAC
 
-LEVEL_ORDER = ("rf", "sram", "l1", "l2", "dram", "hbm", "host")
+LEVEL_ORDER = ("rf", "sram", "l1", "l2", "l3", "dram", "hbm", "host")
 """Memory levels from the compute units outwards (names used in columns ``bytes_<level>``)."""
 
 PRECISION_BYTES = {"int4": 0.5, "int8": 1, "fp8": 1, "int16": 2, "fp16": 2, "bf16": 2,

@@ -10,6 +10,13 @@ declares; nothing here is a number of its own.
 * GPU machines (``kind: gpu``): peak = the config's dense peak at the precision (tensor
   cores, CUDA cores for fp32); ``l1`` (shared memory), ``l2``, ``hbm`` from the config's
   memory levels; ``host`` from its PCIe link.
+* CPU machines (``kind: cpu``): peak = the config's dense peak at the precision (the matrix
+  unit if it runs it, else the SIMD FMA units; ``CpuMachine.peak_flops``); ``l1``, ``l2``,
+  ``l3``: bytes per cycle per core x cores x clock of each cache (the rate at which it feeds
+  the level above, as :mod:`accelsim.hw.cpu` charges it); ``dram``: peak of all channels.
+
+Systems and nodes (several devices) have no single roofline: :func:`machine_roofs` raises
+:class:`~accelsim.errors.UnsupportedError` for them.
 
 Imports: config objects (duck-typed), analysis.roofline.
 """
@@ -57,9 +64,33 @@ def gpu_roofs(machine: Any, precision: str | None = None) -> MachineRoofs:
                         precision=prec, roofs=tuple(roofs))
 
 
+def cpu_roofs(machine: Any, precision: str | None = None) -> MachineRoofs:
+    """Roofs of a :class:`~accelsim.config.cpu.CpuMachine` at ``precision`` (default: the
+    machine's ``default_precision``)."""
+    prec = precision or machine.default_precision
+    comp, mem = machine.compute, machine.memory
+    roofs = [Roof(level=name, bandwidth_bytes_per_s=lv.bytes_per_cycle_per_core * comp.cores
+                  * comp.clock_hz)
+             for name, lv in (("l1", mem.l1), ("l2", mem.l2), ("l3", mem.l3))]
+    roofs.append(Roof(level="dram", bandwidth_bytes_per_s=mem.dram.bandwidth_bytes_per_s))
+    return MachineRoofs(name=machine.name, peak_flops_per_s=float(machine.peak_flops(prec)),
+                        precision=prec, roofs=tuple(roofs))
+
+
+DEVICE_KINDS = ("systolic", "gpu", "cpu")
+"""Machine kinds that have one roofline (a single device)."""
+
+
 def machine_roofs(machine: Any, precision: str | None = None) -> MachineRoofs:
-    """Roofs of any machine config object, dispatching on its ``kind``."""
+    """Roofs of a single-device machine config object, dispatching on its ``kind``."""
     kind = getattr(machine, "kind", "systolic")
     if kind == "systolic":
         return systolic_roofs(machine)
-    return gpu_roofs(machine, precision)
+    if kind == "gpu":
+        return gpu_roofs(machine, precision)
+    if kind == "cpu":
+        return cpu_roofs(machine, precision)
+    from accelsim.errors import UnsupportedError
+
+    raise UnsupportedError(f"{getattr(machine, 'name', machine)}: a {kind} has no single roofline "
+                           f"(roofline needs a single device: {', '.join(DEVICE_KINDS)})")

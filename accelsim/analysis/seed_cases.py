@@ -42,8 +42,37 @@ DEFAULT_TOLERANCE = 0.01
 
 
 def load_cases(path: str | Path | None = None) -> list[dict]:
-    """The seed cases, in file order."""
-    return json.loads(Path(path or DATA_FILE).read_text())
+    """The seed cases, in file order (default: the packaged :data:`DATA_FILE`).
+
+    A file that cannot be read, is not JSON, is not a non-empty list of case objects (each
+    with an ``id``), or repeats an id raises :class:`~accelsim.errors.ConfigError` naming it.
+    """
+    from accelsim.errors import ConfigError
+
+    file = str(path or DATA_FILE)
+    try:
+        text = Path(file).read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ConfigError(file, None, None, f"cannot read case file ({reason})") from None
+    try:
+        cases = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(file, None, None, f"not valid JSON ({exc.msg} at line {exc.lineno}, "
+                          f"column {exc.colno})") from None
+    if not isinstance(cases, list):
+        raise ConfigError(file, "<top level>", type(cases).__name__,
+                          "must be a JSON list of case objects")
+    if not cases:
+        raise ConfigError(file, "<top level>", "[]", "holds no cases (an empty list)")
+    seen: set[str] = set()
+    for n, rec in enumerate(cases):
+        if not isinstance(rec, dict) or not isinstance(rec.get("id"), str):
+            raise ConfigError(file, f"[{n}]", rec, "must be a case object with a string 'id'")
+        if rec["id"] in seen:
+            raise ConfigError(file, f"[{n}].id", rec["id"], "repeats an earlier case id")
+        seen.add(rec["id"])
+    return cases
 
 
 def case_index(path: str | Path | None = None) -> dict[str, dict]:

@@ -24,10 +24,7 @@ def _machine(name: str, kind_module: str | None = None):
         import importlib
 
         importlib.import_module(kind_module)  # registers the machine kind
-    m = load_config(name)
-    if m is None:
-        raise ModelMissing(f"configs/hardware/{name}.yaml")
-    return m
+    return load_config(name)  # a missing or broken config raises: the case fails
 
 
 # --- CPU SIMD -------------------------------------------------------------------------------

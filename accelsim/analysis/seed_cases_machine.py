@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from accelsim.analysis import mapspace as ms
 from accelsim.analysis import roofline as rl
-from accelsim.analysis.seed_cases import CaseContext, ModelMissing, case
+from accelsim.analysis.seed_cases import CaseContext, case
 from accelsim.analysis.seed_cases_roofline import device_roofs, load_config
 from accelsim.analysis.wavefront import ws_wavefront
 from accelsim.hw import systolic as hs
@@ -78,12 +78,7 @@ def _sysconfigs(c: CaseContext) -> None:
     tpu = load_config("tpu_v4")
     c.check("TPUv4_array", [tpu.compute.array.rows, tpu.compute.array.cols],
             via="configs/hardware/tpu_v4.yaml")
-    a100 = load_config("a100")
-    sms = getattr(getattr(a100, "compute", None), "sm_count", None) or getattr(a100, "sm_count", None)
-    if sms is not None:
-        c.check("A100_SMs", sms, via="configs/hardware/a100.yaml")
-    else:
-        c.skip("A100_SMs", "no a100 config with an SM count")
+    c.check("A100_SMs", load_config("a100").compute.sm_count, via="configs/hardware/a100.yaml")
     c.skip("TPUv4_cores_per_chip", "tpu_v4.yaml models one TensorCore; the chip count is prose")
     for key in ("AMX_tile_max", "SPR_max_cores", "TPU_tile_options"):
         c.skip(key, "no Sapphire Rapids / TPU tile-option model")
@@ -148,7 +143,7 @@ def _mapspace(c: CaseContext) -> None:
 def _def13(c: CaseContext) -> None:
     from accelsim.config.link import Host
 
-    roofs, via = device_roofs("a100", "fp16", 312, c.inputs["A100_BW_TBs"])
+    roofs, via = device_roofs("a100", "fp16")
     host = Host().memory_bytes_per_s
     c.check("ratio_x", roofs.roof(roofs.offchip_level).bandwidth_bytes_per_s / host,
             via=via + " / config.link.Host memory bandwidth")
@@ -194,22 +189,12 @@ def _nm12(c: CaseContext) -> None:
 
 @case("T10")
 def _t10(c: CaseContext) -> None:
-    bws, caps = [], []
     for name in ("a100", "h100"):
-        roofs, via = device_roofs(name, "fp16", 1, 0)
-        if via.startswith("roofline(case"):
-            continue
-        bws.append(roofs.roof(roofs.offchip_level).bandwidth_bytes_per_s / 1e12)
-        m = load_config(name)
-        cap = getattr(getattr(getattr(m, "memory", None), "hbm", None), "capacity_bytes", None)
-        if cap:
-            caps.append(cap / G)
-    if not bws:
-        raise ModelMissing("configs/hardware/a100.yaml and h100.yaml (GPU configs)")
-    for bw in bws:
-        c.check("A100_H100_HBM_TBs", bw, via="GPU config HBM bandwidth (TB/s)", within=True)
-    for cap in caps:
-        c.check("device_memory_GB", cap, via="GPU config HBM capacity (GB)", within=True)
+        roofs, _ = device_roofs(name, "fp16")
+        c.check("A100_H100_HBM_TBs", roofs.roof(roofs.offchip_level).bandwidth_bytes_per_s / 1e12,
+                via=f"configs/hardware/{name}.yaml HBM bandwidth (TB/s)", within=True)
+        c.check("device_memory_GB", load_config(name).memory.hbm.capacity_bytes / G,
+                via=f"configs/hardware/{name}.yaml HBM capacity (GB)", within=True)
     for key in ("HBM_interface_bits", "GDDR_interface_bits", "HBM_mainstream_TBs", "HBM_high_end",
                 "LPDDR", "on_chip_SRAM_BW", "on_chip_SRAM_capacity", "flash_read_latency",
                 "flash_BW", "GDDR6X_GBs"):
@@ -219,5 +204,5 @@ def _t10(c: CaseContext) -> None:
 @case("P100-V100")
 def _p100v100(c: CaseContext) -> None:
     i = c.inputs
-    roofs, via = device_roofs("v100", "fp16", i["V100_FP16_TFLOPs"], 0.9)
+    roofs, via = device_roofs("v100", "fp16")
     c.check("ratio_x", roofs.peak_flops_per_s / (i["P100_FP16_TFLOPs"] * 1e12), via=via)

@@ -11,7 +11,7 @@ from typing import Any
 
 from accelsim.analysis import roofline as rl
 from accelsim.analysis.roofs import machine_roofs
-from accelsim.analysis.seed_cases import CaseContext, case, case_index
+from accelsim.analysis.seed_cases import CaseContext, case
 from accelsim.workload.nn_ops import Elementwise, Embedding, LayerNorm, Softmax
 from accelsim.workload.ops import Conv2d, Gemm
 
@@ -27,27 +27,18 @@ def manual_roofs(name: str, peak_tflops: float, bw_tbs: float, precision: str = 
                            roofs=(rl.Roof(level="hbm", bandwidth_bytes_per_s=bw_tbs * T),))
 
 
-def load_config(name: str) -> Any | None:
-    """A built-in machine config, or None when it does not exist (yet) or fails to load."""
+def load_config(name: str) -> Any:
+    """A built-in machine config (``configs/hardware/<name>.yaml``). A missing or broken config
+    raises (:class:`~accelsim.errors.ConfigError`): the case that needs it fails."""
     from accelsim.config.registry import load_machine
-    from accelsim.errors import AccelsimError
 
-    try:
-        return load_machine(name)
-    except (AccelsimError, ModuleNotFoundError):
-        return None
+    return load_machine(name)
 
 
-def device_roofs(name: str, precision: str, peak_tflops: float, bw_tbs: float
-                 ) -> tuple[rl.MachineRoofs, str]:
-    """(roofs, via): from ``configs/hardware/<name>.yaml`` when present, else the case inputs."""
-    machine = load_config(name)
-    if machine is not None:
-        try:
-            return machine_roofs(machine, precision), f"roofline(configs/hardware/{name}.yaml, {precision})"
-        except (KeyError, AttributeError, TypeError):
-            pass
-    return manual_roofs(name, peak_tflops, bw_tbs, precision), "roofline(case inputs)"
+def device_roofs(name: str, precision: str) -> tuple[rl.MachineRoofs, str]:
+    """(roofs, via) of the built-in config ``name`` at ``precision``; errors propagate."""
+    return machine_roofs(load_config(name), precision), \
+        f"roofline(configs/hardware/{name}.yaml, {precision})"
 
 
 def _gemm_point(m: int, k: int, n: int, eb: float) -> tuple[float, float]:
@@ -82,11 +73,7 @@ def _t12(c: CaseContext) -> None:
         d = c.inputs[dev]
         roofs = manual_roofs(dev, d["FP16_TFLOPs"], d["BW_TBs"], "fp16")
         c.check(f"{dev}_ridge_FLOP_per_B", roofs.ridge(), via="roofline(case inputs)")
-        machine = load_config(dev.lower())
-        if machine is None:
-            c.skip(f"{dev}_config", f"no configs/hardware/{dev.lower()}.yaml")
-            continue
-        cfg = machine_roofs(machine, "fp16")
+        cfg = machine_roofs(load_config(dev.lower()), "fp16")
         via = f"configs/hardware/{dev.lower()}.yaml"
         c.check(f"{dev}_config.FP16_TFLOPs", cfg.peak_flops_per_s / T, via=via,
                 expected=d["FP16_TFLOPs"], printed=True, note="config peak vs the seed's figure")
@@ -111,10 +98,9 @@ def _nm13(c: CaseContext) -> None:
     c.skip("text_claim", "imprecise in the text (case file C#2); speedup_x_correct is checked")
 
 
-def _a100_from_t12() -> rl.MachineRoofs:
-    """A100 fp16 roofs: configs/hardware/a100.yaml, or T12's stated figures without it."""
-    d = case_index()["T12"]["inputs"]["A100"]
-    return device_roofs("a100", "fp16", d["FP16_TFLOPs"], d["BW_TBs"])[0]
+def _a100_roofs() -> rl.MachineRoofs:
+    """A100 fp16 roofs from configs/hardware/a100.yaml (T12 checks them against the seed)."""
+    return device_roofs("a100", "fp16")[0]
 
 
 @case("NM1.4a")
@@ -128,7 +114,7 @@ def _nm14a(c: CaseContext) -> None:
     c.check("bytes_MB", nbytes / M, via=via)
     ii = rl.arithmetic_intensity(op.flops, nbytes)
     c.check("I_FLOP_per_B", ii, via=via)
-    a = _a100_from_t12()
+    a = _a100_roofs()
     c.check("bound_on_A100", rl.bound_of(a.peak_flops_per_s, a.roof("hbm").bandwidth_bytes_per_s, ii),
             via=via)
 
@@ -144,7 +130,7 @@ def _nm14b(c: CaseContext) -> None:
     c.check("bytes_MB", nbytes / M, via=via)
     ii = rl.arithmetic_intensity(flops, nbytes)
     c.check("I_FLOP_per_B", ii, via=via)
-    a = _a100_from_t12()
+    a = _a100_roofs()
     c.check("bound", rl.bound_of(a.peak_flops_per_s, a.roof("hbm").bandwidth_bytes_per_s, ii), via=via)
 
 
@@ -255,7 +241,7 @@ def _workload_ops(name: str) -> tuple:
 
 @case("T13")
 def _t13(c: CaseContext) -> None:
-    a = _a100_from_t12()
+    a = _a100_roofs()
     peak, bw = a.peak_flops_per_s, a.roof("hbm").bandwidth_bytes_per_s
     via = "op counts (fp16) + A100 fp16 roofline (config)"
 
@@ -317,12 +303,17 @@ def _mwh100(c: CaseContext) -> None:
 
 @case("FAL-PREC")
 def _falprec(c: CaseContext) -> None:
-    """The text's two peaks are rated at different clocks (tensor 989 TFLOP/s at 1.83 GHz, FP32
-    67 TFLOP/s at 1.98 GHz boost); a config rates both at one clock (ratio 4096/256 = 16), so
-    the stated peaks are used. The config's per-precision peak table is checked by T12."""
-    i = c.inputs
-    c.check("ratio_x", i["FP16_tensor_TFLOPs"] / i["FP32_cuda_TFLOPs"],
-            via="per-precision peaks (case inputs)")
+    """H100's tensor-core fp16 peak against its CUDA-core fp32 peak, from the config's
+    per-precision rates. The two datasheet peaks are rated at different clocks: the tensor
+    peak (989 TFLOP/s) at ``clock_hz`` (1.83 GHz), the CUDA-core fp32 peak (67 TFLOP/s) at
+    the max boost ``max_clock_hz`` (1.98 GHz); the ratio at one clock would be 4096/256 = 16."""
+    h100 = load_config("h100")
+    comp = h100.compute
+    tensor = h100.peak_flops("fp16")
+    cuda_fp32 = h100.flop_per_clk_per_sm("fp32") * comp.sm_count * comp.max_clock_hz
+    via = "configs/hardware/h100.yaml: fp16 tensor peak at clock_hz / fp32 SIMT peak at max_clock_hz"
+    c.check("ratio_x", tensor / cuda_fp32, via=via,
+            note=f"{tensor / T:.1f} / {cuda_fp32 / T:.1f} TFLOP/s")
 
 
 @case("FAL-SOFTMAX")
@@ -384,10 +375,11 @@ def _falt4(c: CaseContext) -> None:
 
 @case("DEF1.1")
 def _def11(c: CaseContext) -> None:
-    roofs, via = device_roofs("a100", "fp16", c.inputs["A100_TFLOPs"], 2.04)
+    roofs, via = device_roofs("a100", "fp16")
     cpu = c.inputs["CPU_TFLOPs"]
     c.check("ratio_x", [roofs.peak_flops_per_s / (max(cpu) * T),
-                        roofs.peak_flops_per_s / (min(cpu) * T)], via=via)
+                        roofs.peak_flops_per_s / (min(cpu) * T)], via=via,
+            note="config peak 311.9 TFLOP/s (the seed rounds to 312)")
 
 
 @case("CPU-EFF")

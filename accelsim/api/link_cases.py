@@ -56,9 +56,12 @@ def reproduce(case: dict | str) -> dict[str, Any]:
 
 
 def _host_pcie(inputs: dict) -> dict:
-    hbm = inputs.get("HBM_TBs", 2) * 1e12
+    """HBM over the host link: the case's HBM against the PCIe Gen5 x16 link model (its
+    headline 64 GB/s per direction). Only ``ratio_exact`` is returned: the case's ``ratio_x``
+    is the text's rounding of the same ratio (~30), not a second quantity."""
+    hbm = inputs["HBM_TBs"] * 1e12
     pcie = _pcie(5).signaling_bytes_per_s           # Gen5 x16 headline, per direction
-    return {"ratio_x": hbm / pcie, "ratio_exact": hbm / pcie}
+    return {"ratio_exact": hbm / pcie}
 
 
 def _node_bw(inputs: dict) -> dict:
@@ -107,8 +110,19 @@ def _ar_8gpu(inputs: dict) -> dict:
             "efficiency": step["efficiency"]}
 
 
+def parameter_count(value: Any) -> float:
+    """A parameter count from a case input: a number, or a string with a trailing ``+``
+    ("1e11+": at least 1e11, the lower bound is used)."""
+    text = str(value).strip()
+    try:
+        return float(text[:-1] if text.endswith("+") else text)
+    except ValueError:
+        raise ConfigError(str(SEED_CASES), "inputs.P", value,
+                          "must be a parameter count such as 1e11 or '1e11+'") from None
+
+
 def _grad_payload(inputs: dict) -> dict:
-    params = 1e11
+    params = parameter_count(inputs["P"])
     return {"payload_100B_FP16_GB_derived": gradient_bytes(params, "fp16") / 1e9,
             "payload_100B_FP32_GB_derived": gradient_bytes(params, "fp32") / 1e9}
 
@@ -129,4 +143,4 @@ _CASES = {"HOST-PCIE": _host_pcie, "NODE-BW": _node_bw, "DBUF": _dbuf, "AR-8GPU"
           "GRAD-PAYLOAD": _grad_payload, "AMD-T1.1": _amdahl, "LH1.1a": _amdahl,
           "LH1.1b": _amdahl, "FN-AMD20": _amdahl}
 
-__all__ = ["CASE_IDS", "gradient_bytes", "reproduce"]
+__all__ = ["CASE_IDS", "gradient_bytes", "parameter_count", "reproduce"]

@@ -58,6 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     except AccelsimError as exc:
         print(f"accelsim: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # output piped into `head`: not an error
+        return 0
     except ModuleNotFoundError as exc:  # an optional extra that is not installed
         print(f"accelsim: error: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
@@ -68,8 +70,6 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("accelsim: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -5,7 +5,11 @@ layer: FLOPs, bytes and arithmetic intensity at each level, the compulsory-traff
 intensity (analytical), the attainable bound and which bound holds, and the simulated
 performance with its fraction of the bound. ``--plot`` draws the log-log roofline with one
 point per layer (simulated) and measured points overlaid. ``--measured`` reads a CSV with a
-``layer`` column and ``time_s`` (or ``flops_per_s``) per layer.
+``layer`` column and ``time_s`` (or ``flops_per_s``) per layer; a cell that is not a
+positive number is one error line naming the file, row and column.
+
+Machines: systolic (the engine), GPU (``simulate_op``), CPU (``hw.cpu.op_cost``, every op
+at the roofs' precision). Systems and nodes have no single roofline: one error line.
 
 Imports: everything (top layer).
 """
@@ -21,7 +25,7 @@ from typing import Any
 import pandas as pd
 
 from accelsim.analysis import roofline as rl
-from accelsim.analysis.roofs import machine_roofs
+from accelsim.analysis.roofs import DEVICE_KINDS, machine_roofs
 from accelsim.errors import ConfigError
 
 
@@ -31,7 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description=__doc__.split("\n\n")[0])
     p.add_argument("hw", metavar="HW", help="machine: built-in name or YAML path")
     p.add_argument("workload", metavar="WORKLOAD", help="workload: built-in name or file")
-    p.add_argument("--precision", default=None, help="precision of the roofs (GPU; default fp16)")
+    p.add_argument("--precision", default=None,
+                   help="precision of the roofs (GPU: default fp16; CPU: the machine's default)")
     p.add_argument("--dataflow", default=None, help="systolic dataflow (default: the machine's)")
     p.add_argument("--plot", metavar="PNG", default=None, help="write the roofline plot here")
     p.add_argument("--measured", metavar="CSV", default=None,
@@ -40,11 +45,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def read_measured(path: str, points: pd.DataFrame, level: str) -> pd.DataFrame:
-    """Measured points: ``layer, intensity, flops_per_s`` joined with the simulated table."""
+def _number(path: str, row: int, column: str, value: Any) -> float:
+    """A measured cell as a float; a non-numeric cell is a ConfigError naming file, row, column."""
     try:
-        df = pd.read_csv(path)
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        out = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(path, f"row {row}.{column}", value, "must be a number") from None
+    if math.isnan(out):
+        raise ConfigError(path, f"row {row}.{column}", value, "must be a number (it is empty)")
+    return out
+
+
+def read_measured(path: str, points: pd.DataFrame, level: str) -> pd.DataFrame:
+    """Measured points: ``layer, intensity, flops_per_s`` joined with the simulated table.
+
+    Each row needs a ``flops_per_s`` or a ``time_s`` value (``flops_per_s`` wins when both
+    are given); rows are numbered as in the file (the header is row 1)."""
+    try:
+        df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise ConfigError(path, None, None, f"cannot read measured CSV ({exc})") from None
     if "layer" not in df:
         raise ConfigError(path, "columns", list(df.columns), "needs a 'layer' column")
@@ -53,30 +72,81 @@ def read_measured(path: str, points: pd.DataFrame, level: str) -> pd.DataFrame:
     known = set(points["layer"].astype(str))
     rows = []
     for i, rec in df.iterrows():
-        name = str(rec["layer"])
+        row = int(i) + 2
+        name = str(rec["layer"]).strip()
         if name not in known:
-            raise ConfigError(path, f"row {i + 2}.layer", name, "no such layer in the workload")
+            raise ConfigError(path, f"row {row}.layer", name, "no such layer in the workload")
         p = points[points["layer"].astype(str) == name].iloc[0]
-        if "flops_per_s" in df and pd.notna(rec.get("flops_per_s")):
-            rate = float(rec["flops_per_s"])
+        rate_cell = str(rec.get("flops_per_s", "")).strip()
+        if rate_cell:
+            rate = _number(path, row, "flops_per_s", rate_cell)
+            if not rate > 0 or math.isinf(rate):
+                raise ConfigError(path, f"row {row}.flops_per_s", rate_cell,
+                                  "must be a finite number > 0")
         else:
-            t = float(rec["time_s"])
-            if not t > 0:
-                raise ConfigError(path, f"row {i + 2}.time_s", rec["time_s"], "must be > 0")
+            time_cell = str(rec.get("time_s", "")).strip()
+            if not time_cell:
+                raise ConfigError(path, f"row {row}.time_s", time_cell,
+                                  "needs a time_s or flops_per_s value")
+            t = _number(path, row, "time_s", time_cell)
+            if not t > 0 or math.isinf(t):
+                raise ConfigError(path, f"row {row}.time_s", time_cell,
+                                  "must be a finite number > 0")
             rate = float(p["flops"]) / t
         rows.append({"layer": name, "intensity": p.get(f"intensity_{level}", math.nan),
                      "flops_per_s": rate})
     return pd.DataFrame(rows, columns=["layer", "intensity", "flops_per_s"])
 
 
+def check_single_device(machine: Any, source: str) -> None:
+    """Raise a ConfigError unless ``machine`` is one device (systolic, GPU or CPU)."""
+    kind = getattr(machine, "kind", "systolic")
+    if kind not in DEVICE_KINDS:
+        raise ConfigError(source, "kind", kind,
+                          f"roofline needs a single device ({', '.join(DEVICE_KINDS)}); "
+                          f"'{getattr(machine, 'name', source)}' is a {kind}")
+
+
+def _cpu_layers(machine: Any, workload: Any, precision: str) -> pd.DataFrame:
+    """Per-layer rows of the CPU model (:func:`accelsim.hw.cpu.op_cost`) with every op run at
+    ``precision``: ``bytes_dram`` DRAM traffic, ``bytes_l3``/``bytes_l2`` what the cache
+    below L2/L1 supplies, ``bytes_l1`` what L1 feeds the registers."""
+    import dataclasses
+
+    from accelsim.errors import UnsupportedError
+    from accelsim.hw.cpu import op_cost
+
+    levels = ("l1", "l2", "l3", "dram")
+    rows = []
+    for op in workload.ops:
+        run_op = op
+        if dataclasses.is_dataclass(op) and any(f.name == "dtype" for f in dataclasses.fields(op)):
+            run_op = dataclasses.replace(op, dtype=precision)
+        row = {"layer": getattr(op, "name", ""), "op": getattr(op, "kind", ""),
+               "flops": float(getattr(op, "flops", 0))}
+        try:
+            cost = op_cost(machine, run_op)
+        except UnsupportedError:  # no CPU cost for this op: an analytical row only
+            rows.append({**row, "time_s": math.nan, **{f"bytes_{lv}": math.nan for lv in levels}})
+            continue
+        rows.append({**row, "time_s": float(cost.time_s),
+                     **{f"bytes_{lv}": float(cost.level_bytes.get(lv, 0.0)) for lv in levels}})
+    return pd.DataFrame(rows)
+
+
 def _simulated_layers(machine: Any, workload: Any, args: argparse.Namespace
                       ) -> tuple[pd.DataFrame | None, str | None]:
     """(per-layer ``layer, op, flops, time_s`` + ``bytes_<level>`` columns, precision)."""
-    if getattr(machine, "kind", "systolic") == "systolic":
+    kind = getattr(machine, "kind", "systolic")
+    if kind == "systolic":
         from accelsim.api import simulate
 
         r = simulate(machine, workload, dataflow=args.dataflow, mode="analytic", energy=False)
         return r.layers, None
+    if kind == "cpu":
+        prec = args.precision or machine.default_precision
+        machine.check_precision(prec)
+        return _cpu_layers(machine, workload, prec), prec
     try:
         from accelsim.api.gpu import simulate_op
     except ImportError:
@@ -153,6 +223,7 @@ def run(args: argparse.Namespace) -> int:
     from accelsim.api import load_hw, load_wl
 
     machine = load_hw(args.hw)
+    check_single_device(machine, args.hw)
     workload = load_wl(args.workload)
     layers, precision = _simulated_layers(machine, workload, args)
     roofs, table = roofline_tables(machine, workload, precision=precision, layers=layers)

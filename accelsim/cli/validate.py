@@ -3,7 +3,9 @@
 Prints one line per checked quantity (case, expected, got, relative error, pass/fail), the
 cases no model reproduces (with the reason), and a last line ``N passed, M failed``
 (checks). Exits 1 when any check fails. ``--json`` prints a list of
-``{"id", "expected", "got", "rel_err", "passed"}`` objects instead.
+``{"id", "expected", "got", "rel_err", "passed"}`` objects instead. ``--cases FILE`` that
+cannot be read, is not JSON, or is not a non-empty list of cases is one line
+``accelsim: error: FILE: ...`` and exit code 2.
 
 Imports: everything (top layer).
 """

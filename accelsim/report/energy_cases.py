@@ -160,12 +160,35 @@ def dynamic_power(power_w: float, *, f_ratio: float, v_ratio: float) -> float:
     return scale_dynamic_energy(power_w, node_from=1, node_to=1, v_from=1, v_to=v_ratio) * f_ratio
 
 
-def dvfs(fps: float = 30.0) -> dict[str, float]:
-    """DVFS: P_dyn ~ V^2 f. Halving f at constant V halves power and frame rate; scaling V
-    with f cuts power as f^3."""
-    return {"P_half_f_const_V_ratio": dynamic_power(1.0, f_ratio=0.5, v_ratio=1.0),
-            "P_half_f_half_V_ratio": dynamic_power(1.0, f_ratio=0.5, v_ratio=0.5),
-            "throttle_fps": fps * 0.5}
+DVFS_MACHINE = "scalesim_default"
+"""Machine whose clock the DVFS case scales: a 32x32 array whose DRAM keeps up with the
+array on :data:`DVFS_FRAME`, so the frame is compute-bound (as the text's example assumes)."""
+
+DVFS_FRAME = Gemm(name="frame", m=1024, n=1024, k=1024)
+"""One frame of the DVFS case's workload: a 1024^3 GEMM."""
+
+
+def frame_time_s(machine: Any, frame: Gemm = DVFS_FRAME) -> float:
+    """Seconds the engine takes for one frame on ``machine`` (analytic fold schedule)."""
+    layers, _, _ = run_gemm_energy(machine, frame, machine.array.dataflow)
+    return float(layers["time_s"].sum())
+
+
+def dvfs(fps: float = 30.0, f_ratio: float = 0.5, machine: str = DVFS_MACHINE,
+         frame: Gemm = DVFS_FRAME) -> dict[str, float]:
+    """DVFS: P_dyn ~ V^2 f. The clock of ``machine`` is scaled by ``f_ratio`` and the frame
+    is run by the engine at both clocks: the throttled frame rate is ``fps`` times the ratio
+    of the frame times (a compute-bound frame slows by 1/f_ratio; a DRAM-bound one less,
+    since DRAM bandwidth does not scale with the array clock). Power at the lower clock:
+    constant V scales as f, V scaled with f as f^3."""
+    base = load_machine(machine)
+    slow = load_machine(machine, {"clock_hz": base.clock_hz * f_ratio})
+    f = slow.clock_hz / base.clock_hz
+    t_base, t_slow = frame_time_s(base, frame), frame_time_s(slow, frame)
+    return {"P_half_f_const_V_ratio": dynamic_power(1.0, f_ratio=f, v_ratio=1.0),
+            "P_half_f_half_V_ratio": dynamic_power(1.0, f_ratio=f, v_ratio=f),
+            "frame_time_s": t_base, "throttled_frame_time_s": t_slow,
+            "throttle_fps": fps * t_base / t_slow}
 
 
 CASES: dict[str, Callable[[], dict[str, Any]]] = {

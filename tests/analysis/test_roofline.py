@@ -145,3 +145,27 @@ def test_workload_table_has_one_row_per_op():
     ops = [Gemm(name="a", m=1, k=8, n=8), Embedding(name="e", tokens=2, dim=4, table_rows=9)]
     df = rl.workload_table(ops, a100_like())
     assert isinstance(df, pd.DataFrame) and list(df["layer"]) == ["a", "e"]
+
+
+def test_cpu_roofs_come_from_the_config():
+    """CPU: the peak of the matrix unit (AMX bf16) or the SIMD units (fp32); one roof per
+    cache level (bytes/cycle/core x cores x clock) and DRAM (all channels)."""
+    cpu = load_machine("spr_cpu")
+    r = machine_roofs(cpu, "bf16")
+    comp = cpu.compute
+    assert r.peak_flops_per_s == pytest.approx(2 * 512 * comp.cores * cpu.matrix_clock_hz())
+    assert machine_roofs(cpu, "fp32").peak_flops_per_s == pytest.approx(
+        2 * comp.simd.macs_per_cycle("fp32") * comp.cores * comp.clock_hz)
+    assert r.levels == ("l1", "l2", "l3", "dram") and r.offchip_level == "dram"
+    assert r.roof("l2").bandwidth_bytes_per_s == pytest.approx(
+        cpu.memory.l2.bytes_per_cycle_per_core * comp.cores * comp.clock_hz)
+    assert r.roof("dram").bandwidth_bytes_per_s == pytest.approx(8 * 38.4e9)
+    assert machine_roofs(cpu).precision == cpu.default_precision
+
+
+@pytest.mark.parametrize("name", ["h200x2", "node_gpu_npu"])
+def test_systems_have_no_single_roofline(name):
+    from accelsim.errors import UnsupportedError
+
+    with pytest.raises(UnsupportedError, match="single device"):
+        machine_roofs(load_machine(name))

@@ -128,3 +128,65 @@ def test_model_exception_is_reported_not_raised(monkeypatch):
     monkeypatch.setitem(sc.CASES, "T12", boom)
     r = sc.run_case("T12")
     assert "model broke" in r.error and not r.passed
+
+
+CONFIG_CASES = ["DEF1.1", "DEF1.3", "T10", "T12", "P100-V100", "FAL-PREC", "NM1.4a", "T13",
+                "SYS-CONFIGS"]
+
+
+@pytest.mark.parametrize("case_id", CONFIG_CASES)
+def test_a_broken_config_fails_the_case(monkeypatch, case_id):
+    """Cases computed from the shipped machine configs have no fallback to their own inputs:
+    a config that does not load makes the case fail with the config's error."""
+    from accelsim.config import registry
+    from accelsim.errors import ConfigError
+
+    assert sc.run_case(case_id).passed
+
+    def broken(name, overrides=None):
+        raise ConfigError(f"configs/hardware/{name}.yaml", "compute.sm_count", -1, "must be > 0")
+
+    monkeypatch.setattr(registry, "load_machine", broken)
+    r = sc.run_case(case_id)
+    assert not r.passed and r.reproducible
+    assert "ConfigError" in r.error and "must be > 0" in r.error
+
+
+@pytest.mark.parametrize("case_id, field, value", [
+    ("DEF1.1", "compute.clock_hz", "1.0 GHz"),             # 312 -> 170 TFLOP/s
+    ("DEF1.3", "memory.hbm.bandwidth_bytes_per_s", "1.5 TB/s"),
+    ("P100-V100", "compute.clock_hz", "1.0 GHz"),
+    ("FAL-PREC", "compute.max_clock_hz", "1.83 GHz"),       # one clock: ratio 16, not 14.8
+])
+def test_config_cases_follow_the_config(monkeypatch, case_id, field, value):
+    """Changing the figure a case reads from its config makes the case fail."""
+    from accelsim.config import registry
+
+    real = registry.load_machine
+    monkeypatch.setattr(registry, "load_machine",
+                        lambda name, overrides=None: real(name, {**(overrides or {}), field: value}))
+    assert not sc.run_case(case_id).passed
+
+
+def test_fal_prec_is_the_config_peaks_at_their_rated_clocks():
+    from accelsim.config.registry import load_machine
+
+    h100 = load_machine("h100")
+    r = sc.run_case("FAL-PREC")
+    (chk,) = r.checks
+    fp32_boost = 256 * 132 * h100.compute.max_clock_hz
+    assert chk.passed and chk.got == pytest.approx(h100.peak_flops("fp16") / fp32_boost)
+    assert chk.got == pytest.approx(14.79, rel=1e-3)
+
+
+def test_grad_payload_follows_the_case_parameter_count():
+    case = {**sc.case_index()["GRAD-PAYLOAD"], "inputs": {"P": "2e11+"}}
+    r = sc.run_case("GRAD-PAYLOAD", cases={"GRAD-PAYLOAD": case})
+    assert not r.passed
+    assert {c.quantity: c.got for c in r.checks}["payload_100B_FP16_GB_derived"] == 400
+
+
+def test_dvfs_throttle_comes_from_the_provider_model():
+    r = sc.run_case("DVFS", PROVIDERS)
+    fps = next(c for c in r.checks if c.quantity == "throttle_fps")
+    assert r.passed and fps.got[1] != 15.0 and fps.got[1] == pytest.approx(15.0, rel=0.01)

@@ -111,3 +111,60 @@ def test_gpu_roofline_uses_the_gpu_simulator(run):
 def test_unknown_machine_is_one_line(cli):
     r = cli("roofline", "nosuch", "resnet18")
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_cpu_roofline_uses_the_cpu_model(run, tmp_path):
+    """A CPU machine: roofs from its caches and DRAM, points from ``hw.cpu.op_cost``."""
+    from accelsim.config.registry import load_machine
+    from accelsim.hw.cpu import op_cost
+    from accelsim.workload.readers import load_workload
+
+    r = run("roofline", "spr_cpu", "bert_base_encoder", "--json")
+    assert r.returncode == 0
+    doc = json.loads(r.stdout)
+    cpu = load_machine("spr_cpu")
+    assert doc["precision"] == cpu.default_precision
+    assert doc["peak_flops_per_s"] == pytest.approx(cpu.peak_flops(cpu.default_precision))
+    roofs = {x["level"]: x["bandwidth_bytes_per_s"] for x in doc["roofs"]}
+    assert list(roofs) == ["l1", "l2", "l3", "dram"]
+    assert roofs["dram"] == pytest.approx(cpu.memory.dram.bandwidth_bytes_per_s)
+    assert roofs["l1"] > roofs["l2"] > roofs["l3"] > roofs["dram"]
+    ops = {op.name: op for op in load_workload("bert_base_encoder").ops}
+    for row in doc["layers"]:
+        cost = op_cost(cpu, ops[row["layer"]])
+        assert row["time_s"] == pytest.approx(cost.time_s)
+        assert row["bytes_dram"] == pytest.approx(cost.dram_bytes)
+        assert 0 < row["achieved_flops_per_s"] <= row["attainable_flops_per_s"] * (1 + 1e-9)
+    r = run("roofline", "spr_cpu", "resnet18", "--precision", "fp32",
+            "--plot", str(tmp_path / "cpu.png"))
+    assert r.returncode == 0 and "on spr_cpu (fp32)" in r.stdout.splitlines()[0]
+    assert "I l3" in r.stdout and (tmp_path / "cpu.png").stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("hw, kind", [("h200x2", "system"), ("node_gpu_npu", "node")])
+def test_systems_and_nodes_are_one_line_errors(cli, hw, kind):
+    r = cli("roofline", hw, "resnet18")
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert len(lines) == 1 and "roofline needs a single device" in lines[0]
+    assert f"kind = '{kind}'" in lines[0]
+
+
+def test_cpu_without_the_precision_is_one_line(cli):
+    r = cli("roofline", "spr_cpu", "resnet18", "--precision", "fp8")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "fp8" in r.stderr
+
+
+@pytest.mark.parametrize("text, field", [("layer,time_s\nfc,fast\n", "row 2.time_s"),
+                                         ("layer,time_s\nfc,1e-5\nconv1,\n", "row 3.time_s"),
+                                         ("layer,flops_per_s\nfc,1e12\nconv1,lots\n",
+                                          "row 3.flops_per_s"),
+                                         ("layer,flops_per_s\nfc,-1\n", "row 2.flops_per_s")])
+def test_non_numeric_measured_values_name_file_row_and_column(cli, tmp_path, text, field):
+    csv = tmp_path / "m.csv"
+    csv.write_text(text)
+    r = cli("roofline", "tpu_v4", "resnet18", "--measured", str(csv))
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert len(lines) == 1 and str(csv) in lines[0] and field in lines[0], lines

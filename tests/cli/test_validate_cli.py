@@ -56,3 +56,35 @@ def test_a_failing_case_exits_1(cli, tmp_path):
     lines = r.stdout.strip().splitlines()
     assert r.returncode == 1 and lines[-1] == "2 passed, 1 failed"
     assert any("FAL-LN:ridge_FLOP_per_B" in line and line.endswith("FAIL") for line in lines)
+
+
+@pytest.mark.parametrize("content, reason", [
+    (None, "cannot read case file"),
+    ('[{"id": "FAL-LN", ', "not valid JSON"),
+    ('{"id": "FAL-LN", "expected": {}}', "must be a JSON list"),
+    ("[]", "holds no cases"),
+    ('[{"expected": {}}]', "with a string 'id'"),
+])
+def test_bad_case_file_is_one_line_exit_2(cli, tmp_path, content, reason):
+    """A missing file, malformed JSON, an object instead of a list, an empty list or a case
+    without an id: one line ``accelsim: error: FILE: ...`` and exit code 2, no traceback."""
+    path = tmp_path / "cases.json"
+    if content is not None:
+        path.write_text(content)
+    r = cli("validate", "--cases", str(path))
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert len(lines) == 1 and lines[0].startswith(f"accelsim: error: {path}: "), r.stderr
+    assert reason in lines[0]
+    assert r.stdout == ""
+
+
+def test_bad_case_file_raises_config_error_naming_the_file(tmp_path):
+    from accelsim.analysis.seed_cases import load_cases
+    from accelsim.errors import ConfigError
+
+    path = tmp_path / "dup.json"
+    path.write_text(json.dumps([{"id": "A", "expected": {}}, {"id": "A", "expected": {}}]))
+    with pytest.raises(ConfigError) as err:
+        load_cases(path)
+    assert err.value.file == str(path) and err.value.field == "[1].id"

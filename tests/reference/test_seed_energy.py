@@ -93,10 +93,21 @@ def test_nm1_10_fleets():
 
 
 def test_dvfs_power_scaling():
-    """P_dyn ~ V^2 f: half the clock at the same voltage halves power (and the frame rate,
-    30 -> 15 fps); scaling the voltage with the clock gives f^3."""
+    """P_dyn ~ V^2 f: half the clock at the same voltage halves power; scaling the voltage
+    with the clock gives f^3. The frame rate follows the engine's frame time at both clocks:
+    a compute-bound frame halves it (30 -> 15 fps)."""
     exp, _ = expected("DVFS")
     got = energy_cases.dvfs(fps=exp["throttle_fps"][0])
     assert got["P_half_f_const_V_ratio"] == pytest.approx(0.5)
     assert got["P_half_f_half_V_ratio"] == pytest.approx(0.5 ** 3)
-    assert got["throttle_fps"] == exp["throttle_fps"][1]
+    assert got["throttled_frame_time_s"] == pytest.approx(2 * got["frame_time_s"], rel=0.01)
+    assert got["throttle_fps"] == pytest.approx(exp["throttle_fps"][1], rel=0.01)
+
+
+def test_dvfs_frame_rate_comes_from_the_simulated_frame_time():
+    """A DRAM-bound frame (Eyeriss, 1.6 GB/s) barely slows when only the array clock halves:
+    the throttled rate is a model result, not fps / 2."""
+    got = energy_cases.dvfs(fps=30.0, machine="eyeriss")
+    assert got["throttle_fps"] == pytest.approx(30.0 * got["frame_time_s"] / got["throttled_frame_time_s"])
+    assert got["throttle_fps"] > 25.0
+    assert got["P_half_f_const_V_ratio"] == pytest.approx(0.5)
