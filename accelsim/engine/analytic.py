@@ -77,81 +77,98 @@ BATCH_FIELDS = ("compute.array.rows", "compute.array.cols", "compute.array.count
 """Design-point fields :func:`evaluate_layer_batch` varies (others keep the machine's value)."""
 
 
-@numba.njit(cache=True, parallel=True)
-def _batch_kernel(df, rows, cols, count, cap, bw, lat_s, clock, m, n, k, repeat,
+@numba.njit(cache=True)
+def _batch_point(p, res, df, rows, cols, count, cap, bw, lat_s, clock, m, n, k, repeat,
+                 fi, ff, fo, eff, word_b, out_b, psum_b, ifmap_factor, sram_bw):
+    """Row ``p`` of the batch: one design point through mapping, traffic and schedule."""
+    r = rows[p]
+    c = cols[p]
+    d = df[p]
+    if d == 0:
+        sr, sc, t = m, n, k
+        pc = t + r + c - 2
+    elif d == 1:
+        sr, sc, t = k, n, m
+        pc = 2 * r + c + t - 2
+    else:
+        sr, sc, t = k, m, n
+        pc = 2 * r + c + t - 2
+    fr = (sr + r - 1) // r
+    fcn = (sc + c - 1) // c
+    nf = fr * fcn
+    ci = cap[p] * fi
+    cf = cap[p] * ff
+    co = cap[p] * fo
+    sr_outer, block = best_order(d, sr, sc, t, r, c, word_b, out_b, psum_b, ci, cf, co,
+                                 ifmap_factor)
+    ifm, flt, psr, ofw, psw = fold_traffic(d, sr, sc, t, r, c, word_b, out_b, psum_b,
+                                           ci, cf, co, sr_outer, block, ifmap_factor)
+    # SRAM accesses (words) and the SRAM-port limit on fold cycles
+    if d == 0:
+        a_in, a_w, a_ow, a_or = fcn * m * k, fr * k * n, m * n, 0
+    elif d == 1:
+        a_in, a_w, a_ow, a_or = fcn * m * k, k * n, fr * m * n, (fr - 1) * m * n
+    else:
+        a_in, a_w, a_ow, a_or = m * k, fcn * k * n, fr * m * n, (fr - 1) * m * n
+    fold_cycles = pc
+    if sram_bw > 0:
+        rate = sram_bw / clock[p] / word_b / count[p]
+        need = np.ceil((a_in + a_w + a_ow + a_or) / nf / rate - 1e-9)
+        if need > fold_cycles:
+            fold_cycles = int(need)
+    total_f = nf * repeat
+    load = np.empty(total_f)
+    drain = np.empty(total_f)
+    for q in range(repeat):
+        for f in range(nf):
+            load[q * nf + f] = ifm[f] + flt[f] + psr[f]
+            drain[q * nf + f] = ofw[f] + psw[f]
+    bpc = bw[p] * eff / clock[p]
+    lat = int(np.ceil(lat_s[p] * clock[p] - 1e-9))
+    ld = np.zeros(total_f, np.int64)
+    dd = np.zeros(total_f, np.int64)
+    if np.isfinite(bpc):
+        for f in range(total_f):
+            ld[f] = max(0, int(np.ceil(load[f] / bpc - 1e-9)))
+            dd[f] = max(0, int(np.ceil(drain[f] / bpc - 1e-9)))
+    ls, lr, cs, ce, ds, de = _recurrence(ld, dd, fold_cycles, count[p], lat)
+    end = max(de.max(), ce.max())
+    compute = ((total_f + count[p] - 1) // count[p]) * fold_cycles
+    stall = ce.max() - cs[0] - compute
+    moved = (ifm.sum() * repeat + flt.sum() * repeat + psr.sum() * repeat
+             + ofw.sum() * repeat + psw.sum() * repeat)
+    res[p, 0] = end
+    res[p, 1] = compute
+    res[p, 2] = stall
+    res[p, 3] = moved
+    res[p, 4] = (a_in + a_w + a_or) * repeat
+    res[p, 5] = a_ow * repeat
+    res[p, 6] = r * c * count[p]
+    res[p, 7] = total_f
+    res[p, 8] = fold_cycles
+
+
+@numba.njit(cache=True)
+def _batch_serial(df, rows, cols, count, cap, bw, lat_s, clock, m, n, k, repeat,
                   fi, ff, fo, eff, word_b, out_b, psum_b, ifmap_factor, sram_bw):
-    npts = df.shape[0]
-    res = np.zeros((npts, 9))
-    for p in numba.prange(npts):
-        r = rows[p]
-        c = cols[p]
-        d = df[p]
-        if d == 0:
-            sr, sc, t = m, n, k
-            pc = t + r + c - 2
-        elif d == 1:
-            sr, sc, t = k, n, m
-            pc = 2 * r + c + t - 2
-        else:
-            sr, sc, t = k, m, n
-            pc = 2 * r + c + t - 2
-        fr = (sr + r - 1) // r
-        fcn = (sc + c - 1) // c
-        nf = fr * fcn
-        ci = cap[p] * fi
-        cf = cap[p] * ff
-        co = cap[p] * fo
-        sr_outer, block = best_order(d, sr, sc, t, r, c, word_b, out_b, psum_b, ci, cf, co,
-                                     ifmap_factor)
-        ifm, flt, psr, ofw, psw = fold_traffic(d, sr, sc, t, r, c, word_b, out_b, psum_b,
-                                               ci, cf, co, sr_outer, block, ifmap_factor)
-        # SRAM accesses (words) and the SRAM-port limit on fold cycles
-        if d == 0:
-            a_in, a_w, a_ow, a_or = fcn * m * k, fr * k * n, m * n, 0
-        elif d == 1:
-            a_in, a_w, a_ow, a_or = fcn * m * k, k * n, fr * m * n, (fr - 1) * m * n
-        else:
-            a_in, a_w, a_ow, a_or = m * k, fcn * k * n, fr * m * n, (fr - 1) * m * n
-        fold_cycles = pc
-        if sram_bw > 0:
-            rate = sram_bw / clock[p] / word_b / count[p]
-            need = np.ceil((a_in + a_w + a_ow + a_or) / nf / rate - 1e-9)
-            if need > fold_cycles:
-                fold_cycles = int(need)
-        total_f = nf * repeat
-        load = np.empty(total_f)
-        drain = np.empty(total_f)
-        for q in range(repeat):
-            for f in range(nf):
-                load[q * nf + f] = ifm[f] + flt[f] + psr[f]
-                drain[q * nf + f] = ofw[f] + psw[f]
-        bpc = bw[p] * eff / clock[p]
-        lat = int(np.ceil(lat_s[p] * clock[p] - 1e-9))
-        ld = np.zeros(total_f, np.int64)
-        dd = np.zeros(total_f, np.int64)
-        if np.isfinite(bpc):
-            for f in range(total_f):
-                ld[f] = max(0, int(np.ceil(load[f] / bpc - 1e-9)))
-                dd[f] = max(0, int(np.ceil(drain[f] / bpc - 1e-9)))
-        ls, lr, cs, ce, ds, de = _recurrence(ld, dd, fold_cycles, count[p], lat)
-        end = max(de.max(), ce.max())
-        compute = ((total_f + count[p] - 1) // count[p]) * fold_cycles
-        stall = ce.max() - cs[0] - compute
-        moved = (ifm.sum() * repeat + flt.sum() * repeat + psr.sum() * repeat
-                 + ofw.sum() * repeat + psw.sum() * repeat)
-        res[p, 0] = end
-        res[p, 1] = compute
-        res[p, 2] = stall
-        res[p, 3] = moved
-        res[p, 4] = (a_in + a_w + a_or) * repeat
-        res[p, 5] = a_ow * repeat
-        res[p, 6] = r * c * count[p]
-        res[p, 7] = total_f
-        res[p, 8] = fold_cycles
+    res = np.zeros((df.shape[0], 9))
+    for p in range(df.shape[0]):
+        _batch_point(p, res, df, rows, cols, count, cap, bw, lat_s, clock, m, n, k, repeat,
+                     fi, ff, fo, eff, word_b, out_b, psum_b, ifmap_factor, sram_bw)
     return res
 
 
-def evaluate_layer_batch(machine, op, points):
+@numba.njit(cache=True, parallel=True)
+def _batch_parallel(df, rows, cols, count, cap, bw, lat_s, clock, m, n, k, repeat,
+                    fi, ff, fo, eff, word_b, out_b, psum_b, ifmap_factor, sram_bw):
+    res = np.zeros((df.shape[0], 9))
+    for p in numba.prange(df.shape[0]):
+        _batch_point(p, res, df, rows, cols, count, cap, bw, lat_s, clock, m, n, k, repeat,
+                     fi, ff, fo, eff, word_b, out_b, psum_b, ifmap_factor, sram_bw)
+    return res
+
+
+def evaluate_layer_batch(machine, op, points, *, parallel: bool = True):
     """The analytic fast path for one GEMM/conv layer over P design points at once.
 
     ``points`` maps fields of :data:`BATCH_FIELDS` (dotted hardware paths and ``"dataflow"``)
@@ -159,6 +176,8 @@ def evaluate_layer_batch(machine, op, points):
     length P with the keys of ``simulate(...).totals``; each element equals
     ``simulate(machine with that point's overrides, op, dataflow=..., mode="analytic",
     energy=False).totals`` (cycles exactly; byte sums to float rounding).
+    ``parallel``: spread the points over this process's cores (numba threads); sweep workers,
+    which are processes already, pass False.
     """
     from accelsim.config.systolic import DATAFLOWS
     from accelsim.errors import ConfigError
@@ -205,7 +224,8 @@ def evaluate_layer_batch(machine, op, points):
         if (a <= 0).any():
             raise ConfigError(None, name, a[a <= 0][0], "must be > 0")
     g = op.lower()
-    res = _batch_kernel(df, rows, cols, count, cap, bw, lat, clock, g.m, g.n, g.k, g.repeat,
+    kernel = _batch_parallel if parallel else _batch_serial
+    res = kernel(df, rows, cols, count, cap, bw, lat, clock, g.m, g.n, g.k, g.repeat,
                         sram.ifmap_fraction, sram.filter_fraction, sram.ofmap_fraction,
                         dram.efficiency, float(arr.operand_bytes), float(arr.output_bytes),
                         float(arr.psum_bytes), float(ifmap_fetch_factor(op, g)),

@@ -235,8 +235,49 @@ def evaluate_point(ctx: SweepContext, point: Mapping[str, Any]) -> dict[str, Any
 
 
 def evaluate_chunk(ctx: SweepContext, points: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Rows of a chunk of points, in order (the unit of work sent to a process or Dask task)."""
-    return [evaluate_point(ctx, p) for p in points]
+    """Rows of a chunk of points, in order (the unit of work sent to a process or Dask task).
+
+    Single-layer analytic sweeps without energy metrics go through the engine's batch
+    evaluator (:func:`accelsim.engine.analytic.evaluate_layer_batch`, equal to ``simulate``
+    point by point); everything else, and any chunk the batch path cannot take, point by point.
+    """
+    rows = _batch_rows(ctx, points)
+    return rows if rows is not None else [evaluate_point(ctx, p) for p in points]
+
+
+def _batch_rows(ctx: SweepContext, points: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]] | None:
+    """The chunk's rows through the batch evaluator, or None when it does not apply."""
+    import numpy as np
+
+    from accelsim.config.machine import SystolicMachine
+    from accelsim.engine.analytic import BATCH_FIELDS, evaluate_layer_batch
+
+    if (ctx.evaluator is not simulate_point or ctx.mode != "analytic" or wants_energy(ctx.metrics)
+            or not points):
+        return None
+    names = {k for p in points for k in p} - {"workload"}
+    if not names <= set(BATCH_FIELDS) or any(set(p) - {"workload"} != names for p in points):
+        return None
+    wl_names = {ctx.workload_name(p) for p in points}
+    if len(wl_names) != 1:
+        return None
+    wl = ctx.workloads[wl_names.pop()]
+    if len(wl.ops) != 1 or not hasattr(wl.ops[0], "lower"):
+        return None
+    try:
+        base = ctx.machine({})
+        if not isinstance(base, SystolicMachine):
+            return None
+        arrays = {k: np.array([p[k] for p in points]) for k in names}
+        totals = evaluate_layer_batch(base, wl.ops[0], arrays, parallel=False)
+        rows = []
+        for i, p in enumerate(points):
+            metrics = {k: float(v[i]) for k, v in totals.items()}
+            metrics.update(area_breakdown(ctx.machine(p)))
+            rows.append(make_row(ctx, p, metrics))
+        return rows
+    except AccelsimError:
+        return None  # let the per-point path report each bad point on its own row
 
 
 def check_metrics(ctx: SweepContext, point: Mapping[str, Any],
