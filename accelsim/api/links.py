@@ -19,7 +19,6 @@ import os
 from typing import Any
 
 import pandas as pd
-import simpy
 
 from accelsim.config.system import System, load_system, switched_system
 from accelsim.engine import links as eng
@@ -224,28 +223,8 @@ def data_parallel_step(system: System | str, *, grad_bytes: float, compute_s: fl
     times = {}
     for b in set(sizes):
         times[b] = collective(s, "allreduce", b, algo=algo, ranks=names)["time_s"] if n > 1 else 0.0
-    env = simpy.Environment()
-    ready = [env.event() for _ in sizes]
-    fwd = compute_s * (1 - backward_fraction)
-    comm_end = [0.0]
-
-    def compute() -> eng.Proc:
-        yield env.timeout(fwd if overlap else compute_s)
-        for ev in ready:
-            if overlap:
-                yield env.timeout(compute_s * backward_fraction / len(sizes))
-            ev.succeed()
-
-    def communicate() -> eng.Proc:
-        for ev, b in zip(ready, sizes):
-            yield ev
-            yield env.timeout(times[b])
-        comm_end[0] = env.now
-
-    env.process(compute())
-    env.process(communicate())
-    env.run()
-    step = max(env.now, compute_s)
+    end = eng.bucketed_overlap(compute_s, [times[b] for b in sizes], backward_fraction, overlap)
+    step = max(end, compute_s)
     comm = sum(times[b] for b in sizes)
     speedup = n * compute_s / step
     return {"system": s.name, "ranks": n, "compute_s": compute_s, "comm_s": comm,

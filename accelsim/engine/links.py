@@ -270,3 +270,34 @@ def check_ranks(system: System, ranks: list[str] | None) -> list[str]:
     if len(set(names)) != len(names):
         raise ConfigError(system.name, "ranks", names, "a device appears twice")
     return names
+
+
+def bucketed_overlap(compute_s: float, bucket_comm_s: list[float], backward_fraction: float,
+                     overlap: bool) -> float:
+    """End time (s) of a data-parallel step whose gradient all-reduce runs in buckets.
+
+    Two SimPy processes: compute runs the forward pass, then the backward pass in equal
+    slices, releasing one gradient bucket per slice (all at the end without ``overlap``);
+    communication all-reduces the buckets in order as they are released, each taking its
+    ``bucket_comm_s``. The step ends when both are done.
+    """
+    env = simpy.Environment()
+    ready = [env.event() for _ in bucket_comm_s]
+    forward = compute_s * (1 - backward_fraction)
+
+    def compute() -> Proc:
+        yield env.timeout(forward if overlap else compute_s)
+        for ev in ready:
+            if overlap:
+                yield env.timeout(compute_s * backward_fraction / len(ready))
+            ev.succeed()
+
+    def communicate() -> Proc:
+        for ev, t in zip(ready, bucket_comm_s):
+            yield ev
+            yield env.timeout(t)
+
+    env.process(compute())
+    env.process(communicate())
+    env.run()
+    return float(env.now)
