@@ -44,48 +44,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from accelsim.api import simulate  # noqa: E402
+from accelsim.config.scalesim_cfg import write_cfg_variant  # noqa: E402
 from accelsim.report.scalesim_reports import run_scalesim  # noqa: E402
-
-SCALE_CFG = """\
-[general]
-run_name = {name}
-
-[architecture_presets]
-ArrayHeight:    {rows}
-ArrayWidth:     {cols}
-IfmapSramSzkB:   64
-FilterSramSzkB:  64
-OfmapSramSzkB:   64
-IfmapOffset:    0
-FilterOffset:   10000000
-OfmapOffset:    20000000
-Bandwidth : 10
-Dataflow : {df}
-MemoryBanks:   1
-ReadRequestBuffer: 32
-WriteRequestBuffer: 32
-
-[layout]
-IfmapCustomLayout: False
-IfmapSRAMBankBandwidth: 100
-IfmapSRAMBankNum: 10
-IfmapSRAMBankPort: 2
-FilterCustomLayout: False
-FilterSRAMBankBandwidth: 100
-FilterSRAMBankNum: 10
-FilterSRAMBankPort: 2
-
-[sparsity]
-SparsitySupport : false
-SparseRep : ellpack_block
-OptimizedMapping : false
-BlockSize : 8
-RandomNumberGeneratorSeed : 40
-
-[run_presets]
-InterfaceBandwidth: CALC
-UseRamulatorTrace: False
-"""
 
 # Runs inside SCALE-Sim's Python: its API, traces off, timed in-process.
 DRIVER = textwrap.dedent("""\
@@ -242,7 +202,9 @@ def main() -> int:
         for name, rows, cols, df, topo_rel, kind in wanted:
             slug = name.replace(" ", "_")
             cfg = work / f"{slug}.cfg"
-            cfg.write_text(SCALE_CFG.format(name=slug, rows=rows, cols=cols, df=df))
+            write_cfg_variant(cfg, {"general": {"run_name": slug},
+                                    "architecture_presets": {"ArrayHeight": rows,
+                                                             "ArrayWidth": cols, "Dataflow": df}})
             topo = work / topo_rel if (work / topo_rel).exists() else ROOT / topo_rel
             t_ss, c_ss, note = time_scalesim(args.scalesim_python, cfg, topo, kind, work / "ss",
                                        args.timeout)

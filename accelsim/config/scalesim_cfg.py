@@ -302,3 +302,28 @@ def scalesim_machine(name: str, rows: int, cols: int, dataflow: str, ifmap_kb: i
         "sources": [f"SCALE-Sim cfg {file}" if file else "SCALE-Sim cfg"],
     }
     return build(SystolicMachine, data, file=file)
+
+
+DEFAULT_CFG = Path(__file__).resolve().parents[2] / "configs" / "scalesim" / "scale.cfg"
+"""SCALE-Sim 3.0's own ``scale.cfg``, shipped unchanged."""
+
+
+def write_cfg_variant(out: str | os.PathLike, changes: dict[str, dict[str, object]],
+                      base: str | os.PathLike = DEFAULT_CFG) -> Path:
+    """Write a copy of SCALE-Sim cfg ``base`` with ``{section: {key: value}}`` changed.
+
+    For sweeps and tests that run SCALE-Sim and accelsim on the same variants of one cfg.
+    Keys keep SCALE-Sim's spelling; unknown sections are a :class:`ConfigError`.
+    """
+    parser = configparser.ConfigParser()
+    parser.optionxform = str  # keep SCALE-Sim's key case in the written file
+    parser.read(base)
+    for section, items in changes.items():
+        if not parser.has_section(section):
+            raise ConfigError(str(base), section, None, f"no such section (have: {', '.join(parser.sections())})")
+        for key, value in items.items():
+            parser.set(section, key, str(value))
+    p = Path(out)
+    with open(p, "w") as fh:
+        parser.write(fh)
+    return p

@@ -10,7 +10,7 @@ import pytest
 
 from accelsim.cli import main
 from accelsim.config.registry import load_machine
-from accelsim.config.scalesim_cfg import read_scalesim_cfg
+from accelsim.config.scalesim_cfg import DEFAULT_CFG, read_scalesim_cfg
 from accelsim.errors import ConfigError, UnsupportedError
 from accelsim.report.scalesim_reports import (
     BANDWIDTH_HEADER,
@@ -19,47 +19,7 @@ from accelsim.report.scalesim_reports import (
     read_topology,
 )
 
-# SCALE-Sim's configs/scale.cfg (v3.0.0)
-SCALE_CFG = """\
-[general]
-run_name = scale_example_run_32x32_ws
-
-[architecture_presets]
-ArrayHeight:    32
-ArrayWidth:     32
-IfmapSramSzkB:   64
-FilterSramSzkB:  64
-OfmapSramSzkB:   64
-IfmapOffset:    0
-FilterOffset:   10000000
-OfmapOffset:    20000000
-Bandwidth : 10
-Dataflow : os
-MemoryBanks:   1
-ReadRequestBuffer: 32
-WriteRequestBuffer: 32
-
-[layout]
-IfmapCustomLayout: False
-IfmapSRAMBankBandwidth: 100
-IfmapSRAMBankNum: 10
-IfmapSRAMBankPort: 2
-FilterCustomLayout: False
-FilterSRAMBankBandwidth: 100
-FilterSRAMBankNum: 10
-FilterSRAMBankPort: 2
-
-[sparsity]
-SparsitySupport : false
-SparseRep : ellpack_block
-OptimizedMapping : false
-BlockSize : 8
-RandomNumberGeneratorSeed : 40
-
-[run_presets]
-InterfaceBandwidth: CALC
-UseRamulatorTrace: False
-"""
+SCALE_CFG = DEFAULT_CFG.read_text()  # SCALE-Sim's configs/scale.cfg (v3.0.0), shipped
 
 GEMM = "Layer, M, N, K,\ng1, 64, 40, 33,\ng2, 100, 33, 70,\n"
 CONV = ("Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, "

@@ -21,52 +21,12 @@ from pathlib import Path
 
 import pytest
 
+from accelsim.config.scalesim_cfg import write_cfg_variant
 from accelsim.report.scalesim_reports import REPORT_FILES, run_scalesim
 
 pytestmark = pytest.mark.slow
 
 SCALESIM_PYTHON = os.environ.get("ACCELSIM_SCALESIM_PYTHON", "/work/ssvenv/bin/python")
-
-CFG = """\
-[general]
-run_name = {name}
-
-[architecture_presets]
-ArrayHeight:    {rows}
-ArrayWidth:     {cols}
-IfmapSramSzkB:   {kb}
-FilterSramSzkB:  {kb}
-OfmapSramSzkB:   {kb}
-IfmapOffset:    0
-FilterOffset:   10000000
-OfmapOffset:    20000000
-Bandwidth : {bw}
-Dataflow : {df}
-MemoryBanks:   1
-ReadRequestBuffer: 32
-WriteRequestBuffer: 32
-
-[layout]
-IfmapCustomLayout: False
-IfmapSRAMBankBandwidth: {bank_bw}
-IfmapSRAMBankNum: 10
-IfmapSRAMBankPort: 2
-FilterCustomLayout: False
-FilterSRAMBankBandwidth: {bank_bw}
-FilterSRAMBankNum: 10
-FilterSRAMBankPort: 2
-
-[sparsity]
-SparsitySupport : false
-SparseRep : ellpack_block
-OptimizedMapping : false
-BlockSize : 8
-RandomNumberGeneratorSeed : 40
-
-[run_presets]
-InterfaceBandwidth: {mode}
-UseRamulatorTrace: False
-"""
 
 GEMM = """\
 Layer, M, N, K,
@@ -140,8 +100,13 @@ def runs(tmp_path_factory):
     jobs, ours = [], {}
     for name, rows, cols, df, mode, kb, bw, bank_bw, t in JOBS + STALLED:
         cfg = root / f"{name}.cfg"
-        cfg.write_text(CFG.format(name=name, rows=rows, cols=cols, df=df, mode=mode, kb=kb,
-                                  bw=bw, bank_bw=bank_bw))
+        write_cfg_variant(cfg, {
+            "general": {"run_name": name},
+            "architecture_presets": {"ArrayHeight": rows, "ArrayWidth": cols, "Dataflow": df,
+                                     "IfmapSramSzkB": kb, "FilterSramSzkB": kb,
+                                     "OfmapSramSzkB": kb, "Bandwidth": bw},
+            "layout": {"IfmapSRAMBankBandwidth": bank_bw, "FilterSRAMBankBandwidth": bank_bw},
+            "run_presets": {"InterfaceBandwidth": mode}})
         jobs.append({"cfg": str(cfg), "topology": str(topo[t]), "gemm": t == "gemm",
                      "out": str(root / "scalesim")})
         folder, _, _ = run_scalesim(cfg, topo[t], t, root / "accelsim")
