@@ -1,0 +1,645 @@
+# ruff: noqa: E731
+"""Measure whole models and single operators on one H200 as PyTorch runs them.
+
+Run on the device machine (kind ``nvidia-h200``) with the image's python3 (PyTorch):
+
+    PYTHONUNBUFFERED=1 python3 scripts/measure_e2e.py $OUT
+
+Writes ``$OUT/h200_e2e.json`` (copied to ``scripts/data/``). Sections, in priority order
+(a time budget, ``MEASURE_BUDGET_S``, cuts from the end; the JSON is rewritten after each
+case, so a cut run keeps what it measured):
+
+* ``host``: host-side costs. Per eager op issue (``N`` calls of one op on tiny tensors, so the
+  GPU is never the bottleneck; wall time / N), per view op (no kernel), per
+  ``torch.cuda.synchronize``; CUDA-graph replay of ``N`` tiny kernels for several ``N``
+  (fixed + per-kernel cost).
+* ``models``: whole models, written as Hugging Face's eager code runs them (RMSNorm as
+  fp32 cast, pow, mean, rsqrt, mul, cast, mul; rotary embedding through ``rotate_half``;
+  ``F.scaled_dot_product_attention``; ``nn.Linear``), bf16, random weights. Per case:
+  ``eager_s`` (median over steps of host ``perf_counter`` from a synchronised start to
+  ``torch.cuda.synchronize()`` after the step, as ``generate`` runs a step), ``graph_s``
+  (same, replaying a CUDA graph of the step), and a ``torch.profiler`` trace of one eager
+  step: every GPU kernel (name, duration) and the count of CPU-side aten ops.
+* ``ops``: single operators timed as users call them: ``eager_s`` (per-call time of ``reps``
+  calls queued back to back between CUDA events, median of 5 batches) and ``graph_s``
+  (per-call time inside a CUDA graph of ``reps`` calls), with the kernels one call launches.
+* ``compiled``: ``torch.compile`` of a 4-layer Llama-3-8B-shaped decoder (optional, last).
+
+Models: a Llama-3-8B-shaped decoder (32 layers, d=4096, 32 heads, 8 KV heads, FFN 14336,
+vocab 128256) in prefill and decode with a static KV cache of ``context`` positions (the new
+token written at ``context - 1``); GPT-2 XL (48 layers, d=1600, 25 heads, GELU-tanh FFN,
+learned positions, biases, LayerNorm); a BERT-base encoder (12 layers, d=768, post-norm);
+torchvision ResNet-50 and MobileNetV2 (eval, channels_last, bf16).
+"""
+
+import json
+import math
+import os
+import statistics
+import sys
+import time
+import traceback
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+OUTDIR = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("OUT", ".")
+BUDGET_S = float(os.environ.get("MEASURE_BUDGET_S", "480"))
+QUICK = os.environ.get("MEASURE_QUICK") == "1"  # tiny shapes, CPU-safe smoke test
+T0 = time.time()
+DEV = "cuda" if torch.cuda.is_available() else "cpu"
+CUDA = DEV == "cuda"
+DT = torch.bfloat16 if CUDA else torch.float32
+RESULT: dict = {"about": __doc__.split("\n\n")[0], "errors": {}, "host": {}, "models": [],
+                "ops": [], "compiled": []}
+
+
+def left() -> float:
+    return BUDGET_S - (time.time() - T0)
+
+
+def save() -> None:
+    RESULT["elapsed_s"] = time.time() - T0
+    with open(os.path.join(OUTDIR, "h200_e2e.json"), "w") as f:
+        json.dump(RESULT, f, indent=1)
+
+
+def sync() -> None:
+    if CUDA:
+        torch.cuda.synchronize()
+
+
+# ----------------------------------------------------------------------------- timing
+def time_steps(fn, steps: int, warm: int = 2) -> dict:
+    """Per-step wall time with a synchronise after each step (as ``generate`` runs)."""
+    for _ in range(warm):
+        fn()
+    sync()
+    ts = []
+    for _ in range(steps):
+        sync()
+        t = time.perf_counter()
+        fn()
+        sync()
+        ts.append(time.perf_counter() - t)
+    return {"median_s": statistics.median(ts), "min_s": min(ts), "steps": steps}
+
+
+def graph_of(fn):
+    """Capture ``fn`` into a CUDA graph; returns the replay callable."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(2):
+            fn()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        fn()
+    return g.replay
+
+
+def profile_kernels(fn) -> dict:
+    """GPU kernels (name, duration) and CPU aten-op count of one call of ``fn``."""
+    from torch.profiler import ProfilerActivity, profile
+
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if CUDA else [])
+    fn()
+    sync()
+    with profile(activities=acts) as prof:
+        fn()
+        sync()
+    kernels, aten = [], 0
+    for e in prof.events():
+        dev = str(getattr(e, "device_type", ""))
+        if "CUDA" in dev and not e.name.startswith(("cudaLaunch", "cudaGraph")):
+            kernels.append([e.name[:160], round(e.time_range.elapsed_us(), 3)])
+        elif e.name.startswith("aten::") and getattr(e, "cpu_parent", None) is None:
+            aten += 1
+    return {"kernels": kernels, "top_level_aten_ops": aten,
+            "kernel_sum_us": round(sum(k[1] for k in kernels), 2)}
+
+
+# ----------------------------------------------------------------------------- host costs
+def measure_host() -> None:
+    n = 200 if QUICK else 2000
+    a = torch.randn(64, device=DEV, dtype=DT)
+    b = torch.randn(64, device=DEV, dtype=DT)
+    w = torch.randn(64, 64, device=DEV, dtype=DT)
+    x2 = torch.randn(8, 64, device=DEV, dtype=DT)
+    lin = nn.Linear(64, 64, bias=False, device=DEV, dtype=DT)
+    linb = nn.Linear(64, 64, bias=True, device=DEV, dtype=DT)
+    ln = nn.LayerNorm(64, device=DEV, dtype=DT)
+    q = torch.randn(1, 4, 16, 64, device=DEV, dtype=DT)
+    idx = torch.arange(8, device=DEV)
+    table = torch.randn(100, 64, device=DEV, dtype=DT)
+    ops = {
+        "add": lambda: torch.add(a, b),
+        "mul_scalar": lambda: a * 2.0,
+        "silu": lambda: F.silu(a),
+        "to_float": lambda: a.float(),
+        "mean_lastdim": lambda: x2.mean(-1, keepdim=True),
+        "rsqrt": lambda: torch.rsqrt(a),
+        "cat": lambda: torch.cat((a, b), dim=-1),
+        "copy_slice": lambda: a[:32].copy_(b[:32]),
+        "mm": lambda: torch.mm(x2, w),
+        "linear": lambda: lin(x2),
+        "linear_bias": lambda: linb(x2),
+        "layer_norm": lambda: ln(x2),
+        "softmax": lambda: torch.softmax(x2, -1),
+        "sdpa": lambda: F.scaled_dot_product_attention(q, q, q),
+        "embedding": lambda: F.embedding(idx, table),
+        "view": lambda: x2.view(2, 4, 64),
+        "transpose": lambda: q.transpose(1, 2),
+        "reshape_contig": lambda: x2.reshape(-1),
+        "module_call_identity": (lambda m: (lambda: m(x2)))(nn.Identity()),
+    }
+    per_op = {}
+    for name, fn in ops.items():
+        for _ in range(50):
+            fn()
+        sync()
+        t = time.perf_counter()
+        for _ in range(n):
+            fn()
+        issue = (time.perf_counter() - t) / n
+        sync()
+        total = (time.perf_counter() - t) / n
+        per_op[name] = {"issue_s": issue, "issue_plus_drain_s": total}
+    RESULT["host"]["eager_op"] = per_op
+    # synchronize round trip on an idle device
+    ts = []
+    for _ in range(200):
+        t = time.perf_counter()
+        sync()
+        ts.append(time.perf_counter() - t)
+    RESULT["host"]["sync_idle_s"] = statistics.median(ts)
+    if CUDA:
+        graphs = {}
+        for nk in (1, 10, 100, 1000):
+            fn = lambda: [torch.add(a, b, out=a) for _ in range(nk)]
+            rep = graph_of(fn)
+            st = time_steps(rep, 30, warm=3)
+            graphs[str(nk)] = st
+            # host issue of the replay alone (no sync)
+            sync()
+            t = time.perf_counter()
+            for _ in range(20):
+                rep()
+            issue = (time.perf_counter() - t) / 20
+            sync()
+            graphs[str(nk)]["replay_issue_s"] = issue
+        RESULT["host"]["graph_tiny_kernels"] = graphs
+    save()
+
+
+# ----------------------------------------------------------------------------- models
+def build(ctor, *args, **kw) -> nn.Module:
+    """Construct a model directly on the device in the measurement dtype (random weights)."""
+    prev = torch.get_default_dtype()
+    torch.set_default_dtype(DT)
+    try:
+        with torch.device(DEV):
+            return ctor(*args, **kw).eval()
+    finally:
+        torch.set_default_dtype(prev)
+
+
+class RMSNorm(nn.Module):
+    """Hugging Face LlamaRMSNorm."""
+
+    def __init__(self, d: int):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d))
+        self.eps = 1e-5
+
+    def forward(self, x):
+        dtype = x.dtype
+        h = x.to(torch.float32)
+        var = h.pow(2).mean(-1, keepdim=True)
+        h = h * torch.rsqrt(var + self.eps)
+        return self.weight * h.to(dtype)
+
+
+def rotate_half(x):
+    x1 = x[..., : x.shape[-1] // 2]
+    x2 = x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class LlamaLayer(nn.Module):
+    def __init__(self, d, h, kv, f):
+        super().__init__()
+        self.h, self.kv, self.dh = h, kv, d // h
+        self.q_proj = nn.Linear(d, h * self.dh, bias=False)
+        self.k_proj = nn.Linear(d, kv * self.dh, bias=False)
+        self.v_proj = nn.Linear(d, kv * self.dh, bias=False)
+        self.o_proj = nn.Linear(h * self.dh, d, bias=False)
+        self.gate_proj = nn.Linear(d, f, bias=False)
+        self.up_proj = nn.Linear(d, f, bias=False)
+        self.down_proj = nn.Linear(f, d, bias=False)
+        self.input_layernorm = RMSNorm(d)
+        self.post_attention_layernorm = RMSNorm(d)
+
+    def forward(self, x, cos, sin, cache, pos):
+        b, s, d = x.shape
+        r = x
+        x = self.input_layernorm(x)
+        q = self.q_proj(x).view(b, s, self.h, self.dh).transpose(1, 2)
+        k = self.k_proj(x).view(b, s, self.kv, self.dh).transpose(1, 2)
+        v = self.v_proj(x).view(b, s, self.kv, self.dh).transpose(1, 2)
+        cos_, sin_ = cos.unsqueeze(1), sin.unsqueeze(1)
+        q = (q * cos_) + (rotate_half(q) * sin_)
+        k = (k * cos_) + (rotate_half(k) * sin_)
+        if cache is not None:  # decode: write the new position, attend to the whole cache
+            kc, vc = cache
+            kc[:, :, pos:pos + s] = k
+            vc[:, :, pos:pos + s] = v
+            k, v = kc, vc
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=cache is None and s > 1,
+                                           enable_gqa=True)
+        a = a.transpose(1, 2).reshape(b, s, d)
+        x = r + self.o_proj(a)
+        r = x
+        x = self.post_attention_layernorm(x)
+        x = self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+        return r + x
+
+
+class Llama(nn.Module):
+    def __init__(self, layers=32, d=4096, h=32, kv=8, f=14336, vocab=128256):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(vocab, d)
+        self.layers = nn.ModuleList(LlamaLayer(d, h, kv, f) for _ in range(layers))
+        self.norm = RMSNorm(d)
+        self.lm_head = nn.Linear(d, vocab, bias=False)
+        self.dh = d // h
+        inv = 1.0 / (500000.0 ** (torch.arange(0, self.dh, 2).float() / self.dh))
+        self.register_buffer("inv_freq", inv, persistent=False)
+
+    def rope(self, pos_ids):
+        # Hugging Face LlamaRotaryEmbedding: outer product in fp32, cat, cos/sin, cast
+        freqs = (self.inv_freq[None, :, None].float() @ pos_ids[:, None, :].float()).transpose(1, 2)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        return emb.cos().to(DT), emb.sin().to(DT)
+
+    def forward(self, ids, pos_ids, caches=None, pos=0):
+        x = self.embed_tokens(ids)
+        cos, sin = self.rope(pos_ids)
+        for i, layer in enumerate(self.layers):
+            x = layer(x, cos, sin, None if caches is None else caches[i], pos)
+        x = self.norm(x)
+        return self.lm_head(x[:, -1:, :])
+
+
+class GPT2Block(nn.Module):
+    def __init__(self, d, h, f):
+        super().__init__()
+        self.h, self.dh = h, d // h
+        self.ln_1 = nn.LayerNorm(d)
+        self.c_attn = nn.Linear(d, 3 * d)
+        self.c_proj = nn.Linear(d, d)
+        self.ln_2 = nn.LayerNorm(d)
+        self.c_fc = nn.Linear(d, f)
+        self.mlp_proj = nn.Linear(f, d)
+
+    def forward(self, x, cache, pos):
+        b, s, d = x.shape
+        q, k, v = self.c_attn(self.ln_1(x)).split(d, dim=2)
+        q = q.view(b, s, self.h, self.dh).transpose(1, 2)
+        k = k.view(b, s, self.h, self.dh).transpose(1, 2)
+        v = v.view(b, s, self.h, self.dh).transpose(1, 2)
+        if cache is not None:
+            kc, vc = cache
+            kc[:, :, pos:pos + s] = k
+            vc[:, :, pos:pos + s] = v
+            k, v = kc, vc
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=cache is None and s > 1)
+        x = x + self.c_proj(a.transpose(1, 2).reshape(b, s, d))
+        return x + self.mlp_proj(F.gelu(self.c_fc(self.ln_2(x)), approximate="tanh"))
+
+
+class GPT2(nn.Module):
+    def __init__(self, layers=48, d=1600, h=25, f=6400, vocab=50257, positions=1024):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, d)
+        self.wpe = nn.Embedding(positions, d)
+        self.h = nn.ModuleList(GPT2Block(d, h, f) for _ in range(layers))
+        self.ln_f = nn.LayerNorm(d)
+
+    def forward(self, ids, pos_ids, caches=None, pos=0):
+        x = self.wte(ids) + self.wpe(pos_ids)
+        for i, blk in enumerate(self.h):
+            x = blk(x, None if caches is None else caches[i], pos)
+        x = self.ln_f(x[:, -1:, :])
+        return F.linear(x, self.wte.weight)  # tied LM head
+
+
+class BertLayer(nn.Module):
+    def __init__(self, d, h, f):
+        super().__init__()
+        self.h, self.dh = h, d // h
+        self.query, self.key, self.value = (nn.Linear(d, d) for _ in range(3))
+        self.attn_out = nn.Linear(d, d)
+        self.ln1 = nn.LayerNorm(d)
+        self.inter = nn.Linear(d, f)
+        self.out = nn.Linear(f, d)
+        self.ln2 = nn.LayerNorm(d)
+
+    def forward(self, x):
+        b, s, d = x.shape
+        sh = lambda t: t.view(b, s, self.h, self.dh).transpose(1, 2)
+        a = F.scaled_dot_product_attention(sh(self.query(x)), sh(self.key(x)), sh(self.value(x)))
+        x = self.ln1(x + self.attn_out(a.transpose(1, 2).reshape(b, s, d)))
+        return self.ln2(x + self.out(F.gelu(self.inter(x))))
+
+
+class Bert(nn.Module):
+    def __init__(self, layers=12, d=768, h=12, f=3072, vocab=30522, positions=512):
+        super().__init__()
+        self.word = nn.Embedding(vocab, d)
+        self.pos = nn.Embedding(positions, d)
+        self.token_type = nn.Embedding(2, d)
+        self.ln = nn.LayerNorm(d)
+        self.layers = nn.ModuleList(BertLayer(d, h, f) for _ in range(layers))
+
+    def forward(self, ids, pos_ids, tt):
+        x = self.ln(self.word(ids) + self.token_type(tt) + self.pos(pos_ids))
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+def run_case(rec: dict, step, steps: int) -> None:
+    """Eager timing, graph timing and one profiled eager step for one case."""
+    with torch.inference_mode():
+        rec["eager"] = time_steps(step, steps)
+        if CUDA:
+            try:
+                rec["graph"] = time_steps(graph_of(step), steps)
+            except Exception as e:  # noqa: BLE001
+                rec["graph_error"] = repr(e)[:300]
+        rec["profile"] = profile_kernels(step)
+    RESULT["models"].append(rec)
+    print(f"{rec['model']:<12} {rec['mode']:<8} b={rec['batch']:<4} s={rec['seq']:<5} "
+          f"eager {rec['eager']['median_s'] * 1e3:8.3f} ms  graph "
+          f"{rec.get('graph', {}).get('median_s', float('nan')) * 1e3:8.3f} ms  "
+          f"kernels {len(rec['profile']['kernels'])}  [{time.time() - T0:.0f}s]", flush=True)
+    save()
+
+
+def decoder_cases(name: str, model: nn.Module, kv_heads: int, dh: int, decode, prefill,
+                  steps: int) -> None:
+    n_layers = len(model.layers if hasattr(model, "layers") else model.h)
+    for batch, ctx in decode:
+        if left() < 150:
+            return
+        try:
+            with torch.inference_mode():
+                caches = [(torch.randn(batch, kv_heads, ctx, dh, device=DEV, dtype=DT),
+                           torch.randn(batch, kv_heads, ctx, dh, device=DEV, dtype=DT))
+                          for _ in range(n_layers)]
+                ids = torch.randint(0, 1000, (batch, 1), device=DEV)
+                pos_ids = torch.full((batch, 1), ctx - 1, device=DEV)
+            step = lambda: model(ids, pos_ids, caches, ctx - 1)
+            run_case({"model": name, "mode": "decode", "batch": batch, "seq": 1,
+                      "context": ctx}, step, steps)
+            del caches
+        except Exception as e:  # noqa: BLE001
+            RESULT["errors"][f"{name}_decode_{batch}_{ctx}"] = traceback.format_exc()[-800:]
+            print("ERROR", name, batch, ctx, repr(e)[:200], flush=True)
+        torch.cuda.empty_cache() if CUDA else None
+    for batch, seq in prefill:
+        if left() < 150:
+            return
+        try:
+            ids = torch.randint(0, 1000, (batch, seq), device=DEV)
+            pos_ids = torch.arange(seq, device=DEV)[None].expand(batch, seq)
+            step = lambda: model(ids, pos_ids)
+            run_case({"model": name, "mode": "prefill", "batch": batch, "seq": seq,
+                      "context": seq}, step, max(3, steps // 3))
+        except Exception as e:  # noqa: BLE001
+            RESULT["errors"][f"{name}_prefill_{batch}_{seq}"] = traceback.format_exc()[-800:]
+            print("ERROR", name, batch, seq, repr(e)[:200], flush=True)
+        torch.cuda.empty_cache() if CUDA else None
+
+
+def measure_models() -> None:
+    steps = 3 if QUICK else 10
+    if QUICK:
+        llama = build(Llama, layers=2, d=256, h=8, kv=2, f=512, vocab=1000)
+    else:
+        llama = build(Llama)
+    dec = [(1, 64), (2, 33)] if QUICK else [
+        (1, 128), (1, 2048), (1, 2049), (1, 8192), (4, 1024), (16, 512), (16, 2048),
+        (16, 2049), (64, 512), (64, 2048), (128, 1024), (256, 128), (256, 512)]
+    pre = [(1, 32)] if QUICK else [(1, 128), (1, 512), (1, 2048), (1, 2047), (1, 8192),
+                                    (4, 1024), (8, 2048)]
+    decoder_cases("llama3_8b", llama, llama.layers[0].kv, llama.dh, dec, pre, steps)
+    del llama
+    torch.cuda.empty_cache() if CUDA else None
+    gpt = build(GPT2, layers=2, d=200, h=5, f=800, vocab=1000, positions=128) if QUICK \
+        else build(GPT2)
+    heads, dh = gpt.h[0].h, gpt.h[0].dh
+    dec = [(1, 40)] if QUICK else [(1, 256), (1, 1024), (8, 512), (32, 1024), (128, 256)]
+    pre = [(1, 32)] if QUICK else [(1, 128), (1, 1024), (8, 512)]
+    decoder_cases("gpt2_xl", gpt, heads, dh, dec, pre, steps)
+    del gpt
+    bert = build(Bert, layers=2, d=128, h=4, f=256, vocab=1000, positions=64) if QUICK \
+        else build(Bert)
+    for batch, seq in ([(2, 16)] if QUICK else [(1, 128), (8, 128), (32, 128), (1, 512),
+                                                  (32, 512), (128, 512)]):
+        if left() < 150:
+            break
+        ids = torch.randint(0, 1000, (batch, seq), device=DEV)
+        pos = torch.arange(seq, device=DEV)[None].expand(batch, seq)
+        tt = torch.zeros_like(ids)
+        run_case({"model": "bert_base", "mode": "encoder", "batch": batch, "seq": seq,
+                  "context": seq}, lambda: bert(ids, pos, tt), steps)
+    del bert
+    import torchvision
+
+    for name, ctor in (("resnet50", torchvision.models.resnet50),
+                       ("mobilenet_v2", torchvision.models.mobilenet_v2)):
+        net = ctor().to(DEV, DT).eval().to(memory_format=torch.channels_last)
+        for batch in ([2] if QUICK else [1, 8, 32, 128, 256]):
+            if left() < 150:
+                break
+            x = torch.randn(batch, 3, 224, 224, device=DEV, dtype=DT).to(
+                memory_format=torch.channels_last)
+            run_case({"model": name, "mode": "inference", "batch": batch, "seq": 224,
+                      "context": 0}, lambda: net(x), steps)
+        del net
+
+
+# ----------------------------------------------------------------------------- single ops
+def time_op(fn, reps: int) -> dict:
+    """Per-call time as users call an op: eager back to back, and inside a CUDA graph."""
+    out = {}
+    if CUDA:
+        for _ in range(3):
+            fn()
+        torch.cuda.synchronize()
+        ts = []
+        for _ in range(5):
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            for _ in range(reps):
+                fn()
+            e.record()
+            torch.cuda.synchronize()
+            ts.append(s.elapsed_time(e) / 1e3 / reps)
+        out["eager_s"] = statistics.median(ts)
+        try:
+            rep = graph_of(lambda: [fn() for _ in range(reps)])
+            ts = []
+            for _ in range(5):
+                s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                s.record()
+                rep()
+                e.record()
+                torch.cuda.synchronize()
+                ts.append(s.elapsed_time(e) / 1e3 / reps)
+            out["graph_s"] = statistics.median(ts)
+        except Exception as e:  # noqa: BLE001
+            out["graph_error"] = repr(e)[:200]
+    else:
+        t = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        out["eager_s"] = (time.perf_counter() - t) / reps
+    prof = profile_kernels(fn)
+    out["kernels"] = prof["kernels"]
+    return out
+
+
+def conv_cases():
+    # (label, N, C, H, K, R, stride, groups)
+    base = [("stem7x7", 3, 224, 64, 7, 2, 1), ("1x1_256_64_56", 256, 56, 64, 1, 1, 1),
+            ("1x1_64_256_56", 64, 56, 256, 1, 1, 1), ("1x1_1024_256_14", 1024, 14, 256, 1, 1, 1),
+            ("1x1_2048_512_7", 2048, 7, 512, 1, 1, 1), ("3x3_64_56", 64, 56, 64, 3, 1, 1),
+            ("3x3_256_14", 256, 14, 256, 3, 1, 1), ("3x3_128_s2_56", 128, 56, 128, 3, 2, 1),
+            ("dw3x3_32_112", 32, 112, 32, 3, 1, 32), ("dw3x3_144_56", 144, 56, 144, 3, 1, 144),
+            ("dw3x3_960_7", 960, 7, 960, 3, 1, 960), ("dw3x3_s2_96_112", 96, 112, 96, 3, 2, 96),
+            ("grp32_3x3_128_56", 128, 56, 128, 3, 1, 32), ("grp32_3x3_512_14", 512, 14, 512, 3, 1, 32),
+            ("1x1_320_1280_7", 320, 7, 1280, 1, 1, 1)]
+    for n in (1, 32):
+        for label, c, h, k, r, st, g in base:
+            yield f"conv_{label}_n{n}", n, c, h, k, r, st, g
+
+
+def measure_ops() -> None:
+    reps = 3 if QUICK else 20
+    small = QUICK
+    for label, n, c, h, k, r, st, g in conv_cases():
+        if left() < 45:
+            return
+        if small and len(RESULT["ops"]) >= 4:
+            break
+        try:
+            with torch.inference_mode():
+                x = torch.randn(n, c, h, h, device=DEV, dtype=DT).to(memory_format=torch.channels_last)
+                conv = nn.Conv2d(c, k, r, stride=st, padding=r // 2, groups=g, bias=False)
+                conv = conv.to(DEV, DT).to(memory_format=torch.channels_last).eval()
+                rec = {"op": "conv2d", "case": label, "n": n, "c": c, "h": h, "k": k, "r": r,
+                       "stride": st, "groups": g}
+                rec.update(time_op(lambda: conv(x), reps))
+            RESULT["ops"].append(rec)
+        except Exception as e:  # noqa: BLE001
+            RESULT["errors"][label] = repr(e)[:300]
+    save()
+    # memory-bound and short ops (rows x cols), bf16
+    shapes = [(1, 4096), (8, 4096), (64, 4096), (512, 4096), (4096, 4096), (16384, 4096),
+              (2048, 14336), (8192, 14336)]
+    if small:
+        shapes = [(4, 64)]
+    for rows, cols in shapes:
+        if left() < 30:
+            break
+        with torch.inference_mode():
+            a = torch.randn(rows, cols, device=DEV, dtype=DT)
+            b = torch.randn(rows, cols, device=DEV, dtype=DT)
+            w = torch.ones(cols, device=DEV, dtype=DT)
+            ln = nn.LayerNorm(cols, device=DEV, dtype=DT)
+            rms = RMSNorm(cols).to(DEV, DT)
+            fns = {"add": lambda: a + b, "mul": lambda: a * b, "silu": lambda: F.silu(a),
+                   "gelu_tanh": lambda: F.gelu(a, approximate="tanh"),
+                   "layernorm": lambda: ln(a), "rmsnorm_hf": lambda: rms(a),
+                   "rmsnorm_fused": lambda: F.rms_norm(a, (cols,), w, 1e-5),
+                   "softmax": lambda: torch.softmax(a, -1), "copy": lambda: a.clone()}
+            for name, fn in fns.items():
+                try:
+                    rec = {"op": name, "case": f"{name}_{rows}x{cols}", "rows": rows, "cols": cols}
+                    rec.update(time_op(fn, reps))
+                    RESULT["ops"].append(rec)
+                except Exception as e:  # noqa: BLE001
+                    RESULT["errors"][f"{name}_{rows}x{cols}"] = repr(e)[:300]
+    save()
+    # CNN glue kernels
+    for n in ((2,) if small else (1, 32)):
+        with torch.inference_mode():
+            x = torch.randn(n, 64, 112, 112, device=DEV, dtype=DT).to(memory_format=torch.channels_last)
+            y = torch.randn(n, 256, 56, 56, device=DEV, dtype=DT).to(memory_format=torch.channels_last)
+            z = torch.randn(n, 2048, 7, 7, device=DEV, dtype=DT).to(memory_format=torch.channels_last)
+            bn = nn.BatchNorm2d(64).to(DEV, DT).eval()
+            fns = {"batchnorm_64_112": lambda: bn(x), "relu_64_112": lambda: F.relu(x),
+                   "relu_inplace_256_56": lambda: F.relu_(y), "add_256_56": lambda: y + y,
+                   "maxpool3x3s2_64_112": lambda: F.max_pool2d(x, 3, 2, 1),
+                   "avgpool_2048_7": lambda: F.adaptive_avg_pool2d(z, 1)}
+            for name, fn in fns.items():
+                rec = {"op": name.split("_")[0], "case": f"{name}_n{n}", "n": n}
+                rec.update(time_op(fn, reps))
+                RESULT["ops"].append(rec)
+    save()
+
+
+def measure_compiled() -> None:
+    if left() < 120 or QUICK and not CUDA:
+        return
+    llama = build(Llama, layers=4)
+    for mode in ("default", "reduce-overhead"):
+        if left() < 90:
+            break
+        try:
+            cm = torch.compile(llama, mode=mode)
+            for batch, ctx in ((1, 2048), (16, 2048)):
+                with torch.inference_mode():
+                    caches = [(torch.randn(batch, 8, ctx, 128, device=DEV, dtype=DT),
+                               torch.randn(batch, 8, ctx, 128, device=DEV, dtype=DT))
+                              for _ in range(4)]
+                    ids = torch.randint(0, 1000, (batch, 1), device=DEV)
+                    pos_ids = torch.full((batch, 1), ctx - 1, device=DEV)
+                    t = time.perf_counter()
+                    step = lambda: cm(ids, pos_ids, caches, ctx - 1)
+                    st = time_steps(step, 10, warm=3)
+                    rec = {"model": "llama3_8b_4layers", "compile_mode": mode, "mode": "decode",
+                           "batch": batch, "context": ctx, "compiled": st,
+                           "compile_and_warm_s": time.perf_counter() - t}
+                    rec["profile"] = profile_kernels(step)
+                RESULT["compiled"].append(rec)
+                print("compiled", mode, batch, ctx, st["median_s"] * 1e3, "ms", flush=True)
+                save()
+        except Exception:  # noqa: BLE001
+            RESULT["errors"][f"compiled_{mode}"] = traceback.format_exc()[-800:]
+
+
+def main() -> None:
+    if CUDA:
+        RESULT["device"] = {"name": torch.cuda.get_device_name(), "torch": torch.__version__,
+                            "cuda": torch.version.cuda}
+    for section in (measure_host, measure_models, measure_ops, measure_compiled):
+        if left() < 20:
+            break
+        try:
+            section()
+        except Exception:  # noqa: BLE001
+            RESULT["errors"][section.__name__] = traceback.format_exc()[-1500:]
+            print(RESULT["errors"][section.__name__], flush=True)
+        print(f"== {section.__name__} done at {time.time() - T0:.0f}s", flush=True)
+        save()
+
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    main()
