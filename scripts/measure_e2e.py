@@ -1,4 +1,4 @@
-# ruff: noqa: E731
+# ruff: noqa: E731, B023, F821
 """Measure whole models and single operators on one H200 as PyTorch runs them.
 
 Run on the device machine (kind ``nvidia-h200``) with the image's python3 (PyTorch):
@@ -33,7 +33,6 @@ torchvision ResNet-50 and MobileNetV2 (eval, channels_last, bf16).
 """
 
 import json
-import math
 import os
 import statistics
 import sys
