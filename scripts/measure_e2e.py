@@ -46,6 +46,10 @@ import torch.nn.functional as F
 OUTDIR = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("OUT", ".")
 BUDGET_S = float(os.environ.get("MEASURE_BUDGET_S", "480"))
 QUICK = os.environ.get("MEASURE_QUICK") == "1"  # tiny shapes, CPU-safe smoke test
+SECTIONS = os.environ.get("MEASURE_SECTIONS", "host,models,ops,compiled").split(",")
+OUTNAME = os.environ.get("MEASURE_OUTNAME", "h200_e2e.json")
+STEPS = int(os.environ.get("MEASURE_STEPS", "10"))
+PROFILE = os.environ.get("MEASURE_PROFILE", "1") == "1"
 T0 = time.time()
 DEV = "cuda" if torch.cuda.is_available() else "cpu"
 CUDA = DEV == "cuda"
@@ -60,7 +64,7 @@ def left() -> float:
 
 def save() -> None:
     RESULT["elapsed_s"] = time.time() - T0
-    with open(os.path.join(OUTDIR, "h200_e2e.json"), "w") as f:
+    with open(os.path.join(OUTDIR, OUTNAME), "w") as f:
         json.dump(RESULT, f, indent=1)
 
 
@@ -82,7 +86,8 @@ def time_steps(fn, steps: int, warm: int = 2) -> dict:
         fn()
         sync()
         ts.append(time.perf_counter() - t)
-    return {"median_s": statistics.median(ts), "min_s": min(ts), "steps": steps}
+    return {"median_s": statistics.median(ts), "min_s": min(ts), "steps": steps,
+            "all_s": [round(t, 7) for t in ts]}
 
 
 def graph_of(fn):
@@ -190,6 +195,73 @@ def measure_host() -> None:
             sync()
             graphs[str(nk)]["replay_issue_s"] = issue
         RESULT["host"]["graph_tiny_kernels"] = graphs
+    save()
+
+
+def measure_host_classes() -> None:
+    """Host dispatch cost per call class, interleaved over rounds, two clocks per round:
+    host ``perf_counter`` over ``n`` issued calls (``issue_s``) and CUDA events around the
+    same calls (``event_s``: the GPU waits for the host, so it measures the issue rate)."""
+    n, rounds = (50, 2) if QUICK else (300, 5)
+    cl = torch.channels_last
+    a = torch.randn(1, 4096, device=DEV, dtype=DT)
+    b = torch.randn(1, 4096, device=DEV, dtype=DT)
+    x4 = torch.randn(1, 64, 28, 28, device=DEV, dtype=DT).to(memory_format=cl)
+    lin = nn.Linear(4096, 4096, bias=False, device=DEV, dtype=DT)
+    linb = nn.Linear(1600, 1600, bias=True, device=DEV, dtype=DT)
+    ln = nn.LayerNorm(4096, device=DEV, dtype=DT)
+    emb = nn.Embedding(1000, 4096, device=DEV, dtype=DT)
+    ids = torch.randint(0, 1000, (1, 1), device=DEV)
+    q = torch.randn(1, 32, 1, 128, device=DEV, dtype=DT)
+    kv = torch.randn(1, 8, 512, 128, device=DEV, dtype=DT)
+    knew = torch.randn(1, 8, 1, 128, device=DEV, dtype=DT)
+    conv = nn.Conv2d(64, 64, 3, padding=1, bias=False).to(DEV, DT).to(memory_format=cl).eval()
+    bn = nn.BatchNorm2d(64).to(DEV, DT).eval()
+    ident = nn.Identity()
+    calls = {
+        "module": lambda: ident(a),
+        "view": lambda: a.view(1, 32, 128),
+        "transpose": lambda: q.transpose(1, 2),
+        "add": lambda: a + b, "mul_scalar": lambda: a * 2.0, "silu": lambda: F.silu(a),
+        "to_float": lambda: a.float(), "rsqrt": lambda: torch.rsqrt(a), "neg": lambda: -a,
+        "pow_scalar": lambda: a.pow(2),
+        "mean": lambda: a.mean(-1, keepdim=True), "cat": lambda: torch.cat((a, b), -1),
+        "slice_copy": lambda: kv.__setitem__((slice(None), slice(None), slice(7, 8)), knew),
+        "linear": lambda: lin(a), "linear_bias": lambda: linb(a[:, :1600]),
+        "sdpa": lambda: F.scaled_dot_product_attention(q, kv, kv, enable_gqa=True),
+        "layer_norm": lambda: ln(a), "softmax": lambda: torch.softmax(a, -1),
+        "embedding": lambda: emb(ids), "conv": lambda: conv(x4), "batch_norm": lambda: bn(x4),
+        "relu_4d": lambda: F.relu(x4), "add_4d": lambda: x4 + x4,
+        "maxpool": lambda: F.max_pool2d(x4, 3, 2, 1),
+        "avgpool": lambda: F.adaptive_avg_pool2d(x4, 1),
+        "rms_norm_fused": lambda: F.rms_norm(a, (4096,), ln.weight, 1e-5),
+    }
+    res = {k: {"issue_s": [], "event_s": []} for k in calls}
+    with torch.inference_mode():
+        for fn in calls.values():
+            for _ in range(20):
+                fn()
+        sync()
+        for _ in range(rounds):
+            for name, fn in calls.items():
+                sync()
+                t = time.perf_counter()
+                for _ in range(n):
+                    fn()
+                res[name]["issue_s"].append((time.perf_counter() - t) / n)
+                sync()
+                if CUDA:
+                    s_, e_ = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                    s_.record()
+                    for _ in range(n):
+                        fn()
+                    e_.record()
+                    torch.cuda.synchronize()
+                    res[name]["event_s"].append(s_.elapsed_time(e_) / 1e3 / n)
+    RESULT["host"]["call_classes"] = {
+        k: {"issue_s": statistics.median(v["issue_s"]),
+            "event_s": statistics.median(v["event_s"]) if v["event_s"] else None,
+            "rounds_issue_s": v["issue_s"]} for k, v in res.items()}
     save()
 
 
@@ -379,12 +451,13 @@ def run_case(rec: dict, step, steps: int) -> None:
                 rec["graph"] = time_steps(graph_of(step), steps)
             except Exception as e:  # noqa: BLE001
                 rec["graph_error"] = repr(e)[:300]
-        rec["profile"] = profile_kernels(step)
+        if PROFILE:
+            rec["profile"] = profile_kernels(step)
     RESULT["models"].append(rec)
     print(f"{rec['model']:<12} {rec['mode']:<8} b={rec['batch']:<4} s={rec['seq']:<5} "
           f"eager {rec['eager']['median_s'] * 1e3:8.3f} ms  graph "
           f"{rec.get('graph', {}).get('median_s', float('nan')) * 1e3:8.3f} ms  "
-          f"kernels {len(rec['profile']['kernels'])}  [{time.time() - T0:.0f}s]", flush=True)
+          f"kernels {len(rec.get('profile', {}).get('kernels', []))}  [{time.time() - T0:.0f}s]", flush=True)
     save()
 
 
@@ -425,7 +498,7 @@ def decoder_cases(name: str, model: nn.Module, kv_heads: int, dh: int, decode, p
 
 
 def measure_models() -> None:
-    steps = 3 if QUICK else 10
+    steps = 3 if QUICK else STEPS
     if QUICK:
         llama = build(Llama, layers=2, d=256, h=8, kv=2, f=512, vocab=1000)
     else:
@@ -627,7 +700,9 @@ def main() -> None:
     if CUDA:
         RESULT["device"] = {"name": torch.cuda.get_device_name(), "torch": torch.__version__,
                             "cuda": torch.version.cuda}
-    for section in (measure_host, measure_models, measure_ops, measure_compiled):
+    sections = {"host": measure_host, "host_classes": measure_host_classes,
+                "models": measure_models, "ops": measure_ops, "compiled": measure_compiled}
+    for section in [sections[s] for s in SECTIONS]:
         if left() < 20:
             break
         try:

@@ -162,29 +162,37 @@ def _records_energy_j(records: list[dict] | pd.DataFrame, table: EnergyTable) ->
     return float(price_actions(df, table)["pj"].sum()) * 1e-12
 
 
+def gpu_energy_j(m: Any, table: EnergyTable, *, macs: float, flops: float, l2_bytes: float,
+                 hbm_bytes: float, precision: str) -> float:
+    """Dynamic energy of GPU work, joules: MACs and other FLOP at ``precision``, L2 traffic
+    (256-bit accesses) and HBM traffic (512-bit bursts), priced with ``table``."""
+    rec = [{"layer": "k", "level": "mac", "operand": "-", "direction": "compute", "count": macs,
+            "bits": 0.0, "precision": precision, "technology": "", "capacity_bytes": 0.0,
+            "word_bits": 0.0},
+           {"layer": "k", "level": "vector", "operand": "-", "direction": "compute",
+            "count": max(0.0, flops - 2 * macs), "bits": 0.0, "precision": precision,
+            "technology": "", "capacity_bytes": 0.0, "word_bits": 0.0},
+           {"layer": "k", "level": "sram", "operand": "-", "direction": "read",
+            "count": l2_bytes * 8 / 256, "bits": l2_bytes * 8.0, "precision": precision,
+            "technology": "", "capacity_bytes": m.memory.l2_bytes, "word_bits": 256.0},
+           {"layer": "k", "level": "dram", "operand": "-", "direction": "read",
+            "count": hbm_bytes * 8 / 512, "bits": hbm_bytes * 8.0,
+            "precision": precision, "technology": m.memory.hbm.technology,
+            "capacity_bytes": 0.0, "word_bits": 512.0}]
+    return _records_energy_j(rec, table)
+
+
 def _run_gpu(m: Any, op: object, table: EnergyTable) -> dict[str, Any]:
     from accelsim.api.gpu import simulate_op
 
     doc = simulate_op(m, op, mode="analytic")
     prec = doc["precision"]
-    macs = float(getattr(op, "macs", 0))
-    rec = [{"layer": "k", "level": "mac", "operand": "-", "direction": "compute", "count": macs,
-            "bits": 0.0, "precision": prec, "technology": "", "capacity_bytes": 0.0,
-            "word_bits": 0.0},
-           {"layer": "k", "level": "vector", "operand": "-", "direction": "compute",
-            "count": max(0.0, doc["flops"] - 2 * macs), "bits": 0.0, "precision": prec,
-            "technology": "", "capacity_bytes": 0.0, "word_bits": 0.0},
-           {"layer": "k", "level": "sram", "operand": "-", "direction": "read",
-            "count": doc["l2_bytes"] * 8 / 256, "bits": doc["l2_bytes"] * 8.0, "precision": prec,
-            "technology": "", "capacity_bytes": m.memory.l2_bytes, "word_bits": 256.0},
-           {"layer": "k", "level": "dram", "operand": "-", "direction": "read",
-            "count": doc["hbm_bytes"] * 8 / 512, "bits": doc["hbm_bytes"] * 8.0,
-            "precision": prec, "technology": m.memory.hbm.technology, "capacity_bytes": 0.0,
-            "word_bits": 512.0}]
+    energy = gpu_energy_j(m, table, macs=float(getattr(op, "macs", 0)), flops=doc["flops"],
+                          l2_bytes=doc["l2_bytes"], hbm_bytes=doc["hbm_bytes"], precision=prec)
     return {"precision": prec, "time_s": doc["time_s"], "flops": doc["flops"],
             "peak_tflops": doc["peak_tflops"], "dram_bytes": doc["hbm_bytes"],
             "peak_bw": m.memory.hbm.bandwidth_bytes_per_s,
-            "energy_j": _records_energy_j(rec, table), "bound": doc["bound"]}
+            "energy_j": energy, "bound": doc["bound"]}
 
 
 def _run_cpu(m: Any, op: object, table: EnergyTable) -> dict[str, Any]:

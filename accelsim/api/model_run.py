@@ -1,13 +1,18 @@
-"""Whole models on a GPU or CPU: every operator through the device's own model, in sequence.
+"""Whole models on a GPU or CPU, as frameworks run them.
 
-Systolic machines run whole workloads through :func:`accelsim.api.simulate` (fold streams
-on the SimPy engine). A GPU or CPU runs a model as a sequence of kernels, one per operator,
-each costed by its family's model (:func:`accelsim.api.compare.run_kernel`: the GPU
-tile/wave model with its SimPy replay, or the CPU roofline-with-caches model), priced with
-the machine's energy table. Fused operators from the graph passes and embedding lookups are
-translated to the kernels a library would launch for them.
+GPU: the model graph is lowered for one **execution mode** (``eager``, ``graph``,
+``compiled``; tables in ``configs/lowering/``, :mod:`accelsim.mapping.gpu_lowering`) into the
+framework calls it makes; each call's kernels are costed by the GPU model
+(:mod:`accelsim.hw.gpu`), each call's host dispatch by the machine's ``host`` section, and the
+step is replayed with the host and the GPU stream on one clock
+(:mod:`accelsim.engine.gpu_stream`): GPU idle time where the host is the bottleneck emerges.
+The result has a per-call timeline (``calls``), a per-op table (``layers``), where the time
+goes by kernel class (``breakdown``: GEMM, attention, norm, elementwise, conv, copy, ...,
+``host-idle``) and a memory check (weights, KV cache, activations, workspace vs HBM).
 
-Imports: api.compare, api.gpu, workload.
+CPU: one kernel per operator through the CPU model (``accelsim.api.compare.run_kernel``).
+
+Imports: api.compare, api.gpu, config, mapping, engine, hw, workload.
 """
 
 from __future__ import annotations
@@ -15,24 +20,39 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from accelsim.api.compare import load_platform, run_kernel
+from accelsim.api.compare import energy_table_for, gpu_energy_j, load_platform, run_kernel
+from accelsim.api.memory_check import MemoryCheck, check_memory
 from accelsim.api.systolic import load_wl, machine_hash
+from accelsim.config.gpu import GpuMachine
+from accelsim.config.lowering import EXEC_MODES, KERNEL_CLASSES, load_lowering
 from accelsim.config.schema import to_dict
+from accelsim.engine import gpu_stream
 from accelsim.errors import ConfigError
+from accelsim.hw.gpu import plan_op
+from accelsim.hw.gpu.kernel import bound_of, estimate_s
+from accelsim.hw.gpu.memory import stream_kernel
+from accelsim.mapping.gpu_lowering import LoweredCall, StreamWork, lower
 from accelsim.workload.nn_ops import Attention, Elementwise, Embedding, Softmax
 from accelsim.workload.ops import Conv2d, Gemm, Workload
 
-COLUMNS = ["layer", "op", "precision", "time_s", "flops", "tflops", "util", "dram_bytes",
-           "bw_util", "energy_j", "bound"]
+DEFAULT_EXEC = "eager"
+"""Execution mode of ``accelsim run`` on a GPU when none is given: what a user gets from
+plain PyTorch."""
+
+COLUMNS = ["layer", "op", "precision", "time_s", "host_s", "kernels", "flops", "tflops",
+           "util", "dram_bytes", "bw_util", "energy_j", "bound"]
+CALL_COLUMNS = ["call", "layer", "op", "call_class", "kernel_class", "kernels", "host_s",
+                "gpu_s", "host_start_s", "host_end_s", "gpu_start_s", "gpu_end_s"]
 
 
 def device_op(op: object) -> object:
-    """The kernel a GPU/CPU library launches for ``op`` (fused ops and gathers translated)."""
+    """The op a GPU/CPU library runs for ``op`` (fused ops and gathers translated)."""
     from accelsim.workload.passes.fusion import FusedGemm, FusedOp
 
     if isinstance(op, Embedding):
@@ -68,53 +88,237 @@ def tokens_per_step(workload: Workload) -> int | None:
 
 @dataclass
 class ModelRun:
-    """Per-operator table and totals of a model on a GPU or CPU."""
+    """A model on a GPU or CPU: per-op table, per-call timeline, time by kernel class."""
 
     machine: Any
     workload: Workload
     layers: pd.DataFrame
+    exec_mode: str = "kernels"
+    calls: pd.DataFrame = field(default_factory=pd.DataFrame)
+    breakdown: pd.DataFrame = field(default_factory=pd.DataFrame)
+    memory: MemoryCheck | None = None
+    step_s: float | None = None
+    """Step time from the host/stream replay (GPU runs); None: the sum of the kernels."""
+    replay: str = "analytic"
 
     @property
     def totals(self) -> dict[str, Any]:
         """Whole-model figures; Transformers also get tokens/s (and, for decode, s/token)."""
-        t = float(self.layers["time_s"].sum())
+        gpu = float(self.layers["time_s"].sum())
+        t = self.step_s if self.step_s is not None else gpu
         flops = float(self.layers["flops"].sum())
+        energy = float(self.layers["energy_j"].sum())
         out: dict[str, Any] = {
-            "layers": int(len(self.layers)), "time_s": t, "flops": flops,
+            "exec_mode": self.exec_mode, "replay": self.replay,
+            "layers": int(len(self.layers)), "time_s": t, "gpu_busy_s": gpu,
+            "gpu_idle_s": max(0.0, t - gpu), "flops": flops,
+            "flop_per_s": flops / t if t else 0.0,
             "tflops_per_s": flops / t / 1e12 if t else 0.0,
             "dram_bytes": float(self.layers["dram_bytes"].sum()),
-            "energy_j": float(self.layers["energy_j"].sum()),
-            "average_power_w": float(self.layers["energy_j"].sum()) / t if t else 0.0,
+            "energy_j": energy, "average_power_w": energy / t if t else 0.0,
         }
+        if not self.calls.empty:
+            out["kernels"] = int(self.calls["kernels"].sum())
+            out["framework_calls"] = int(len(self.calls))
+            out["host_busy_s"] = float(self.calls["host_s"].sum())
         tokens = tokens_per_step(self.workload)
         if tokens:
             out["tokens_per_step"] = tokens
             out["tokens_per_s"] = tokens / t if t else 0.0
             if "decode" in self.workload.name:
                 out["time_per_output_token_s"] = t
+        if self.memory is not None:
+            out["memory"] = self.memory.to_dict()
         return out
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document of ``accelsim run --json`` for a GPU/CPU."""
-        return {"machine": self.machine.name, "machine_hash": machine_hash(self.machine),
-                "workload": self.workload.name, "totals": self.totals,
-                "layers": json.loads(self.layers.to_json(orient="records")),
-                "resolved_machine": to_dict(self.machine)}
+        doc = {"machine": self.machine.name, "machine_hash": machine_hash(self.machine),
+               "workload": self.workload.name, "exec_mode": self.exec_mode,
+               "totals": self.totals,
+               "breakdown": json.loads(self.breakdown.to_json(orient="records")),
+               "layers": json.loads(self.layers.to_json(orient="records")),
+               "resolved_machine": to_dict(self.machine)}
+        return doc
 
 
-def run_model(hw: Any, workload: Any, *,
+def framework_ops(workload: Any) -> tuple[Workload, list[tuple[object, int | None]], Any]:
+    """The workload, its framework-level ops with their layer index, attention fused
+    (QK^T, softmax, AV -> one SDPA op) where the model graph shows the pattern, and the
+    model graph (None for plain op lists)."""
+    from accelsim.workload.graph import ModelGraph
+    from accelsim.workload.models import zoo
+    from accelsim.workload.passes.fusion import fuse
+
+    graph = None
+    if isinstance(workload, ModelGraph):
+        graph = workload
+    elif isinstance(workload, str) and zoo.is_zoo_spec(workload):
+        graph = zoo.from_spec(workload)
+    if graph is None:
+        wl = load_wl(workload)
+        return wl, [(device_op(op), None) for op in wl.ops], None
+    fused = fuse(graph, attention=True, horizontal=False, epilogues=False).graph
+    wl = fused.to_workload()
+    return wl, [(n.op, n.layer) for n in fused.nodes], graph
+
+
+@dataclass
+class _Cost:
+    gpu_s: float
+    kernels: int
+    flops: float
+    hbm_bytes: float
+    l2_bytes: float
+    energy_j: float
+    bound: str
+    precision: str
+
+
+def _kernel_cost(m: GpuMachine, work: Any, table: Any, cache: dict) -> _Cost:
+    """GPU time, traffic and energy of one call's kernels (memoised by shape)."""
+    if isinstance(work, StreamWork):
+        key: Any = ("stream", work.read_bytes, work.write_bytes, work.simt_flops, work.sfu_ops)
+    else:
+        op = device_op(work)
+        key = dataclasses.replace(op, name="") if dataclasses.is_dataclass(op) else op
+    hit = cache.get(key)
+    if hit is not None:
+        return hit
+    if isinstance(work, StreamWork):
+        k = stream_kernel(m, work.name, read_bytes=work.read_bytes,
+                          write_bytes=work.write_bytes, simt_flops=work.simt_flops,
+                          sfu_ops=work.sfu_ops)
+        kernels, prec, flops, macs = (k,), "fp32", work.simt_flops, 0.0
+    else:
+        plan = plan_op(m, op)
+        kernels, prec, flops = plan.kernels, plan.precision, float(plan.flops)
+        macs = float(getattr(op, "macs", 0))
+    times = [estimate_s(k, m) for k in kernels]
+    hbm = sum(k.hbm_bytes for k in kernels)
+    l2 = sum(k.l2_bytes for k in kernels)
+    longest = kernels[int(np.argmax(times))]
+    cost = _Cost(gpu_s=float(sum(times)), kernels=len(kernels), flops=flops, hbm_bytes=hbm,
+                 l2_bytes=l2, energy_j=gpu_energy_j(m, table, macs=macs, flops=flops,
+                                                    l2_bytes=l2, hbm_bytes=hbm, precision=prec),
+                 bound=bound_of(longest, m), precision=prec)
+    cache[key] = cost
+    return cost
+
+
+def _host_s(m: GpuMachine, call: LoweredCall, submit: str) -> float:
+    return 0.0 if submit == "graph" else m.host.call_s(call.call)
+
+
+def run_gpu_model(m: GpuMachine, workload: Any, *, exec_mode: str = DEFAULT_EXEC,
+                  replay: str = "analytic",
+                  progress: Callable[[int, int, str], None] | None = None) -> ModelRun:
+    """``workload`` on GPU ``m`` as execution mode ``exec_mode`` runs it (see module doc)."""
+    table = load_lowering(exec_mode)
+    wl, ops, graph = framework_ops(workload)
+    memory = check_memory(m, wl, ops, graph=graph)
+    calls = lower(ops, table)
+    etab = energy_table_for(m)
+    cache: dict = {}
+    costs: list[_Cost | None] = []
+    for i, c in enumerate(calls):
+        costs.append(None if c.work is None else _kernel_cost(m, c.work, etab, cache))
+        if progress is not None and (i % 200 == 0 or i + 1 == len(calls)):
+            progress(i + 1, len(calls), c.op_name)
+    stream = [gpu_stream.StreamCall(_host_s(m, c, table.submit), 0.0 if k is None else k.gpu_s)
+              for c, k in zip(calls, costs, strict=True)]
+    run = gpu_stream.replay_event if replay == "event" else gpu_stream.replay_closed_form
+    tl = run(stream, submit=table.submit, graph_launch_s=m.host.graph_launch_s,
+             sync_s=m.host.sync_s)
+    call_df = pd.DataFrame({
+        "call": np.arange(len(calls)), "layer": [c.op_name for c in calls],
+        "op": [getattr(ops[c.op_index][0], "kind", "") for c in calls],
+        "call_class": [c.call for c in calls], "kernel_class": [c.kernel_class for c in calls],
+        "kernels": [0 if k is None else k.kernels for k in costs],
+        "host_s": [s.host_s for s in stream], "gpu_s": [s.gpu_s for s in stream],
+        "host_start_s": tl.host_start, "host_end_s": tl.host_end,
+        "gpu_start_s": tl.gpu_start, "gpu_end_s": tl.gpu_end}, columns=CALL_COLUMNS)
+    layers = _op_table(m, ops, calls, costs, stream)
+    return ModelRun(m, wl, layers, exec_mode=table.mode, calls=call_df,
+                    breakdown=_breakdown(call_df, tl), memory=memory, step_s=tl.time_s,
+                    replay=replay)
+
+
+def _op_table(m: GpuMachine, ops: list, calls: list[LoweredCall], costs: list,
+              stream: list) -> pd.DataFrame:
+    rows: dict[int, dict[str, Any]] = {}
+    for c, k, s in zip(calls, costs, stream, strict=True):
+        op = ops[c.op_index][0]
+        r = rows.setdefault(c.op_index, {
+            "layer": c.op_name, "op": getattr(op, "kind", type(op).__name__),
+            "precision": getattr(op, "dtype", None) or "", "time_s": 0.0, "host_s": 0.0,
+            "kernels": 0, "flops": 0.0, "dram_bytes": 0.0, "energy_j": 0.0, "bound": "host",
+            "_longest": -1.0})
+        r["host_s"] += s.host_s
+        if k is None:
+            continue
+        r["time_s"] += k.gpu_s
+        r["kernels"] += k.kernels
+        r["flops"] += k.flops
+        r["dram_bytes"] += k.hbm_bytes
+        r["energy_j"] += k.energy_j
+        if k.gpu_s > r["_longest"]:
+            r["_longest"], r["bound"] = k.gpu_s, k.bound
+    for i, (op, _) in enumerate(ops):  # ops a mode fuses away launch nothing
+        rows.setdefault(i, {"layer": getattr(op, "name", f"op{i}"),
+                            "op": getattr(op, "kind", ""), "precision": "", "time_s": 0.0,
+                            "host_s": 0.0, "kernels": 0, "flops": 0.0, "dram_bytes": 0.0,
+                            "energy_j": 0.0, "bound": "fused", "_longest": 0.0})
+    df = pd.DataFrame([rows[i] for i in sorted(rows)]).drop(columns="_longest")
+    t = df["time_s"].where(df["time_s"] > 0)
+    peak = {p: m.peak_flops(p) for p in set(df["precision"]) if p and m.supports(p)}
+    df["tflops"] = (df["flops"] / t / 1e12).fillna(0.0)
+    df["util"] = [f / tt / peak[p] if tt > 0 and p in peak else 0.0
+                  for f, tt, p in zip(df["flops"], df["time_s"], df["precision"], strict=True)]
+    df["bw_util"] = (df["dram_bytes"] / t / m.memory.hbm.bandwidth_bytes_per_s).fillna(0.0)
+    return df[COLUMNS]
+
+
+def _breakdown(calls: pd.DataFrame, tl: gpu_stream.StreamTimeline) -> pd.DataFrame:
+    """GPU time per kernel class, plus ``host-idle`` (the GPU waiting for the host)."""
+    g = calls.groupby("kernel_class")
+    rows = [{"kernel_class": k, "time_s": float(g["gpu_s"].sum().get(k, 0.0)),
+             "kernels": int(g["kernels"].sum().get(k, 0))}
+            for k in KERNEL_CLASSES if k in g.groups and g["kernels"].sum().get(k, 0) > 0]
+    rows.append({"kernel_class": "host-idle", "time_s": tl.gpu_idle_s, "kernels": 0})
+    df = pd.DataFrame(rows, columns=["kernel_class", "time_s", "kernels"])
+    df["fraction"] = df["time_s"] / tl.time_s if tl.time_s > 0 else 0.0
+    return df
+
+
+def run_model(hw: Any, workload: Any, *, exec_mode: str | None = None, replay: str = "analytic",
               progress: Callable[[int, int, str], None] | None = None) -> ModelRun:
-    """Every operator of ``workload`` on GPU/CPU ``hw``, one kernel after another."""
+    """Every operator of ``workload`` on GPU/CPU ``hw``.
+
+    GPUs run as ``exec_mode`` (``eager`` by default, ``graph``, ``compiled``; see the module
+    docstring); ``replay="event"`` replays the host and the stream on SimPy (same numbers as
+    the default closed form). CPUs run one kernel per operator."""
     machine = load_platform(hw) if isinstance(hw, str) else hw
-    if getattr(machine, "kind", "") not in ("gpu", "cpu"):
+    kind = getattr(machine, "kind", "")
+    if kind not in ("gpu", "cpu"):
         raise ConfigError(None, "hw", getattr(machine, "name", hw),
                           "run_model runs GPUs and CPUs (systolic machines: accelsim.api.simulate)")
+    if replay not in ("analytic", "event"):
+        raise ConfigError(None, "replay", replay, "must be analytic or event")
+    if kind == "gpu":
+        mode = exec_mode or DEFAULT_EXEC
+        if mode not in EXEC_MODES and not str(mode).endswith((".yaml", ".yml")):
+            raise ConfigError("--exec", "exec", mode,
+                              f"unknown execution mode (known: {', '.join(EXEC_MODES)})")
+        return run_gpu_model(machine, workload, exec_mode=mode, replay=replay,
+                             progress=progress)
     wl = load_wl(workload)
     rows = []
     for i, op in enumerate(wl.ops):
         row = run_kernel(machine, device_op(op))
         row["layer"] = getattr(op, "name", f"op{i}")
         row["op"] = getattr(op, "kind", type(op).__name__)
+        row["host_s"], row["kernels"] = 0.0, 1
         rows.append({c: row.get(c) for c in COLUMNS})
         if progress is not None:
             progress(i + 1, len(wl.ops), row["layer"])

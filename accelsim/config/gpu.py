@@ -18,7 +18,7 @@ from accelsim.config.memory import DRAM_TECHNOLOGIES
 from accelsim.config.registry import register_kind
 from accelsim.config.schema import fraction, non_negative, param, positive
 from accelsim.errors import UnsupportedError
-from accelsim.units import UnitError, parse_frequency
+from accelsim.units import UnitError, parse_frequency, parse_time
 
 GPU_PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8")
 """Operand precisions the GPU model knows. fp32 runs on CUDA cores; the rest on tensor cores."""
@@ -41,6 +41,16 @@ def _frequencies(v: Mapping) -> str | None:
         try:
             if parse_frequency(value) <= 0:
                 return f"{key}: must be > 0"
+        except UnitError as exc:
+            return f"{key}: {exc}"
+    return None
+
+
+def _durations(v: Mapping) -> str | None:
+    for key, value in v.items():
+        try:
+            if parse_time(value) < 0:
+                return f"{key}: must be >= 0"
         except UnitError as exc:
             return f"{key}: {exc}"
     return None
@@ -181,6 +191,29 @@ class GpuHost:
                             check=non_negative)
     host_launch_s: float = param("Host time to issue one framework op eagerly, seconds.",
                                  check=non_negative)
+    eager_call_s: Mapping[str, object] = param(
+        "Host time to dispatch one eager framework call (Python, dispatcher, library "
+        "heuristics, launch), by call class of the lowering tables "
+        "(configs/lowering/*.yaml), seconds.", default={}, check=_durations)
+    graph_launch_s: float = param("Host time to launch one captured CUDA graph, seconds.",
+                                  default=0.0, check=non_negative)
+    sync_s: float = param("Host time of one stream synchronize once the GPU is done, "
+                          "seconds.", default=0.0, check=non_negative)
+    collective_call_s: float = param(
+        "Host floor of one framework collective call (torch.distributed: dispatch, NCCL "
+        "enqueue), seconds.", default=0.0, check=non_negative)
+
+    def call_s(self, call_class: str) -> float:
+        """Host dispatch time of one eager call of ``call_class``, seconds.
+
+        Classes missing from ``eager_call_s`` cost ``host_launch_s`` (one op issued eagerly)."""
+        value = self.eager_call_s.get(call_class)
+        return self.host_launch_s if value is None else parse_time(value)
+
+    def __post_init__(self) -> None:  # mapping fields are checked here (build skips them)
+        problem = _durations(self.eager_call_s)
+        if problem:
+            raise ValueError(f"eager_call_s: {problem}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -10,8 +10,10 @@ Attention is left unfused (QK^T, softmax and AV are separate ops that materialis
 matrix); :func:`accelsim.workload.passes.fusion.fuse` turns the three into one fused
 attention kernel. Grouped-query attention runs QK^T and AV as ``batch * kv_heads`` GEMMs
 whose M stacks the ``heads / kv_heads`` query heads of a group, so K and V are read once per
-group. Left out (small, and named here so nobody looks for them): biases, rotary embedding,
-dropout, the attention scale (folded into QK^T) and BERT's pooler.
+group. Rotary models (Llama) apply the rotary embedding to q and k (``Elementwise`` ``rope``)
+in every layer. Left out (small, and named here so nobody looks for them): biases (a GEMM
+epilogue), the per-step rotary table (six tiny kernels), dropout, the attention scale
+(folded into QK^T) and BERT's pooler.
 
 Token counts: prefill and encoder process ``batch * seq`` tokens; decode processes ``batch``
 tokens (one per sequence) against ``context`` cached positions (including the new one). The
@@ -52,6 +54,8 @@ class TransformerSpec:
     tied_embeddings: bool = False
     lm_head: bool = True
     causal: bool = True
+    rotary: bool = False
+    """Rotary position embedding applied to q and k in every layer (Llama)."""
 
     @property
     def dh(self) -> int:
@@ -72,9 +76,11 @@ BERT_BASE = TransformerSpec(name="bert_base", layers=12, hidden=768, heads=12, f
                             vocab=30522, max_positions=512, token_types=2, pre_norm=False,
                             lm_head=False, causal=False)
 LLAMA3_8B = TransformerSpec(name="llama3_8b", layers=32, hidden=4096, heads=32, kv_heads=8,
-                            ffn=14336, vocab=128256, norm="rmsnorm", ffn_act="swiglu")
+                            ffn=14336, vocab=128256, norm="rmsnorm", ffn_act="swiglu",
+                            rotary=True, max_positions=None)
 LLAMA3_70B = TransformerSpec(name="llama3_70b", layers=80, hidden=8192, heads=64, kv_heads=8,
-                             ffn=28672, vocab=128256, norm="rmsnorm", ffn_act="swiglu")
+                             ffn=28672, vocab=128256, norm="rmsnorm", ffn_act="swiglu",
+                             rotary=True)
 """Sources: GPT-2 (Radford et al. 2019, HF config), BERT (Devlin et al. 2019), Llama 3
 (Meta, "The Llama 3 Herd of Models", 2024, Table 3)."""
 
@@ -99,6 +105,12 @@ def _attention(b: GraphBuilder, spec: TransformerSpec, p: str, x: str, batch: in
     q = _gemm(b, f"{p}.q_proj", x, t, h * dh, d, "attention")
     k = _gemm(b, f"{p}.k_proj", x, t, kv * dh, d, "attention", output_kind=cache_kind)
     v = _gemm(b, f"{p}.v_proj", x, t, kv * dh, d, "attention", output_kind=cache_kind)
+    if spec.rotary:
+        q = b.add(Elementwise(name=f"{p}.q_rope", rows=t, cols=h * dh, fn="rope",
+                              dtype=b.dtype), [q], component="attention")
+        k = b.add(Elementwise(name=f"{p}.k_rope", rows=t, cols=kv * dh, fn="rope",
+                              dtype=b.dtype), [k], component="attention",
+                  output_kind=cache_kind)
     if mode == "decode":
         for name, new in (("k", k), ("v", v)):
             b.add(Elementwise(name=f"{p}.{name}_append", rows=t, cols=kv * dh, fn="copy",

@@ -1,0 +1,172 @@
+"""Lowering tables: what a framework launches for each op in one execution mode.
+
+A table (``configs/lowering/<mode>.yaml``: ``eager``, ``graph``, ``compiled``) maps a
+framework-level op (the model graph's op, keyed by :func:`accelsim.mapping.gpu_lowering.op_key`)
+to the calls the framework makes for it: each call has a host cost class (priced by the
+machine's ``host.eager_call_s``) and, if it computes, the kernel it launches (the op's own
+kernel, or a memory-bound stream kernel described by bytes and instructions per element).
+``submit`` says how calls reach the GPU: ``per_call`` (the host dispatches each call) or
+``graph`` (one CUDA-graph launch per step). ``inherit`` takes every op a table does not list
+from another table; ``host_call`` re-prices every inherited call that launches a kernel
+(and drops inherited host-only calls), as a compiler's generated wrapper does.
+
+The tables are data: a new framework behaviour is a YAML edit (ARCHITECTURE.md, "execution
+mode"). Units: bytes per element, instructions per element.
+
+Imports: errors, files, config.schema.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from accelsim.errors import ConfigError
+from accelsim.files import builtin_names, read_yaml, resolve_path
+
+EXEC_MODES = ("eager", "graph", "compiled")
+"""Built-in execution modes (``configs/lowering/<mode>.yaml``)."""
+
+SUBMITS = ("per_call", "graph")
+KERNELS = ("main", "stream")
+KERNEL_CLASSES = ("gemm", "attention", "norm", "elementwise", "conv", "copy", "pool",
+                  "embedding", "other")
+"""Where the time goes: the classes a model run reports GPU time in (plus ``host-idle``)."""
+
+_STEP_KEYS = {"call", "kernel", "class", "count", "read", "write", "flop", "sfu", "rows"}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoweredStep:
+    """One framework call made for an op: its host cost class and the kernel it launches."""
+
+    call: str
+    """Host cost class (a key of ``host.eager_call_s``)."""
+    kernel: str | None = None
+    """``main`` (the op's own kernel), ``stream`` (a pointwise/reduction kernel) or None."""
+    kernel_class: str | None = None
+    """Class for the time breakdown (None: the op's own class)."""
+    count: int = 1
+    read: float = 0.0
+    """``stream``: bytes read per element."""
+    write: float = 0.0
+    """``stream``: bytes written per element."""
+    flop: float = 0.0
+    """``stream``: FP32-lane instructions per element."""
+    sfu: float = 0.0
+    """``stream``: transcendentals (special-function ops) per element."""
+    rows: bool = False
+    """``stream``: over one element per row (a reduced vector) instead of every element."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoweringTable:
+    """An execution mode's lowering: op key -> the calls made for it."""
+
+    mode: str
+    description: str
+    submit: str
+    ops: Mapping[str, tuple[LoweredStep, ...]]
+    source: str = ""
+
+    def steps(self, key: str) -> tuple[LoweredStep, ...] | None:
+        """Calls for op key ``key`` (``elementwise.add`` falls back to ``elementwise``)."""
+        if key in self.ops:
+            return self.ops[key]
+        base = key.split(".", 1)[0]
+        return self.ops.get(base)
+
+
+def _number(file: str, path: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+        raise ConfigError(file, path, value, "expected a finite number >= 0")
+    if value == float("inf"):
+        raise ConfigError(file, path, value, "expected a finite number >= 0")
+    return float(value)
+
+
+def _step(file: str, path: str, raw: Any) -> LoweredStep:
+    if not isinstance(raw, Mapping):
+        raise ConfigError(file, path, raw, "expected a mapping {call: ..., kernel: ...}")
+    unknown = set(raw) - _STEP_KEYS
+    if unknown:
+        key = sorted(unknown)[0]
+        raise ConfigError(file, f"{path}.{key}", raw[key], "unknown key (known: "
+                          f"{', '.join(sorted(_STEP_KEYS))})")
+    call = raw.get("call")
+    if not isinstance(call, str) or not call:
+        raise ConfigError(file, f"{path}.call", call, "expected a host cost class name")
+    kernel = raw.get("kernel")
+    if kernel is not None and kernel not in KERNELS:
+        raise ConfigError(file, f"{path}.kernel", kernel, f"must be one of {', '.join(KERNELS)}")
+    klass = raw.get("class")
+    if klass is not None and klass not in KERNEL_CLASSES:
+        raise ConfigError(file, f"{path}.class", klass,
+                          f"must be one of {', '.join(KERNEL_CLASSES)}")
+    count = raw.get("count", 1)
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= 1000:
+        raise ConfigError(file, f"{path}.count", count, "expected an integer 1..1000")
+    rows = raw.get("rows", False)
+    if not isinstance(rows, bool):
+        raise ConfigError(file, f"{path}.rows", rows, "expected true or false")
+    nums = {k: _number(file, f"{path}.{k}", raw[k]) for k in ("read", "write", "flop", "sfu")
+            if k in raw}
+    return LoweredStep(call=call, kernel=kernel, kernel_class=klass, count=count, rows=rows,
+                       **nums)
+
+
+def _ops(file: str, raw: Any) -> dict[str, tuple[LoweredStep, ...]]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise ConfigError(file, "ops", raw, "expected a mapping op -> list of calls")
+    out = {}
+    for key, steps in raw.items():
+        if steps is None:
+            steps = []
+        if not isinstance(steps, list):
+            raise ConfigError(file, f"ops.{key}", steps, "expected a list of calls")
+        out[str(key)] = tuple(_step(file, f"ops.{key}[{i}]", s) for i, s in enumerate(steps))
+    return out
+
+
+def load_lowering(mode: str | Path, _seen: tuple[str, ...] = ()) -> LoweringTable:
+    """The lowering table of execution mode ``mode`` (a built-in name or a YAML path)."""
+    try:
+        path = resolve_path(mode, "lowering")
+    except ConfigError:
+        known = ", ".join(builtin_names("lowering")) or ", ".join(EXEC_MODES)
+        raise ConfigError("--exec", "exec", mode,
+                          f"unknown execution mode (known: {known})") from None
+    file = str(path)
+    data = read_yaml(path)
+    known_keys = {"mode", "submit", "description", "inherit", "host_call", "ops"}
+    for key in data:
+        if key not in known_keys:
+            raise ConfigError(file, str(key), data[key],
+                              f"unknown key (known: {', '.join(sorted(known_keys))})")
+    submit = data.get("submit", "per_call")
+    if submit not in SUBMITS:
+        raise ConfigError(file, "submit", submit, f"must be one of {', '.join(SUBMITS)}")
+    ops: dict[str, tuple[LoweredStep, ...]] = {}
+    parent = data.get("inherit")
+    if parent is not None:
+        if str(parent) in _seen:
+            raise ConfigError(file, "inherit", parent, "inheritance cycle")
+        base = load_lowering(str(parent), (*_seen, str(mode)))
+        host_call = data.get("host_call")
+        for key, steps in base.ops.items():
+            if host_call:
+                steps = tuple(dataclasses.replace(s, call=str(host_call))
+                              for s in steps if s.kernel is not None)
+            ops[key] = steps
+    ops.update(_ops(file, data.get("ops")))
+    return LoweringTable(mode=str(data.get("mode", Path(file).stem)),
+                         description=str(data.get("description", "")), submit=submit,
+                         ops=ops, source=file)
+
+
+__all__ = ["EXEC_MODES", "KERNEL_CLASSES", "LoweredStep", "LoweringTable", "load_lowering"]

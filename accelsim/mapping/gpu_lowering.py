@@ -1,0 +1,111 @@
+"""Lowering: framework-level ops -> the calls and kernels one execution mode launches.
+
+A model graph names what a framework is asked to compute (``nn.Linear``, SDPA, RMSNorm,
+rotary embedding...). What reaches the GPU depends on how the model is run: eager PyTorch
+dispatches every aten call of an op from the host (RMSNorm as Hugging Face writes it is eight
+kernels), a CUDA graph replays the same kernels without the host, a compiler fuses the
+pointwise chains. :func:`lower` applies one :class:`~accelsim.config.lowering.LoweringTable`
+(data, ``configs/lowering/<mode>.yaml``) to a sequence of ops and returns one
+:class:`LoweredCall` per framework call, each with its host cost class and, if it computes,
+the work of its kernel: the op itself (costed by the GPU model) or a :class:`StreamWork`
+(a memory-bound pointwise/reduction kernel: bytes in, bytes out, instructions).
+
+Before lowering, the attention pattern of a model graph (QK^T, softmax, AV) is replaced by
+one fused attention op: every framework of today calls SDPA / FlashAttention.
+
+Imports: config.lowering, workload.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from accelsim.config.lowering import LoweringTable
+from accelsim.errors import UnsupportedError
+
+DEFAULT_CLASS = {"gemm": "gemm", "attention": "attention", "layernorm": "norm",
+                 "rmsnorm": "norm", "softmax": "attention", "embedding": "embedding",
+                 "conv2d": "conv", "pool": "pool", "batchnorm": "norm"}
+"""Kernel class of an op's own kernels, by op key (pointwise ops: ``elementwise``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StreamWork:
+    """A memory-bound kernel: bytes read and written, FP32-lane and SFU instructions."""
+
+    name: str
+    read_bytes: float
+    write_bytes: float
+    simt_flops: float
+    sfu_ops: float
+
+
+@dataclass(frozen=True, slots=True)
+class LoweredCall:
+    """One framework call: which op made it, its host cost class and its kernel's work."""
+
+    op_index: int
+    """Index of the framework op in the lowered sequence."""
+    op_name: str
+    call: str
+    """Host cost class (``host.eager_call_s`` key)."""
+    work: Any
+    """None (host-only), the op (its own kernels) or a :class:`StreamWork`."""
+    kernel_class: str
+    layer: int | None = None
+
+
+def op_key(op: Any) -> str:
+    """The lowering-table key of a framework op (``gemm``, ``rmsnorm``, ``elementwise.add``)."""
+    kind = getattr(op, "kind", type(op).__name__.lower())
+    if kind == "layernorm" and getattr(op, "rms", False):
+        return "rmsnorm"
+    if kind == "elementwise":
+        return f"elementwise.{op.fn}"
+    return str(kind)
+
+
+def _elements(op: Any, rows: bool) -> float:
+    if rows:
+        return float(getattr(op, "rows", 1))
+    if hasattr(op, "elements"):
+        return float(op.elements)
+    if hasattr(op, "rows") and hasattr(op, "cols"):
+        return float(op.rows * op.cols)
+    te = op.tensor_elements()
+    return float(te.get("output", max(te.values())))
+
+
+def lower(ops: Iterable[tuple[Any, int | None]], table: LoweringTable) -> list[LoweredCall]:
+    """The calls ``table``'s mode makes for ``ops`` (``(op, layer)`` pairs, in order)."""
+    out: list[LoweredCall] = []
+    for i, (op, layer) in enumerate(ops):
+        key = op_key(op)
+        steps = table.steps(key)
+        if steps is None:
+            raise UnsupportedError(f"the '{table.mode}' lowering ({table.source}) has no entry "
+                                   f"for {key} (op {getattr(op, 'name', i)})")
+        own = DEFAULT_CLASS.get(key.split(".")[0], "elementwise")
+        if key == "elementwise.copy":
+            own = "copy"
+        name = getattr(op, "name", f"op{i}")
+        for step in steps:
+            if step.kernel == "main":
+                work: Any = op
+            elif step.kernel == "stream":
+                n = _elements(op, step.rows)
+                work = StreamWork(name=f"{name}.{step.call}", read_bytes=step.read * n,
+                                  write_bytes=step.write * n, simt_flops=step.flop * n,
+                                  sfu_ops=step.sfu * n)
+            else:
+                work = None
+            klass = step.kernel_class or own
+            for _ in range(step.count):
+                out.append(LoweredCall(op_index=i, op_name=name, call=step.call, work=work,
+                                       kernel_class=klass, layer=layer))
+    return out
+
+
+__all__ = ["DEFAULT_CLASS", "LoweredCall", "StreamWork", "lower", "op_key"]
