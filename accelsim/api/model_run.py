@@ -159,7 +159,7 @@ def framework_ops(workload: Any) -> tuple[Workload, list[tuple[object, int | Non
         wl = load_wl(workload)
         return wl, [(device_op(op), None) for op in wl.ops], None
     fused = fuse(graph, attention=True, horizontal=False, epilogues=False).graph
-    wl = fused.to_workload()
+    wl = Workload(graph.name, fused.to_workload().ops)
     return wl, [(n.op, n.layer) for n in fused.nodes], graph
 
 

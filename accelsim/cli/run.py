@@ -26,6 +26,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("workload", nargs="?", default=DEFAULT_WORKLOAD,
                    help=f"built-in workload name, YAML or SCALE-Sim CSV (default {DEFAULT_WORKLOAD})")
     p.add_argument("--dataflow", help="os, ws or is (default: the machine's)")
+    p.add_argument("--exec", dest="exec_mode", metavar="MODE",
+                   help="GPUs: how the framework runs the model: eager (default: PyTorch eager, "
+                        "every op dispatched by the host), graph (CUDA-graph replay) or "
+                        "compiled (torch.compile fused kernels); tables in configs/lowering/")
     p.add_argument("--mode", default="event", choices=["event", "analytic"],
                    help="event: SimPy replay (default); analytic: the exact numba fast path")
     p.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
@@ -81,17 +85,29 @@ def run_device(args: argparse.Namespace, machine: object) -> int:
     from accelsim.api.model_run import run_model
     from accelsim.report.export import dumps, text_table, write_table
 
-    for flag, value in (("--dataflow", args.dataflow), ("--trace", args.trace),
-                        ("--report", args.report)):
+    gpu = machine.kind == "gpu"
+    for flag, value in (("--dataflow", args.dataflow), ("--report", args.report),
+                        ("--trace", None if gpu else args.trace)):
         if value:
             raise ConfigError(flag, flag, value, f"applies to systolic machines, not {machine.kind}s")
-    r = run_model(machine, args.workload, progress=progress_printer())
+    if args.exec_mode and not gpu:
+        raise ConfigError("--exec", "--exec", args.exec_mode, f"applies to GPUs, not {machine.kind}s")
+    replay = "event" if args.mode == "event" and gpu else "analytic"
+    r = run_model(machine, args.workload, exec_mode=args.exec_mode, replay=replay,
+                  progress=progress_printer())
+    if args.trace:
+        from accelsim.report.stream_trace import write_stream_trace
+
+        write_stream_trace(r, args.trace)
+        print(f"wrote {args.trace}", file=sys.stderr)
     out = Path(args.out)
     path = write_table(r.layers, out / f"{machine.name}-{r.workload.name}-layers.csv")
     if args.json:
         print(dumps(r.to_dict()))
         return 0
-    print(f"{r.workload.name} on {machine.name} ({machine.kind}), one kernel per operator")
+    how = (f"as {r.exec_mode} runs it ({r.replay} replay of host and GPU stream)" if gpu
+           else "one kernel per operator")
+    print(f"{r.workload.name} on {machine.name} ({machine.kind}), {how}")
     print(text_table(r.layers, GPU_COLUMNS))
     t = r.totals
     print()
@@ -103,6 +119,13 @@ def run_device(args: argparse.Namespace, machine: object) -> int:
     if "time_per_output_token_s" in t:
         line += f", {t['time_per_output_token_s'] * 1e3:.4g} ms per output token"
     print(line)
+    if gpu:
+        print()
+        print("where the time goes (GPU time per kernel class; host-idle: GPU waiting for the host)")
+        print(text_table(r.breakdown, ["kernel_class", "time_s", "kernels", "fraction"]))
+        mem = r.memory
+        if mem is not None:
+            print(f"memory: {mem.describe()}; headroom {mem.headroom_bytes / 1e9:.3g} GB")
     print(f"wrote {path}", file=sys.stderr)
     return 0
 
@@ -118,9 +141,9 @@ def run(args: argparse.Namespace) -> int:
 
         machine = load_hw(args.hw)
         if getattr(machine, "kind", "") in ("gpu", "cpu"):
-            if args.mode != "event":
-                raise ConfigError("--mode", "--mode", args.mode, "GPU/CPU runs use their own model")
             return run_device(args, machine)
+    if args.exec_mode:
+        raise ConfigError("--exec", "--exec", args.exec_mode, "applies to GPUs, not systolic machines")
     result = simulate(args.hw, args.workload, dataflow=args.dataflow, mode=args.mode,
                       overrides=sets, progress=progress_printer())
     out = Path(args.out)
