@@ -206,8 +206,11 @@ def _kernel_cost(m: GpuMachine, work: Any, table: Any, cache: dict) -> _Cost:
     return cost
 
 
-def _host_s(m: GpuMachine, call: LoweredCall, submit: str) -> float:
-    return 0.0 if submit == "graph" else m.host.call_s(call.call)
+def _host_s(m: GpuMachine, call: LoweredCall, table: Any) -> float:
+    if table.submit == "graph":
+        return 0.0
+    extra = m.host.call_s(table.per_call_extra) if table.per_call_extra else 0.0
+    return m.host.call_s(call.call) + extra
 
 
 def run_gpu_model(m: GpuMachine, workload: Any, *, exec_mode: str = DEFAULT_EXEC,
@@ -225,7 +228,7 @@ def run_gpu_model(m: GpuMachine, workload: Any, *, exec_mode: str = DEFAULT_EXEC
         costs.append(None if c.work is None else _kernel_cost(m, c.work, etab, cache))
         if progress is not None and (i % 200 == 0 or i + 1 == len(calls)):
             progress(i + 1, len(calls), c.op_name)
-    stream = [gpu_stream.StreamCall(_host_s(m, c, table.submit), 0.0 if k is None else k.gpu_s)
+    stream = [gpu_stream.StreamCall(_host_s(m, c, table), 0.0 if k is None else k.gpu_s)
               for c, k in zip(calls, costs, strict=True)]
     run = gpu_stream.replay_event if replay == "event" else gpu_stream.replay_closed_form
     tl = run(stream, submit=table.submit, graph_launch_s=m.host.graph_launch_s,

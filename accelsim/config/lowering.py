@@ -71,6 +71,9 @@ class LoweringTable:
     submit: str
     ops: Mapping[str, tuple[LoweredStep, ...]]
     source: str = ""
+    per_call_extra: str | None = None
+    """A host cost class every dispatched call also pays (``python``: the model code's own
+    interpreter time around each call in eager mode)."""
 
     def steps(self, key: str) -> tuple[LoweredStep, ...] | None:
         """Calls for op key ``key`` (``elementwise.add`` falls back to ``elementwise``)."""
@@ -143,7 +146,8 @@ def load_lowering(mode: str | Path, _seen: tuple[str, ...] = ()) -> LoweringTabl
                           f"unknown execution mode (known: {known})") from None
     file = str(path)
     data = read_yaml(path)
-    known_keys = {"mode", "submit", "description", "inherit", "host_call", "ops"}
+    known_keys = {"mode", "submit", "description", "inherit", "host_call", "ops",
+                  "per_call_extra"}
     for key in data:
         if key not in known_keys:
             raise ConfigError(file, str(key), data[key],
@@ -166,7 +170,9 @@ def load_lowering(mode: str | Path, _seen: tuple[str, ...] = ()) -> LoweringTabl
     ops.update(_ops(file, data.get("ops")))
     return LoweringTable(mode=str(data.get("mode", Path(file).stem)),
                          description=str(data.get("description", "")), submit=submit,
-                         ops=ops, source=file)
+                         ops=ops, source=file,
+                         per_call_extra=None if data.get("per_call_extra") is None
+                         else str(data["per_call_extra"]))
 
 
 __all__ = ["EXEC_MODES", "KERNEL_CLASSES", "LoweredStep", "LoweringTable", "load_lowering"]

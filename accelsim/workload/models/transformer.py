@@ -56,6 +56,8 @@ class TransformerSpec:
     causal: bool = True
     rotary: bool = False
     """Rotary position embedding applied to q and k in every layer (Llama)."""
+    fused_qkv: bool = False
+    """One projection GEMM produces q, k and v (GPT-2's ``c_attn``), split by views."""
 
     @property
     def dh(self) -> int:
@@ -69,9 +71,11 @@ class TransformerSpec:
 
 
 GPT2_SMALL = TransformerSpec(name="gpt2_small", layers=12, hidden=768, heads=12, ffn=3072,
-                             vocab=50257, max_positions=1024, tied_embeddings=True)
+                             vocab=50257, max_positions=1024, tied_embeddings=True,
+                             fused_qkv=True)
 GPT2_XL = TransformerSpec(name="gpt2_xl", layers=48, hidden=1600, heads=25, ffn=6400,
-                          vocab=50257, max_positions=1024, tied_embeddings=True)
+                          vocab=50257, max_positions=1024, tied_embeddings=True,
+                          fused_qkv=True)
 BERT_BASE = TransformerSpec(name="bert_base", layers=12, hidden=768, heads=12, ffn=3072,
                             vocab=30522, max_positions=512, token_types=2, pre_norm=False,
                             lm_head=False, causal=False)
@@ -102,9 +106,13 @@ def _attention(b: GraphBuilder, spec: TransformerSpec, p: str, x: str, batch: in
     t, d, dh, h, kv = batch * sq, spec.hidden, spec.dh, spec.heads, spec.kv
     g = h // kv
     cache_kind = "kv_cache" if mode == "prefill" else "activation"
-    q = _gemm(b, f"{p}.q_proj", x, t, h * dh, d, "attention")
-    k = _gemm(b, f"{p}.k_proj", x, t, kv * dh, d, "attention", output_kind=cache_kind)
-    v = _gemm(b, f"{p}.v_proj", x, t, kv * dh, d, "attention", output_kind=cache_kind)
+    if spec.fused_qkv:
+        q = k = v = _gemm(b, f"{p}.qkv_proj", x, t, (h + 2 * kv) * dh, d, "attention",
+                          output_kind=cache_kind)
+    else:
+        q = _gemm(b, f"{p}.q_proj", x, t, h * dh, d, "attention")
+        k = _gemm(b, f"{p}.k_proj", x, t, kv * dh, d, "attention", output_kind=cache_kind)
+        v = _gemm(b, f"{p}.v_proj", x, t, kv * dh, d, "attention", output_kind=cache_kind)
     if spec.rotary:
         q = b.add(Elementwise(name=f"{p}.q_rope", rows=t, cols=h * dh, fn="rope",
                               dtype=b.dtype), [q], component="attention")
