@@ -56,6 +56,8 @@ class TransformerSpec:
     causal: bool = True
     rotary: bool = False
     """Rotary position embedding applied to q and k in every layer (Llama)."""
+    context_window: int | None = None
+    """Positions the model was trained for (rotary models; learned tables: ``max_positions``)."""
     fused_qkv: bool = False
     """One projection GEMM produces q, k and v (GPT-2's ``c_attn``), split by views."""
 
@@ -81,10 +83,10 @@ BERT_BASE = TransformerSpec(name="bert_base", layers=12, hidden=768, heads=12, f
                             lm_head=False, causal=False)
 LLAMA3_8B = TransformerSpec(name="llama3_8b", layers=32, hidden=4096, heads=32, kv_heads=8,
                             ffn=14336, vocab=128256, norm="rmsnorm", ffn_act="swiglu",
-                            rotary=True, max_positions=None)
+                            rotary=True, context_window=8192)
 LLAMA3_70B = TransformerSpec(name="llama3_70b", layers=80, hidden=8192, heads=64, kv_heads=8,
                              ffn=28672, vocab=128256, norm="rmsnorm", ffn_act="swiglu",
-                             rotary=True)
+                             rotary=True, context_window=8192)
 """Sources: GPT-2 (Radford et al. 2019, HF config), BERT (Devlin et al. 2019), Llama 3
 (Meta, "The Llama 3 Herd of Models", 2024, Table 3)."""
 
@@ -174,9 +176,10 @@ def build_transformer(spec: TransformerSpec, *, batch: int = 1, seq: int = 512,
             raise ValueError(f"{label} must be a positive integer")
     skv = (context or seq) if mode == "decode" else seq
     sq = 1 if mode == "decode" else seq
-    if spec.max_positions and skv > spec.max_positions:
+    window = spec.context_window or spec.max_positions
+    if window and skv > window:
         raise ValueError(f"{'context' if mode == 'decode' else 'seq'}={skv} exceeds "
-                         f"{spec.name}'s {spec.max_positions} positions")
+                         f"{spec.name}'s {window} positions")
     t, d = batch * sq, spec.hidden
     b = GraphBuilder(spec.name if mode == "encoder" else f"{spec.name}_{mode}", dtype,
                      batch=batch, seq=sq, context=skv, mode=mode)
