@@ -122,7 +122,7 @@ def test_edges_go_from_producer_to_consumer_in_execution_order() -> None:
     g = zoo.get("gpt2_small_decode")
     index = {n.name: i for i, n in enumerate(g.nodes)}
     edges = g.edges()
-    assert ("layers.0.q_proj", "layers.0.qk", "layers.0.q_proj") in edges
+    assert ("layers.0.qkv_proj", "layers.0.qk", "layers.0.qkv_proj") in edges  # GPT-2's c_attn
     assert all(index[p] < index[c] for p, c, _ in edges)
 
 
