@@ -109,12 +109,12 @@ def test_fused_graph_keeps_execution_order_and_work() -> None:
 
 
 def test_decode_writes_new_keys_into_the_cache_from_the_projection_kernel() -> None:
-    # GPT-2: one c_attn GEMM makes q, k and v; the cache appends fuse into it
-    r = fuse(zoo.get("gpt2_small_decode", context=512))
-    group = next(gr for gr in r.groups if "layers.0.qkv_proj" in gr)
-    assert "layers.0.k_append" in group and "layers.0.v_append" in group
+    # Llama: k = rope(k_proj(x)) is appended to the cache by the projection's epilogue
+    r = fuse(zoo.get("llama3_8b_decode", context=512), horizontal=False)
+    group = next(gr for gr in r.groups if "layers.0.k_proj" in gr)
+    assert "layers.0.k_rope" in group and "layers.0.k_append" in group
     # the appended rows are persistent state: still written
-    node = r.graph.node("layers.0.qkv_proj")
+    node = r.graph.node("layers.0.k_proj")
     assert "layers.0.k_append" in node.outputs
 
 
