@@ -183,3 +183,28 @@ def test_every_gpu_config_costs_the_cnn_kernels(gpu):
                BatchNorm2d(name="bn", n=8, c=64, h=56, w=56, dtype="fp16"),
                Pool2d(name="p", n=8, c=64, h=112, w=112, dtype="fp16")):
         assert time_s(m, op) > 0
+
+
+KERNEL_FAMILY = (("convolve_common_engine", "tiny_c_direct"),
+                 ("nhwcAddPadding", "tiny_c_padded"), ("conv2d_c1_k1", "depthwise"),
+                 ("_g16_", "grouped"), ("_g4_", "grouped"), ("nvjet", "gemm_1x1"),
+                 ("implicit_gemm", "implicit_gemm"), ("fprop", "implicit_gemm"))
+
+
+def test_the_model_picks_the_family_the_h200_profiler_shows(h200):
+    """Every conv of ``scripts/data/h200_e2e.json`` (kernel names from torch.profiler)."""
+    import json
+    from pathlib import Path
+
+    data = Path(__file__).resolve().parents[2] / "scripts" / "data" / "h200_e2e.json"
+    seen = 0
+    for r in json.loads(data.read_text())["ops"]:
+        if r["op"] != "conv2d":
+            continue
+        names = " ".join(k[0] for k in r["kernels"])
+        shown = next(f for key, f in KERNEL_FAMILY if key in names)
+        op = conv(n=r["n"], c=r["c"], h=r["h"], k=r["k"], r=r["r"], stride=r["stride"],
+                  groups=r["groups"])
+        assert plan_conv2d(h200, op, "bf16").family == shown, r["case"]
+        seen += 1
+    assert seen >= 20
