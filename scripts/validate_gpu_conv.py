@@ -36,9 +36,6 @@ from accelsim.workload.ops import Conv2d
 
 DATA = Path(__file__).resolve().parent / "data"
 CAL_AT_BATCH_32 = ("conv_dw3x3_32_112_n32", "conv_grp32_3x3_512_14_n32")
-TINY = ("add_1x4096", "mul_1x4096", "copy_1x4096", "add_8x4096", "mul_8x4096", "copy_8x4096")
-"""Single-kernel elementwise ops of ``h200_e2e.json`` too small to move data: their CUDA-graph
-per-call time above the model's is the per-kernel fixed cost (``conv.kernel_fixed_s``)."""
 US = [i * 0.1e-6 for i in range(0, 41)]
 FITS = ((("conv.tile_fixed_s",), ("gemm_1x1", "implicit_gemm"), 1, (US,)),
         (("conv.direct_instr_per_mac", "conv.direct_instr_per_output"), ("tiny_c_direct",), 1,
@@ -162,15 +159,7 @@ def fit() -> dict[str, float]:
     """Grid-search each ``conv.`` constant on its calibration groups (least squares on log
     time), in :data:`FITS` order, each fit using the values found before it."""
     cal = [c for c in cases() if c["split"] == "calibration"]
-    e2e = json.loads((DATA / "h200_e2e.json").read_text())
-    base = load_machine("h200", {"conv.kernel_fixed_s": 0.0})
-    excess = sorted(r["graph_s"] - simulate_op(base, Elementwise(
-        name="e", rows=r["rows"], cols=r["cols"], fn=r["op"] if r["op"] != "mul" else "add",
-        dtype="bf16"), mode="analytic")["time_s"] for r in e2e["ops"] if r["case"] in TINY)
-    kernel_fixed = round(excess[len(excess) // 2] * 1e7) / 1e7  # median, to 0.1 us
-    found: dict[str, float] = {"conv.kernel_fixed_s": kernel_fixed}
-    print(f"fit conv.kernel_fixed_s = {kernel_fixed:.3g} (median graph-time excess of "
-          f"{len(excess)} tiny elementwise ops)")
+    found: dict[str, float] = {}
     for fields, groups, min_n, grids in FITS:
         sel = [c for c in cal if c["group"] in groups and c["op"].n >= min_n]
         best = None

@@ -21,11 +21,6 @@ def _unit(v: float) -> str | None:
 class GpuConvKernels:
     """Convolution kernel families and the BatchNorm / pooling kernels around them."""
 
-    kernel_fixed_s: float = param(
-        "Fixed time of every convolution / CNN-glue kernel beyond the launch gap "
-        "(host.launch_s) and its first load (CTA dispatch ramp, drain and completion): what a "
-        "CUDA graph of tiny single-kernel ops measures above the model's launch cost, s.",
-        default=0.0, check=non_negative)
     tile_fixed_s: float = param(
         "Serial prologue and epilogue of one tensor-core output tile beyond the first load's "
         "latency (barrier and descriptor set-up, filling the multi-stage load pipeline, the "

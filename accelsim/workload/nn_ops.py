@@ -247,7 +247,7 @@ class BatchNorm2d:
     w: int
     dtype: str | None = None
 
-    kind = "batchnorm2d"
+    kind = "batchnorm"
 
     def __post_init__(self) -> None:
         _positive(self, "n", "c", "h", "w")
@@ -295,7 +295,7 @@ class Pool2d:
     pad: int = 1
     dtype: str | None = None
 
-    kind = "pool2d"
+    kind = "pool"
 
     def __post_init__(self) -> None:
         _positive(self, "n", "c", "h", "w", "r", "stride")

@@ -6,8 +6,7 @@ These kernels are not bandwidth-bound streams: their launch shapes (taken from P
 launchers, ``aten/src/ATen/native/cuda/Normalization.cuh``, ``DilatedMaxPool2d.cu``,
 ``Reduce.cuh``) leave each thread a chain of dependent memory round trips, so a kernel lasts
 ``rounds x chain steps x round-trip latency`` unless L2 or HBM bandwidth is the floor
-(:func:`latency_chain_kernel`). Each kernel adds ``conv.kernel_fixed_s`` (as the convolution
-kernels do). The round-trip latency is the L2's when the op's footprint
+(:func:`latency_chain_kernel`). The round-trip latency is the L2's when the op's footprint
 stays in L2, HBM's when it does not (hit-weighted in between).
 
 * **BatchNorm (inference)**: three kernels per call, as PyTorch 2.x launches them on
@@ -34,7 +33,6 @@ from __future__ import annotations
 import math
 
 from accelsim.config.gpu import GpuMachine
-from accelsim.hw.gpu.conv_kernels import with_fixed_cost
 from accelsim.hw.gpu.kernel import CtaCost, Kernel
 from accelsim.hw.gpu.memory import l2_hit_fraction, startup_s, stream_kernel
 
@@ -74,19 +72,16 @@ def latency_chain_kernel(m: GpuMachine, name: str, *, ctas: int, ctas_per_sm: in
                   parts={"latency_s": busy})
     info = {"l2_hit": hit, "ctas": ctas, "rounds": rounds, **(meta or {})}
     return Kernel(name=name, groups=((units, cta),), launch_s=m.host.launch_s,
-                  startup_s=startup_s(m, hit) + m.conv.kernel_fixed_s, meta=info)
+                  startup_s=startup_s(m, hit), meta=info)
 
 
 def batchnorm_kernels(m: GpuMachine, n: int, c: int, h: int, w: int, elem_bytes: int
                       ) -> tuple[Kernel, ...]:
     """The three kernels of ``BatchNorm2d.eval()(x)`` on an ``n x c x h x w`` NHWC tensor."""
-    fixed = m.conv.kernel_fixed_s
-    stats = with_fixed_cost(stream_kernel(m, "batchnorm.cast_stats", read_bytes=c * elem_bytes,
-                                          write_bytes=4 * c, meta={"family": "batchnorm"}),
-                            fixed)
-    invstd = with_fixed_cost(stream_kernel(m, "batchnorm.invstd", read_bytes=4 * c,
-                                           write_bytes=4 * c, simt_flops=4 * c,
-                                           meta={"family": "batchnorm"}), fixed)
+    stats = stream_kernel(m, "batchnorm.cast_stats", read_bytes=c * elem_bytes,
+                          write_bytes=4 * c, meta={"family": "batchnorm"})
+    invstd = stream_kernel(m, "batchnorm.invstd", read_bytes=4 * c, write_bytes=4 * c,
+                           simt_flops=4 * c, meta={"family": "batchnorm"})
     pixels = n * h * w
     bx = min(last_pow2(c), BN_TILE_W)
     by = min(last_pow2(math.ceil(pixels / BN_ELEMENTS_PER_THREAD)), BN_MAX_BLOCK // bx)

@@ -21,8 +21,8 @@ tiles from L2 (the GEMM model's per-CTA operand traffic), HBM sees the input, th
 the output once. cuDNN's implicit-GEMM tiles are at least one warpgroup MMA high (64) and it
 does not split K (``segment_k_off``): the tile is chosen among :data:`IMPLICIT_TILES`.
 Like the library's heuristics, the tiny-C stem takes whichever of its two families is
-predicted faster. Every kernel adds ``conv.kernel_fixed_s``; every CTA of cuDNN's
-non-persistent implicit GEMMs adds its tile's prologue and epilogue (``conv.tile_fixed_s``),
+predicted faster. Every kernel pays ``host.launch_s`` (launch and completion, as every GPU
+kernel of the model); every CTA of cuDNN's non-persistent implicit GEMMs adds its tile's prologue and epilogue (``conv.tile_fixed_s``),
 which cuBLAS's persistent 1x1 GEMM (one CTA per SM) pays once and otherwise overlaps with the
 next tile.
 
@@ -91,13 +91,6 @@ def conv_family(op: Conv2d, precision: str) -> str:
 
 def plan_conv2d(m: GpuMachine, op: Conv2d, precision: str) -> ConvPlan:
     """Kernels of one NHWC convolution at ``precision`` (see the module docstring)."""
-    plan = _plan(m, op, precision)
-    fixed = m.conv.kernel_fixed_s
-    return ConvPlan(**{**_fields(plan),
-                       "kernels": tuple(with_fixed_cost(k, fixed) for k in plan.kernels)})
-
-
-def _plan(m: GpuMachine, op: Conv2d, precision: str) -> ConvPlan:
     m.check_precision(precision)
     fam = conv_family(op, precision)
     if fam == "gemm_1x1":
@@ -116,9 +109,8 @@ def _plan(m: GpuMachine, op: Conv2d, precision: str) -> ConvPlan:
     padded = _from_gemm("tiny_c_padded", gemm, main)
     padded = ConvPlan(**{**_fields(padded), "kernels": (*pad_kernels(m, op, precision),
                                                         *padded.kernels)})
-    fixed = m.conv.kernel_fixed_s
-    t_direct = sum(estimate_s(k, m) + fixed for k in direct.kernels)
-    t_padded = sum(estimate_s(k, m) + fixed for k in padded.kernels)
+    t_direct = sum(estimate_s(k, m) for k in direct.kernels)
+    t_padded = sum(estimate_s(k, m) for k in padded.kernels)
     return direct if t_direct <= t_padded else padded
 
 

@@ -112,7 +112,7 @@ def _plan_cnn_glue(m: GpuMachine, op: BatchNorm2d | Pool2d, prec: str) -> OpPlan
     nbytes = sum(t.values()) * e
     if isinstance(op, BatchNorm2d):
         ks = batchnorm_kernels(m, op.n, op.c, op.h, op.w, e)
-        kind = "batchnorm2d"
+        kind = "batchnorm"
     elif op.mode == "max":
         ks = (maxpool_kernel(m, op.n, op.c, op.h, op.w, op.r, op.stride, op.pad, e),)
         kind = "maxpool2d"
