@@ -22,13 +22,13 @@ the output once. cuDNN's implicit-GEMM tiles are at least one warpgroup MMA high
 does not split K (``segment_k_off``): the tile is chosen among :data:`IMPLICIT_TILES`.
 Like the library's heuristics, the tiny-C stem takes whichever of its two families is
 predicted faster. Every kernel pays ``host.launch_s`` (launch and completion, as every GPU
-kernel of the model); every CTA of cuDNN's non-persistent implicit GEMMs adds its tile's prologue and epilogue (``conv.tile_fixed_s``),
-which cuBLAS's persistent 1x1 GEMM (one CTA per SM) pays once and otherwise overlaps with the
-next tile.
+kernel of the model); every CTA of cuDNN's non-persistent implicit GEMMs adds its tile's
+prologue and epilogue (``conv.tile_fixed_s``), which cuBLAS's persistent 1x1 GEMM (one CTA
+per SM) pays once and otherwise overlaps with the next tile.
 
-Not modelled: the ``Memset`` kernels cuDNN sometimes launches before an implicit GEMM (a
-workspace clear, <= 1 us; at batch 32 the padded stem also clears its padded input), and
-cuDNN's choice of an Ampere ``mma.sync`` kernel for some small implicit GEMMs.
+Not modelled: the ``Memset`` (workspace clear, <= 1 us) cuDNN sometimes launches before an
+implicit GEMM (the padded stem's clears are modelled), and cuDNN's choice of an Ampere
+``mma.sync`` kernel for some small implicit GEMMs.
 
 Units: seconds, bytes. Imports: config, workload, hw.gpu.
 """
