@@ -4,6 +4,7 @@
     PYTHONPATH=. python scripts/validate_gpu.py --heldout  # + held-out shapes and operators
     PYTHONPATH=. python scripts/validate_gpu.py --fit      # re-derive the fitted constants
     PYTHONPATH=. python scripts/validate_gpu.py --probe    # + the probe points (fit quality)
+    PYTHONPATH=. python scripts/validate_gpu.py --conv     # + convs and CNN glue kernels
 
 Calibration set: ``scripts/data/h200_calibration.json`` (a copy of
 ``shared/reference/h200/calibration.json``): square GEMMs in bf16, fp16, tf32 and fp32, the
@@ -256,6 +257,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fit", action="store_true", help="re-fit the efficiency constants")
     ap.add_argument("--probe", action="store_true",
                     help="also the probe measurements (h200_probe2.json)")
+    ap.add_argument("--conv", action="store_true",
+                    help="also the conv / CNN-glue table (scripts/validate_gpu_conv.py)")
     ap.add_argument("--json", metavar="FILE", help="write all rows to FILE")
     a = ap.parse_args(argv)
     cal = json.loads((DATA / "h200_calibration.json").read_text())
@@ -280,6 +283,13 @@ def main(argv: list[str] | None = None) -> int:
         hrows = evaluate(m, heldout_cases(ho), a.mode)
         report(hrows, "held-out set (never fitted)")
         all_rows += hrows
+    if a.conv:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import validate_gpu_conv as vc
+
+        crows = vc.evaluate(m, vc.cases())
+        vc.report(crows)
+        all_rows += [{k: v for k, v in r.items() if k != "op"} for r in crows]
     if a.json:
         Path(a.json).write_text(json.dumps(all_rows, indent=1, default=str))
     return 0 if ok else 1

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from accelsim.config.energy_ref import EnergySelection
+from accelsim.config.gpu_conv import GpuConvKernels
 from accelsim.config.memory import DRAM_TECHNOLOGIES
 from accelsim.config.registry import register_kind
 from accelsim.config.schema import fraction, non_negative, param, positive
@@ -227,6 +228,8 @@ class GpuMachine:
     memory: GpuMemory = param("Caches and HBM.")
     host: GpuHost = param("Host link and launch costs.")
     energy: EnergySelection = param("Energy table and overrides.", default=EnergySelection())
+    conv: GpuConvKernels = param("Convolution and CNN-glue kernel constants.",
+                                 default=GpuConvKernels())
     sources: tuple[str, ...] = param("Where the numbers come from.", default=())
 
     @property

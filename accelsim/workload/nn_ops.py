@@ -230,3 +230,120 @@ def _register() -> None:
 
 
 _register()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BatchNorm2d:
+    """Inference BatchNorm over an ``n x c x h x w`` tensor: per channel
+    ``y = (x - mean) / sqrt(var + eps) * gamma + beta`` with the running statistics.
+
+    2 FLOP per element (one scale, one shift, once ``1/sqrt`` is folded per channel); the
+    weights are the 4 per-channel vectors (mean, var, gamma, beta)."""
+
+    name: str
+    n: int
+    c: int
+    h: int
+    w: int
+    dtype: str | None = None
+
+    kind = "batchnorm"
+
+    def __post_init__(self) -> None:
+        _positive(self, "n", "c", "h", "w")
+
+    @property
+    def elements(self) -> int:
+        """Elements of the input (= output)."""
+        return self.n * self.c * self.h * self.w
+
+    @property
+    def macs(self) -> int:
+        """No MACs counted (a per-channel affine map, 2 FLOP per element)."""
+        return 0
+
+    @property
+    def flops(self) -> int:
+        """2 FLOP per element."""
+        return 2 * self.elements
+
+    def tensor_elements(self) -> dict[str, int]:
+        """Input, the 4 per-channel vectors, output."""
+        return {"input": self.elements, "weight": 4 * self.c, "output": self.elements}
+
+
+POOL_MODES = ("max", "avg", "global_avg")
+"""``max``/``avg``: an ``r x r`` window at ``stride`` with ``pad``; ``global_avg``: the mean
+over all of ``h x w`` (``adaptive_avg_pool2d(x, 1)``; ``r``, ``stride``, ``pad`` unused)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pool2d:
+    """2-D pooling of an ``n x c x h x w`` tensor, per channel (see :data:`POOL_MODES`).
+
+    FLOP: one compare or add per window element per output (``global_avg``: ``h x w`` per
+    output, plus one multiply)."""
+
+    name: str
+    n: int
+    c: int
+    h: int
+    w: int
+    mode: str = "max"
+    r: int = 3
+    stride: int = 2
+    pad: int = 1
+    dtype: str | None = None
+
+    kind = "pool"
+
+    def __post_init__(self) -> None:
+        _positive(self, "n", "c", "h", "w", "r", "stride")
+        if self.mode not in POOL_MODES:
+            raise ValueError(f"mode must be one of {', '.join(POOL_MODES)}")
+        if self.pad < 0:
+            raise ValueError("pad must be >= 0")
+        if self.mode != "global_avg" and (self.out_h <= 0 or self.out_w <= 0):
+            raise ValueError(f"window {self.r}x{self.r} larger than padded input "
+                             f"{self.h + 2 * self.pad}x{self.w + 2 * self.pad}")
+
+    @property
+    def out_h(self) -> int:
+        """Output height (1 for ``global_avg``)."""
+        if self.mode == "global_avg":
+            return 1
+        return (self.h + 2 * self.pad - self.r) // self.stride + 1
+
+    @property
+    def out_w(self) -> int:
+        """Output width (1 for ``global_avg``)."""
+        if self.mode == "global_avg":
+            return 1
+        return (self.w + 2 * self.pad - self.r) // self.stride + 1
+
+    @property
+    def macs(self) -> int:
+        """No MACs."""
+        return 0
+
+    @property
+    def flops(self) -> int:
+        """One compare/add per window element per output (+1 multiply for averages)."""
+        outputs = self.n * self.c * self.out_h * self.out_w
+        window = self.h * self.w if self.mode == "global_avg" else self.r * self.r
+        return outputs * (window + (0 if self.mode == "max" else 1))
+
+    def tensor_elements(self) -> dict[str, int]:
+        """Input and output elements."""
+        return {"input": self.n * self.c * self.h * self.w,
+                "output": self.n * self.c * self.out_h * self.out_w}
+
+
+def _register_cnn() -> None:
+    from accelsim.workload.readers import register_op
+
+    for cls in (BatchNorm2d, Pool2d):
+        register_op(cls.kind, cls)
+
+
+_register_cnn()

@@ -1,26 +1,145 @@
-"""Convolution (NHWC) as an implicit GEMM on tensor cores.
+"""Convolutions (NHWC, ``channels_last``) as cuDNN and cuBLAS run them: the kernel family
+first, then its kernels.
 
-``M = N*Ho*Wo``, ``N = K`` (filters), ``K = C*R*S``; the CTAs gather their im2col tiles from
-L2 (neighbouring output pixels share input rows there), HBM sees the input, the filters and
-the output once. The 16-byte alignment contract applies to the channel count C (the
-contiguous dimension of an NHWC input) and to K. Grouped convolutions are ``groups``
-independent GEMMs.
+Families (:func:`conv_family`; kernel names as the H200 profiles show them,
+``scripts/data/h200_e2e.json``):
+
+========================  ========================================================  ==========
+family                    when                                                      kernels
+========================  ========================================================  ==========
+``gemm_1x1``              1x1, stride 1, no padding, ungrouped: a plain GEMM with   ``nvjet_sm90_*``
+                          ``M = N H W``, ``N = K``, ``K = C`` (no im2col)
+``implicit_gemm``         other ungrouped convs (3x3, strided, 7x7 with C aligned)  ``sm90_xmma_fprop_implicit_gemm``
+``tiny_c_direct``         ``C x element < 16 B`` (the C = 3 stem), when faster      ``convolve_common_engine_float_NHWC``
+``tiny_c_padded``         the same, when faster: pad C to 16 B, then implicit GEMM  ``nhwcAddPaddingKernel`` x2 + ``*fprop*``
+``depthwise``             ``groups == C`` (K a multiple of C)                       ``conv2d_c1_k1_nhwc``
+``grouped``               ``1 < groups < C``                                        ``xmma_fprop_implicit_gemm_*_g16``
+========================  ========================================================  ==========
+
+The implicit GEMM has ``M = N Ho Wo``, ``N = K``, ``K = C R S``: its CTAs gather their im2col
+tiles from L2 (the GEMM model's per-CTA operand traffic), HBM sees the input, the filters and
+the output once. cuDNN's implicit-GEMM tiles are at least one warpgroup MMA high (64) and it
+does not split K (``segment_k_off``): the tile is chosen among :data:`IMPLICIT_TILES`.
+Like the library's heuristics, the tiny-C stem takes whichever of its two families is
+predicted faster. Every kernel pays ``host.launch_s`` (launch and completion, as every GPU
+kernel of the model); every CTA of cuDNN's non-persistent implicit GEMMs adds its tile's
+prologue and epilogue (``conv.tile_fixed_s``), which cuBLAS's persistent 1x1 GEMM (one CTA
+per SM) pays once and otherwise overlaps with the next tile.
+
+Not modelled: the ``Memset`` (workspace clear, <= 1 us) cuDNN sometimes launches before an
+implicit GEMM (the padded stem's clears are modelled), and cuDNN's choice of an Ampere
+``mma.sync`` kernel for some small implicit GEMMs.
 
 Units: seconds, bytes. Imports: config, workload, hw.gpu.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from accelsim.config.gpu import OPERAND_BYTES, GpuMachine
-from accelsim.hw.gpu.gemm import GemmPlan, plan_gemm
+from accelsim.hw.gpu.conv_kernels import (
+    depthwise_kernel,
+    direct_kernel,
+    grouped_kernel,
+    io_bytes,
+    pad_kernels,
+    padded_channels,
+    slowed,
+    with_fixed_cost,
+)
+from accelsim.hw.gpu.gemm import ALIGN_BYTES, GemmPlan, plan_gemm
+from accelsim.hw.gpu.kernel import Kernel, estimate_s
+from accelsim.hw.gpu.memory import l2_hit_fraction
 from accelsim.workload.ops import Conv2d
 
+FAMILIES = ("gemm_1x1", "implicit_gemm", "tiny_c_direct", "tiny_c_padded", "depthwise",
+            "grouped")
+"""Kernel families of a convolution (see the module docstring)."""
 
-def plan_conv2d(m: GpuMachine, op: Conv2d, precision: str) -> GemmPlan:
-    """Implicit-GEMM plan of an NHWC convolution (grouped: ``groups`` GEMMs batched)."""
-    g = op.lower()
+IMPLICIT_TILES = ((64, 64), (128, 64), (64, 128), (128, 128), (256, 64), (256, 128),
+                  (128, 256))
+"""``(BM, BN)`` tiles of cuDNN's implicit-GEMM fprop kernels (``tilesize64x64x64``...)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConvPlan:
+    """The family chosen for one convolution, its kernels, and the main kernel's shape."""
+
+    family: str
+    path: str
+    tile: tuple[int, int, int] | None
+    split_k: int
+    kernels: tuple[Kernel, ...]
+    waves: float
+    ctas: int
+    aligned: bool
+    l2_hit: float
+
+
+def conv_family(op: Conv2d, precision: str) -> str:
+    """The kernel family a library runs ``op`` with (tiny-C: ``tiny_c``, decided by time)."""
+    cg = op.c // op.groups
+    if op.groups > 1:
+        return "depthwise" if cg == 1 else "grouped"
+    if precision != "fp32" and op.c * OPERAND_BYTES[precision] < ALIGN_BYTES:
+        return "tiny_c"
+    if op.r == 1 and op.s == 1 and op.stride == 1 and op.pad == 0:
+        return "gemm_1x1"
+    return "implicit_gemm"
+
+
+def plan_conv2d(m: GpuMachine, op: Conv2d, precision: str) -> ConvPlan:
+    """Kernels of one NHWC convolution at ``precision`` (see the module docstring)."""
+    m.check_precision(precision)
+    fam = conv_family(op, precision)
+    if fam == "gemm_1x1":
+        g = op.lower()
+        plan = plan_gemm(m, g.m, g.n, g.k, precision, name="conv2d.gemm")
+        return _from_gemm(fam, plan, with_fixed_cost(plan.kernels[0], m.conv.tile_fixed_s))
+    if fam == "implicit_gemm":
+        return _from_gemm(fam, _implicit(m, op, precision, op.c))
+    if fam == "depthwise":
+        return _single(m, fam, depthwise_kernel(m, op, precision), op, precision)
+    if fam == "grouped":
+        return _single(m, fam, grouped_kernel(m, op, precision), op, precision)
+    direct = _single(m, "tiny_c_direct", direct_kernel(m, op, precision), op, precision)
+    gemm = _implicit(m, op, precision, padded_channels(op.c, precision))
+    main = slowed(gemm.kernels[0], m.conv.tiny_c_mma_fraction)
+    padded = _from_gemm("tiny_c_padded", gemm, main)
+    padded = ConvPlan(**{**_fields(padded), "kernels": (*pad_kernels(m, op, precision),
+                                                        *padded.kernels)})
+    t_direct = sum(estimate_s(k, m) for k in direct.kernels)
+    t_padded = sum(estimate_s(k, m) for k in padded.kernels)
+    return direct if t_direct <= t_padded else padded
+
+
+def _implicit(m: GpuMachine, op: Conv2d, precision: str, channels: int) -> GemmPlan:
+    """Implicit GEMM over ``channels`` input channels (``op.c`` or the padded count)."""
     e = OPERAND_BYTES[precision]
-    stored = (op.n * op.h * op.w * op.c + op.k * (op.c // op.groups) * op.r * op.s) * e
-    return plan_gemm(m, g.m, g.n, g.k, precision, batch=g.repeat, shared_weights=False,
-                     hbm_unique_bytes=stored, leading_dims=(op.c // op.groups, g.n),
-                     name="conv2d")
+    pixels = op.n * op.out_h * op.out_w
+    k_depth = channels * op.r * op.s
+    stored = (op.n * op.h * op.w * channels + op.k * k_depth) * e
+    tiles = IMPLICIT_TILES if precision != "fp32" else None
+    return plan_gemm(m, pixels, op.k, k_depth, precision, hbm_unique_bytes=stored,
+                     leading_dims=(channels, op.k), name="conv2d.implicit_gemm", tiles=tiles,
+                     max_split=1, cta_fixed_s=m.conv.tile_fixed_s)
+
+
+def _from_gemm(family: str, plan: GemmPlan, main: Kernel | None = None) -> ConvPlan:
+    first = main or plan.kernels[0]
+    return ConvPlan(family=family, path=plan.path, tile=plan.tile, split_k=plan.split_k,
+                    kernels=(first, *plan.kernels[1:]), waves=plan.waves, ctas=plan.ctas,
+                    aligned=plan.aligned, l2_hit=plan.l2_hit)
+
+
+def _single(m: GpuMachine, family: str, k: Kernel, op: Conv2d, precision: str) -> ConvPlan:
+    x, w, y = io_bytes(op, precision)
+    tile = k.meta.get("tile")
+    return ConvPlan(family=family, path=k.meta.get("path", "simt"), tile=tile, split_k=1,
+                    kernels=(k,), waves=k.ctas / m.sm_count, ctas=k.ctas, aligned=True,
+                    l2_hit=k.meta.get("l2_hit", l2_hit_fraction(m, x + w, y)))
+
+
+def _fields(p: ConvPlan) -> dict:
+    return {f: getattr(p, f) for f in ConvPlan.__slots__}

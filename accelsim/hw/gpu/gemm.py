@@ -198,7 +198,9 @@ def _candidates(path: str, precision: str) -> list[tuple[int, int, int]]:
 def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: int = 1,
               shared_weights: bool = True, hbm_unique_bytes: float | None = None,
               leading_dims: tuple[int, ...] | None = None, name: str = "gemm",
-              sparsity: str | None = None) -> GemmPlan:
+              sparsity: str | None = None,
+              tiles: tuple[tuple[int, int], ...] | None = None,
+              max_split: int | None = None, cta_fixed_s: float = 0.0) -> GemmPlan:
     """Plan ``batch`` GEMMs of ``M x N x K`` at ``precision``: the fastest tile and split-K.
 
     ``shared_weights``: B is one ``K x N`` matrix for all batch entries (folded into M).
@@ -206,6 +208,10 @@ def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: i
     themselves (an implicit-GEMM convolution reads its input, not the im2col matrix).
     ``leading_dims``: the dimensions whose alignment matters (default K and N).
     ``sparsity``: ``"2:4"`` for structured-sparse weights B (:mod:`accelsim.hw.gpu.sparsity`).
+    ``tiles``: the ``(BM, BN)`` tiles the library has for this op (default: the path's set);
+    ``max_split``: the largest split-K it uses (default: the path's set, up to 16).
+    ``cta_fixed_s``: serial time every CTA adds (a non-persistent kernel's per-tile prologue
+    and epilogue, e.g. cuDNN's implicit GEMMs), seconds.
     """
     m.check_precision(precision)
     for label, v in (("M", M), ("N", N), ("K", K), ("batch", batch)):
@@ -231,14 +237,18 @@ def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: i
     unique_in = hbm_unique_bytes if hbm_unique_bytes is not None else a_bytes + b_bytes
     hit = l2_hit_fraction(m, unique_in, c_bytes)
     best: tuple[float, int, GemmPlan] | None = None
-    for bm, bn, bk in _candidates(path, precision):
-        tiles = math.ceil(M / bm) * math.ceil(N / bn) * batch
-        for split in _SPLITS:
+    cands = _candidates(path, precision)
+    if tiles is not None:
+        cands = [(bm, bn, cands[0][2]) for bm, bn in tiles]
+    splits = [s for s in _SPLITS if max_split is None or s <= max_split]
+    for bm, bn, bk in cands:
+        n_tiles = math.ceil(M / bm) * math.ceil(N / bn) * batch
+        for split in splits:
             kc = math.ceil(K / split)
-            if split > 1 and (tiles >= m.sm_count or kc < 2 * bk):
+            if split > 1 and (n_tiles >= m.sm_count or kc < 2 * bk):
                 break
-            plan = _plan(m, precision, path, bm, bn, bk, split, M, N, K, batch, tiles, kc,
-                         unique_in, c_bytes, hit, aligned, name, wf)
+            plan = _plan(m, precision, path, bm, bn, bk, split, M, N, K, batch, n_tiles, kc,
+                         unique_in, c_bytes, hit, aligned, name, wf, cta_fixed_s)
             t = sum(estimate_s(k, m) for k in plan.kernels)
             key = (t * (1 - 1e-9), plan.ctas)
             if best is None or key < (best[0], best[1]):
@@ -251,7 +261,8 @@ def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: i
 
 def _plan(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, split: int,
           M: int, N: int, K: int, batch: int, tiles: int, kc: int, unique_in: float,
-          c_bytes: float, hit: float, aligned: bool, name: str, wf: float = 1.0) -> GemmPlan:
+          c_bytes: float, hit: float, aligned: bool, name: str, wf: float = 1.0,
+          cta_fixed_s: float = 0.0) -> GemmPlan:
     e = OPERAND_BYTES[precision]
     oe = OUTPUT_BYTES[precision]
     ctas = tiles * split
@@ -275,10 +286,10 @@ def _plan(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, s
     startup = m.memory.hbm.latency_s if hit < 1.0 or streamed else m.memory.l2_latency_s
     # the producer prefetches the next tile while this one computes; a main loop shorter
     # than the load latency leaves the rest of the latency exposed on every tile
-    if ctas > m.sm_count:
-        exposed = max(0.0, startup - cta.compute_s)
+    exposed = max(0.0, startup - cta.compute_s) if ctas > m.sm_count else 0.0
+    if exposed or cta_fixed_s:
         cta = CtaCost(compute_s=cta.compute_s, l2_bytes=cta.l2_bytes, hbm_bytes=cta.hbm_bytes,
-                      pre_s=exposed, post_s=cta.post_s, parts=cta.parts)
+                      pre_s=exposed + cta_fixed_s, post_s=cta.post_s, parts=cta.parts)
     meta = {"path": path, "tile": (bm, bn, bk), "split_k": split, "tiles": tiles,
             "weight_fraction": wf}
     kernels = [Kernel(name=name, groups=((ctas, cta),), launch_s=m.host.launch_s,

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from accelsim.config.gpu import OPERAND_BYTES, OUTPUT_BYTES, GpuMachine
 from accelsim.errors import UnsupportedError
 from accelsim.hw.gpu.attention import plan_attention
+from accelsim.hw.gpu.cnn_glue import batchnorm_kernels, global_avgpool_kernel, maxpool_kernel
 from accelsim.hw.gpu.conv import plan_conv2d
 from accelsim.hw.gpu.gemm import plan_gemm
 from accelsim.hw.gpu.kernel import Kernel
@@ -20,8 +21,10 @@ from accelsim.workload.nn_ops import (
     ELEMENTWISE_FLOPS,
     ELEMENTWISE_INPUTS,
     Attention,
+    BatchNorm2d,
     Elementwise,
     LayerNorm,
+    Pool2d,
     Softmax,
 )
 from accelsim.workload.ops import Conv2d, Gemm
@@ -42,7 +45,8 @@ class OpPlan:
 
 def plan_op(m: GpuMachine, op: object, precision: str | None = None, *,
             sparsity: str | None = None) -> OpPlan:
-    """Plan ``op`` (Gemm, Conv2d, Attention, Elementwise, LayerNorm, Softmax) on ``m``.
+    """Plan ``op`` (Gemm, Conv2d, Attention, Elementwise, LayerNorm, Softmax, BatchNorm2d,
+    Pool2d) on ``m``.
 
     ``sparsity="2:4"``: the GEMM's weights are 2:4 structured-sparse
     (:mod:`accelsim.hw.gpu.sparsity`); ``bytes`` then counts the compressed weights (values
@@ -64,10 +68,15 @@ def plan_op(m: GpuMachine, op: object, precision: str | None = None, *,
         plan = plan_conv2d(m, op, prec)
         t = op.tensor_elements()
         nbytes = (t["input"] + t["weight"]) * e + t["output"] * OUTPUT_BYTES[prec]
-        ex = _gemm_explain(plan)
         g = op.lower()
-        ex.update(gemm_m=g.m, gemm_n=g.n, gemm_k=g.k, out_h=op.out_h, out_w=op.out_w)
+        ex = {"family": plan.family, "path": plan.path,
+              "tile": list(plan.tile) if plan.tile else None, "split_k": plan.split_k,
+              "ctas": plan.ctas, "waves": plan.waves, "aligned": plan.aligned,
+              "l2_hit": plan.l2_hit, "kernels": len(plan.kernels), "gemm_m": g.m,
+              "gemm_n": g.n, "gemm_k": g.k, "out_h": op.out_h, "out_w": op.out_w}
         return OpPlan("conv2d", prec, plan.kernels, op.flops, nbytes, ex)
+    if isinstance(op, (BatchNorm2d, Pool2d)):
+        return _plan_cnn_glue(m, op, prec)
     if isinstance(op, Attention):
         if prec == "fp32":
             raise UnsupportedError(f"{m.name}: fused attention needs a tensor-core precision, "
@@ -94,6 +103,29 @@ def plan_op(m: GpuMachine, op: object, precision: str | None = None, *,
         nbytes = 2 * op.rows * op.cols * e
         return OpPlan("softmax", prec, (k,), op.flops, nbytes, _stream_explain(k, m))
     raise UnsupportedError(f"{m.name}: the GPU model has no cost for {type(op).__name__}")
+
+
+def _plan_cnn_glue(m: GpuMachine, op: BatchNorm2d | Pool2d, prec: str) -> OpPlan:
+    """BatchNorm (3 kernels), max-pool or global average pool (:mod:`.cnn_glue`)."""
+    e = OPERAND_BYTES[prec]
+    t = op.tensor_elements()
+    nbytes = sum(t.values()) * e
+    if isinstance(op, BatchNorm2d):
+        ks = batchnorm_kernels(m, op.n, op.c, op.h, op.w, e)
+        kind = "batchnorm"
+    elif op.mode == "max":
+        ks = (maxpool_kernel(m, op.n, op.c, op.h, op.w, op.r, op.stride, op.pad, e),)
+        kind = "maxpool2d"
+    elif op.mode == "global_avg":
+        ks = (global_avgpool_kernel(m, op.n, op.c, op.h, op.w, e),)
+        kind = "avgpool2d"
+    else:
+        raise UnsupportedError(f"{m.name}: the GPU model has no windowed average-pool kernel "
+                               f"({op.name}: mode {op.mode!r}; 'max' and 'global_avg' are "
+                               "modelled)")
+    ex = _stream_explain(ks[-1], m)
+    ex.update(path=ks[-1].meta["family"], kernels=len(ks))
+    return OpPlan(kind, prec, ks, op.flops, nbytes, ex)
 
 
 def _gemm_explain(plan) -> dict:

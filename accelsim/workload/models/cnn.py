@@ -1,10 +1,23 @@
-"""Convolutional models: ResNet-50 v1.5 and MobileNetV2 (torchvision layouts).
+"""Convolutional models as torchvision builds them for inference (``eval()``, NHWC).
 
-Each conv is followed by inference batch-norm (a per-channel scale and shift, counted as an
-:class:`~accelsim.workload.nn_ops.Elementwise` ``scale``, tagged ``norm``) and, where the
-architecture has one, a ReLU (ReLU6 in MobileNetV2, same cost); residual adds are
-``add`` ops. Pooling is left out (no MACs; its traffic is one read of its input). The conv
-and fc shapes equal ``workloads/resnet50.yaml`` and ``workloads/mobilenet_v2.yaml``.
+* ``resnet50``: **torchvision ResNet-50 v1.5** (``torchvision.models.resnet50``): stem
+  conv 7x7/2 (64) + BN + ReLU, max-pool 3x3/2 (pad 1), bottlenecks [3, 4, 6, 3] of widths
+  64-512 (1x1 -> 3x3 -> 1x1 x4, each conv + BN, ReLU after the first two; the stride 2 of
+  a downsampling block is on its 3x3 conv, v1.5), a downsample 1x1 conv + BN on the first
+  block of each stage, residual add + ReLU, global average pool, fc 2048 -> 1000.
+* ``mobilenet_v2``: **torchvision MobileNetV2, width 1.0** (``torchvision.models.
+  mobilenet_v2``, Sandler et al. 2018 Table 2): stem conv 3x3/2 (32) + BN + ReLU6, 17
+  inverted residual blocks (1x1 expand + BN + ReLU6 when t > 1, 3x3 depthwise + BN + ReLU6,
+  1x1 project + BN, residual add when stride 1 and C in = C out), final 1x1 conv 320 -> 1280
+  + BN + ReLU6, global average pool, classifier (dropout: a no-op in eval) fc 1280 -> 1000.
+
+Every op is its own node, as eager PyTorch launches it: BatchNorm is a
+:class:`~accelsim.workload.nn_ops.BatchNorm2d` (``norm``; its running statistics and affine
+parameters are read, but not counted as weights: the parameter counts are the conv and fc
+weights), ReLU and ReLU6 are ``relu`` elementwise ops (ReLU6 is the same clamp kernel),
+residual adds are ``add`` ops, pools are :class:`~accelsim.workload.nn_ops.Pool2d`. The conv
+and fc shapes equal ``workloads/resnet50.yaml`` and ``workloads/mobilenet_v2.yaml``, which
+list only those (no pools, BN, ReLU or adds).
 
 Imports: workload.ops, workload.nn_ops, workload.graph.
 """
@@ -12,12 +25,8 @@ Imports: workload.ops, workload.nn_ops, workload.graph.
 from __future__ import annotations
 
 from accelsim.workload.graph import GraphBuilder, ModelGraph
-from accelsim.workload.nn_ops import Elementwise
+from accelsim.workload.nn_ops import BatchNorm2d, Elementwise, Pool2d
 from accelsim.workload.ops import Conv2d, Gemm
-
-
-def _out(h: int, r: int, stride: int, pad: int) -> int:
-    return (h + 2 * pad - r) // stride + 1
 
 
 class _CnnBuilder:
@@ -28,6 +37,7 @@ class _CnnBuilder:
             raise ValueError("batch and image must be > 0")
         self.b = GraphBuilder(name, dtype, batch=batch, image=image)
         self.n = batch
+        self.h_last = image
         self.x = self.b.tensor("image", batch * 3 * image * image, "input")
 
     def conv(self, name: str, x: str, c: int, h: int, k: int, r: int, stride: int = 1,
@@ -39,8 +49,8 @@ class _CnnBuilder:
         y = b.add(op, [x], component="other")
         ho = op.out_h
         rows = self.n * ho * ho
-        y = b.add(Elementwise(name=f"{name}.bn", rows=rows, cols=k, fn="scale", dtype=b.dtype),
-                  [y], component="norm")
+        y = b.add(BatchNorm2d(name=f"{name}.bn", n=self.n, c=k, h=ho, w=ho, dtype=b.dtype),
+                  [y], component="norm", auto_weight=False)
         if relu:
             y = b.add(Elementwise(name=f"{name}.relu", rows=rows, cols=k, fn="relu",
                                   dtype=b.dtype), [y], component="other")
@@ -56,7 +66,14 @@ class _CnnBuilder:
                                   dtype=b.dtype), [z], component="other")
         return z
 
+    def pool(self, name: str, x: str, c: int, h: int, mode: str) -> tuple[str, int]:
+        """Max-pool 3x3/2 (pad 1) or global average pool; returns output and its size."""
+        op = Pool2d(name=name, n=self.n, c=c, h=h, w=h, mode=mode, dtype=self.b.dtype)
+        return self.b.add(op, [x], component="other"), op.out_h
+
     def fc(self, x: str, k: int, n: int) -> ModelGraph:
+        """Global average pool, then the classifier GEMM."""
+        x, _ = self.pool("avgpool", x, k, self.h_last, "global_avg")
         y = self.b.add(Gemm(name="fc", m=self.n, n=n, k=k, dtype=self.b.dtype), [x],
                        component="other")
         return self.b.build([y])
@@ -66,7 +83,7 @@ def resnet50(*, batch: int = 1, image: int = 224, dtype: str = "bf16") -> ModelG
     """ResNet-50 v1.5: the stride-2 of a downsampling bottleneck is on its 3x3 conv."""
     cb = _CnnBuilder("resnet50", batch, image, dtype)
     x, h = cb.conv("conv1", cb.x, 3, image, 64, 7, stride=2)
-    h = _out(h, 3, 2, 1)  # max-pool 3x3/2 (not an op)
+    x, h = cb.pool("maxpool", x, 64, h, "max")
     cin = 64
     for li, (width, blocks) in enumerate(zip((64, 128, 256, 512), (3, 4, 6, 3), strict=True)):
         for blk in range(blocks):
@@ -83,6 +100,7 @@ def resnet50(*, batch: int = 1, image: int = 224, dtype: str = "bf16") -> ModelG
             x = cb.add(f"{p}.add", y, short, ho, 4 * width, relu=True)
             cin, h = 4 * width, ho
     cb.b.layer = None
+    cb.h_last = h
     return cb.fc(x, cin, 1000)
 
 
@@ -112,4 +130,5 @@ def mobilenet_v2(*, batch: int = 1, image: int = 224, dtype: str = "bf16") -> Mo
             x, cin, h, idx = y, c, ho, idx + 1
     cb.b.layer = None
     x, h = cb.conv(f"features.{idx}", x, cin, h, 1280, 1)
+    cb.h_last = h
     return cb.fc(x, 1280, 1000)

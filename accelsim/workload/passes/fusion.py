@@ -10,7 +10,8 @@ nodes are in execution order:
    scores, so its FLOPs are those of :class:`Attention` (the unfused GEMMs compute them all).
 2. **Horizontal GEMM fusion**: consecutive weight GEMMs that read the same activation
    (Q/K/V projections, gate/up projections) become one kernel that reads it once.
-3. **Epilogues**: a pointwise op (:class:`~accelsim.workload.nn_ops.Elementwise`) joins the
+3. **Epilogues**: a pointwise op (:class:`~accelsim.workload.nn_ops.Elementwise`, or an
+   inference :class:`~accelsim.workload.nn_ops.BatchNorm2d`, a per-channel affine map) joins the
    kernel that produces one of its inputs when that tensor has no other reader, is not a
    graph output and is not persistent (weights, KV cache). Chains of pointwise ops fuse the
    same way (ReLU -> BN -> affine), and Linear + SiLU + Mul becomes one kernel with rule 2.
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from accelsim.workload.graph import ModelGraph, Node, op_bytes, op_traffic_elements
-from accelsim.workload.nn_ops import Attention, Elementwise, Softmax
+from accelsim.workload.nn_ops import Attention, BatchNorm2d, Elementwise, Softmax
 from accelsim.workload.ops import Conv2d, Gemm, GemmShape
 
 
@@ -190,7 +191,7 @@ def fuse(graph: ModelGraph, *, attention: bool = True, horizontal: bool = True,
                 and nodes[prev].inputs[0] == nodes[i].inputs[0]
                 and all(_is_weight_gemm(nodes[j].op) for j in groups[group_of[prev]])):
             target = group_of[prev]
-        elif epilogues and isinstance(op, Elementwise):
+        elif epilogues and isinstance(op, (Elementwise, BatchNorm2d)):
             for t in nodes[i].inputs:
                 if (t in producer and readers[t] == [i] and t not in outputs
                         and t not in persistent):

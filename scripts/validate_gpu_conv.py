@@ -1,0 +1,192 @@
+"""Validate the GPU convolution families and CNN glue kernels against H200 measurements.
+
+    PYTHONPATH=. python scripts/validate_gpu_conv.py          # the table, calibration + held-out
+    PYTHONPATH=. python scripts/validate_gpu_conv.py --fit    # re-derive the conv: constants
+
+Data: ``scripts/data/h200_e2e.json`` ``ops`` (``scripts/measure_e2e.py``: single convs and CNN
+glue kernels as PyTorch calls them, bf16, ``channels_last``, batch 1 and 32, with the kernels
+one call launches), ``scripts/data/h200_probe2.json`` ``conv`` (``measure_h200_probe2.py``)
+and ``scripts/data/h200_heldout.json`` ``conv2d`` (``measure_h200.py``). Measured: ``graph_s``
+(per-call GPU time inside a CUDA graph); predicted: the model's ``time_s``.
+
+Split (:func:`split`): **calibration** = every batch-1 case of ``h200_e2e.json`` (all
+families and glue kernels), the probe's convs (batch 16/64, tiny-C stems, 1x1 and 3x3), and
+one batch-32 case each for the two families whose throughput the batch-1 cases cannot pin
+(depthwise ``dw3x3_32_112``, grouped ``grp32_3x3_512_14``). **Held-out** = all other batch-32
+cases and every ``h200_heldout.json`` conv; ``--fit`` never reads them. The family column is
+the one the measured kernel names show (``convolve_common_engine`` = ``tiny_c_direct``,
+``nhwcAddPaddingKernel`` = ``tiny_c_padded``, ``conv2d_c1_k1`` = ``depthwise``, ``nvjet`` =
+``gemm_1x1``...); ``model`` is the family the model chose.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import sys
+from pathlib import Path
+
+from accelsim.api.gpu import load_gpu, simulate_op
+from accelsim.config.registry import load_machine
+from accelsim.hw.gpu.conv import conv_family
+from accelsim.workload.nn_ops import BatchNorm2d, Elementwise, Pool2d
+from accelsim.workload.ops import Conv2d
+
+DATA = Path(__file__).resolve().parent / "data"
+CAL_AT_BATCH_32 = ("conv_dw3x3_32_112_n32", "conv_grp32_3x3_512_14_n32")
+US = [i * 0.1e-6 for i in range(0, 41)]
+FITS = ((("conv.tile_fixed_s",), ("gemm_1x1", "implicit_gemm"), 1, (US,)),
+        (("conv.direct_instr_per_mac", "conv.direct_instr_per_output"), ("tiny_c_direct",), 1,
+         ([i * 0.25 for i in range(1, 21)], list(range(0, 301, 5)))),
+        (("conv.tiny_c_mma_fraction",), ("tiny_c_padded",), 1, ([i / 100 for i in range(5, 61)],)),
+        (("conv.depthwise_instr_per_row",), ("depthwise",), 16, (list(range(0, 61)),)),
+        (("conv.grouped_gather_efficiency",), ("grouped",), 16,
+         ([i / 100 for i in range(20, 101)],)),
+        (("conv.bn_round_trips",), ("batchnorm",), 1, ([i / 10 for i in range(5, 51)],)),
+        (("conv.pool_round_trips",), ("maxpool",), 1, ([i / 20 for i in range(5, 81)],)))
+"""(fields, calibration groups they are fitted on, smallest batch used, grids), fitted in
+this order, each on the values found before it (fields of one entry: a joint grid). The
+depthwise and grouped throughput constants are fitted on their batch-32 calibration case
+only: at batch 1 those kernels are all fixed cost."""
+
+
+def measured_family(op: Conv2d, kernels: list[str]) -> str:
+    """The conv family the measured kernel names show."""
+    names = " ".join(kernels)
+    if "convolve_common_engine" in names:
+        return "tiny_c_direct"
+    if "nhwcAddPadding" in names:
+        return "tiny_c_padded"
+    if "conv2d_c1_k1" in names:
+        return "depthwise"
+    if op.groups > 1:
+        return "grouped"
+    if "nvjet" in names:
+        return "gemm_1x1"
+    if not kernels:  # no profile: the shape decides (tiny-C at batch >= 8 is padded)
+        fam = conv_family(op, "bf16")
+        return "tiny_c_padded" if fam == "tiny_c" else fam
+    return "implicit_gemm"
+
+
+def _conv(r: dict) -> Conv2d:
+    return Conv2d(name="c", n=r["n"], c=r["c"], h=r["h"], w=r.get("w", r["h"]), k=r["k"],
+                  r=r["r"], s=r.get("s", r["r"]), stride=r["stride"],
+                  pad=r.get("pad", r["r"] // 2), groups=r.get("groups", 1), dtype="bf16")
+
+
+def _glue(r: dict) -> tuple[str, object]:
+    n, kind = r["n"], r["case"].rsplit("_n", 1)[0]
+    shapes = {"batchnorm_64_112": ("batchnorm", BatchNorm2d(name="bn", n=n, c=64, h=112, w=112)),
+              "relu_64_112": ("relu", Elementwise(name="r", rows=n * 112 * 112, cols=64,
+                                                  fn="relu")),
+              "relu_inplace_256_56": ("relu", Elementwise(name="r", rows=n * 56 * 56, cols=256,
+                                                          fn="relu")),
+              # y + y: one tensor read twice (the second load hits), so one tensor's traffic
+              "add_256_56": ("add", Elementwise(name="a", rows=n * 56 * 56, cols=256,
+                                                fn="scale")),
+              "maxpool3x3s2_64_112": ("maxpool", Pool2d(name="p", n=n, c=64, h=112, w=112)),
+              "avgpool_2048_7": ("avgpool", Pool2d(name="p", n=n, c=2048, h=7, w=7,
+                                                   mode="global_avg"))}
+    return shapes[kind]
+
+
+def cases() -> list[dict]:
+    """Every measured conv / glue case: group, case, op, measured s, split, source."""
+    out = []
+    e2e = json.loads((DATA / "h200_e2e.json").read_text())
+    for r in e2e["ops"]:
+        if r.get("n") is None or "graph_s" not in r:
+            continue
+        if r["op"] == "conv2d":
+            op = _conv(r)
+            group = measured_family(op, [k[0] for k in r["kernels"]])
+        else:
+            group, op = _glue(r)
+        cal = r["n"] == 1 or r["case"] in CAL_AT_BATCH_32
+        out.append({"group": group, "case": r["case"], "op": op, "measured_s": r["graph_s"],
+                    "split": "calibration" if cal else "held-out", "source": "e2e"})
+    probe = json.loads((DATA / "h200_probe2.json").read_text())
+    for r in probe["sections"].get("conv", []):
+        op = _conv(r)
+        out.append({"group": measured_family(op, [k["name"] for k in r["kernels"]]),
+                    "case": _label(op), "op": op, "measured_s": r["gpu_ms"] * 1e-3,
+                    "split": "calibration", "source": "probe2"})
+    held = json.loads((DATA / "h200_heldout.json").read_text())
+    for r in held["sections"].get("conv2d", []):
+        op = _conv(r)
+        out.append({"group": measured_family(op, []), "case": _label(op), "op": op,
+                    "measured_s": r["gpu_ms"] * 1e-3, "split": "held-out", "source": "heldout"})
+    return out
+
+
+def _label(op: Conv2d) -> str:
+    return f"n{op.n} c{op.c} {op.h}^2 k{op.k} {op.r}x{op.s}/{op.stride}"
+
+
+def evaluate(machine, rows: list[dict]) -> list[dict]:
+    """Each case with the model's prediction, error and chosen family."""
+    res = []
+    for c in rows:
+        doc = simulate_op(machine, c["op"], mode="analytic")
+        res.append({**c, "predicted_s": doc["time_s"], "model": doc.get("family", doc["path"]),
+                    "rel_err": doc["time_s"] / c["measured_s"] - 1.0})
+    return res
+
+
+def report(res: list[dict]) -> dict[tuple[str, str], float]:
+    """Print the table and MAPE per (split, group); return the MAPEs in %."""
+    mapes: dict[tuple[str, str], float] = {}
+    for split in ("calibration", "held-out"):
+        rows = [r for r in res if r["split"] == split]
+        print(f"\n== {split}")
+        print(f"{'group':14s} {'case':32s} {'measured':>10s} {'predicted':>10s} {'err':>7s}  "
+              "model family")
+        for r in rows:
+            print(f"{r['group']:14s} {r['case']:32s} {r['measured_s'] * 1e6:8.2f}us "
+                  f"{r['predicted_s'] * 1e6:8.2f}us {100 * r['rel_err']:+6.1f}%  {r['model']}")
+        print(f"-- MAPE by family ({split})")
+        for g in dict.fromkeys(r["group"] for r in rows):
+            errs = [abs(r["rel_err"]) for r in rows if r["group"] == g]
+            mapes[(split, g)] = 100 * sum(errs) / len(errs)
+            print(f"   {g:14s} n={len(errs):2d}  MAPE {mapes[(split, g)]:5.1f}%")
+    return mapes
+
+
+def fit() -> dict[str, float]:
+    """Grid-search each ``conv.`` constant on its calibration groups (least squares on log
+    time), in :data:`FITS` order, each fit using the values found before it."""
+    cal = [c for c in cases() if c["split"] == "calibration"]
+    found: dict[str, float] = {}
+    for fields, groups, min_n, grids in FITS:
+        sel = [c for c in cal if c["group"] in groups and c["op"].n >= min_n]
+        best = None
+        for values in itertools.product(*grids):
+            m = load_machine("h200", {**found, **dict(zip(fields, values))})
+            err = sum(math.log(simulate_op(m, c["op"], mode="analytic")["time_s"]
+                               / c["measured_s"]) ** 2 for c in sel)
+            if best is None or err < best[1]:
+                best = (values, err)
+        assert best is not None
+        found.update(zip(fields, best[0]))
+        print("fit " + ", ".join(f"{f} = {v:.4g}" for f, v in zip(fields, best[0]))
+              + f" (sum sq log err {best[1]:.4f}, {len(sel)} cases)")
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--hw", default="h200")
+    ap.add_argument("--fit", action="store_true", help="re-fit the conv: constants")
+    a = ap.parse_args(argv)
+    if a.fit:
+        fit()
+        return 0
+    report(evaluate(load_gpu(a.hw), cases()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
