@@ -50,6 +50,35 @@ SECTIONS = os.environ.get("MEASURE_SECTIONS", "host,models,ops,compiled").split(
 OUTNAME = os.environ.get("MEASURE_OUTNAME", "h200_e2e.json")
 STEPS = int(os.environ.get("MEASURE_STEPS", "10"))
 PROFILE = os.environ.get("MEASURE_PROFILE", "1") == "1"
+SHAPE_SET = os.environ.get("MEASURE_SET", "run1")
+# (batch, context) decode and (batch, seq) prefill/encoder shapes, or CNN batches, per set:
+# "run1" (runs 1 and 2) and "heldout2" (run 3: shapes and a model, GPT-2 small, never
+# measured before; the held-out set of scripts/validate_e2e.py --run3)
+SHAPES = {
+    "run1": {
+        "llama_dec": [(1, 128), (1, 2048), (1, 2049), (1, 8192), (4, 1024), (16, 512),
+                      (16, 2048), (16, 2049), (64, 512), (64, 2048), (128, 1024), (256, 128),
+                      (256, 512)],
+        "llama_pre": [(1, 128), (1, 512), (1, 2048), (1, 2047), (1, 8192), (4, 1024), (8, 2048)],
+        "gpt2_small_dec": [], "gpt2_small_pre": [],
+        "gpt2_dec": [(1, 256), (1, 1024), (8, 512), (32, 1024), (128, 256)],
+        "gpt2_pre": [(1, 128), (1, 1024), (8, 512)],
+        "bert": [(1, 128), (8, 128), (32, 128), (1, 512), (32, 512), (128, 512)],
+        "cnn": [1, 8, 32, 128, 256],
+        "compiled_llama": [(1, 2048), (16, 2048)], "compiled_gpt2_small_dec": [],
+        "compiled_gpt2_small_pre": []},
+    "heldout2": {
+        "llama_dec": [(2, 4096), (8, 1000), (32, 3000), (96, 1500), (200, 700)],
+        "llama_pre": [(1, 1000), (2, 3000), (1, 4096)],
+        "gpt2_small_dec": [(1, 512), (16, 1024), (64, 300)],
+        "gpt2_small_pre": [(1, 256), (4, 1024)],
+        "gpt2_dec": [(4, 700), (64, 512)], "gpt2_pre": [(2, 256)],
+        "bert": [(4, 256), (16, 384), (64, 128)],
+        "cnn": [2, 16, 64],
+        "compiled_llama": [(1, 2048), (16, 2048)],
+        "compiled_gpt2_small_dec": [(1, 512), (16, 1024)],
+        "compiled_gpt2_small_pre": [(1, 256)]},
+}[SHAPE_SET]
 T0 = time.time()
 DEV = "cuda" if torch.cuda.is_available() else "cpu"
 CUDA = DEV == "cuda"
@@ -503,25 +532,26 @@ def measure_models() -> None:
         llama = build(Llama, layers=2, d=256, h=8, kv=2, f=512, vocab=1000)
     else:
         llama = build(Llama)
-    dec = [(1, 64), (2, 33)] if QUICK else [
-        (1, 128), (1, 2048), (1, 2049), (1, 8192), (4, 1024), (16, 512), (16, 2048),
-        (16, 2049), (64, 512), (64, 2048), (128, 1024), (256, 128), (256, 512)]
-    pre = [(1, 32)] if QUICK else [(1, 128), (1, 512), (1, 2048), (1, 2047), (1, 8192),
-                                    (4, 1024), (8, 2048)]
+    dec = [(1, 64), (2, 33)] if QUICK else SHAPES["llama_dec"]
+    pre = [(1, 32)] if QUICK else SHAPES["llama_pre"]
     decoder_cases("llama3_8b", llama, llama.layers[0].kv, llama.dh, dec, pre, steps)
     del llama
     torch.cuda.empty_cache() if CUDA else None
+    if SHAPES["gpt2_small_dec"] or SHAPES["gpt2_small_pre"]:
+        gpt = build(GPT2, layers=12, d=768, h=12, f=3072)
+        decoder_cases("gpt2_small", gpt, 12, 64, SHAPES["gpt2_small_dec"],
+                      SHAPES["gpt2_small_pre"], steps)
+        del gpt
     gpt = build(GPT2, layers=2, d=200, h=5, f=800, vocab=1000, positions=128) if QUICK \
         else build(GPT2)
     heads, dh = gpt.h[0].h, gpt.h[0].dh
-    dec = [(1, 40)] if QUICK else [(1, 256), (1, 1024), (8, 512), (32, 1024), (128, 256)]
-    pre = [(1, 32)] if QUICK else [(1, 128), (1, 1024), (8, 512)]
+    dec = [(1, 40)] if QUICK else SHAPES["gpt2_dec"]
+    pre = [(1, 32)] if QUICK else SHAPES["gpt2_pre"]
     decoder_cases("gpt2_xl", gpt, heads, dh, dec, pre, steps)
     del gpt
     bert = build(Bert, layers=2, d=128, h=4, f=256, vocab=1000, positions=64) if QUICK \
         else build(Bert)
-    for batch, seq in ([(2, 16)] if QUICK else [(1, 128), (8, 128), (32, 128), (1, 512),
-                                                  (32, 512), (128, 512)]):
+    for batch, seq in ([(2, 16)] if QUICK else SHAPES["bert"]):
         if left() < 150:
             break
         ids = torch.randint(0, 1000, (batch, seq), device=DEV)
@@ -535,7 +565,7 @@ def measure_models() -> None:
     for name, ctor in (("resnet50", torchvision.models.resnet50),
                        ("mobilenet_v2", torchvision.models.mobilenet_v2)):
         net = ctor().to(DEV, DT).eval().to(memory_format=torch.channels_last)
-        for batch in ([2] if QUICK else [1, 8, 32, 128, 256]):
+        for batch in ([2] if QUICK else SHAPES["cnn"]):
             if left() < 150:
                 break
             x = torch.randn(batch, 3, 224, 224, device=DEV, dtype=DT).to(
@@ -666,34 +696,52 @@ def measure_ops() -> None:
     save()
 
 
+def compiled_cases(name: str, model: nn.Module, n_layers: int, kv: int, dh: int,
+                   dec: list, pre: list) -> None:
+    """torch.compile (default mode: Inductor, no CUDA graphs) decode and prefill steps."""
+    cm = torch.compile(model)
+    for kind, shapes in (("decode", dec), ("prefill", pre)):
+        for batch, n in shapes:
+            if left() < 60:
+                return
+            try:
+                with torch.inference_mode():
+                    if kind == "decode":
+                        caches = [(torch.randn(batch, kv, n, dh, device=DEV, dtype=DT),
+                                   torch.randn(batch, kv, n, dh, device=DEV, dtype=DT))
+                                  for _ in range(n_layers)]
+                        ids = torch.randint(0, 1000, (batch, 1), device=DEV)
+                        pos_ids = torch.full((batch, 1), n - 1, device=DEV)
+                        step = lambda: cm(ids, pos_ids, caches, n - 1)
+                    else:
+                        ids = torch.randint(0, 1000, (batch, n), device=DEV)
+                        pos_ids = torch.arange(n, device=DEV)[None].expand(batch, n)
+                        step = lambda: cm(ids, pos_ids)
+                    t = time.perf_counter()
+                    st = time_steps(step, 3 if QUICK else 30, warm=3)
+                    rec = {"model": name, "compile_mode": "default", "mode": kind,
+                           "batch": batch, "context": n, "seq": 1 if kind == "decode" else n,
+                           "compiled": st, "compile_and_warm_s": time.perf_counter() - t}
+                    if PROFILE:
+                        rec["profile"] = profile_kernels(step)
+                RESULT["compiled"].append(rec)
+                print("compiled", name, kind, batch, n, st["median_s"] * 1e3, "ms", flush=True)
+                save()
+            except Exception:  # noqa: BLE001
+                RESULT["errors"][f"compiled_{name}_{kind}_{batch}_{n}"] = \
+                    traceback.format_exc()[-800:]
+
+
 def measure_compiled() -> None:
     if left() < 120 or QUICK and not CUDA:
         return
     llama = build(Llama, layers=4)
-    for mode in ("default", "reduce-overhead"):
-        if left() < 90:
-            break
-        try:
-            cm = torch.compile(llama, mode=mode)
-            for batch, ctx in ((1, 2048), (16, 2048)):
-                with torch.inference_mode():
-                    caches = [(torch.randn(batch, 8, ctx, 128, device=DEV, dtype=DT),
-                               torch.randn(batch, 8, ctx, 128, device=DEV, dtype=DT))
-                              for _ in range(4)]
-                    ids = torch.randint(0, 1000, (batch, 1), device=DEV)
-                    pos_ids = torch.full((batch, 1), ctx - 1, device=DEV)
-                    t = time.perf_counter()
-                    step = lambda: cm(ids, pos_ids, caches, ctx - 1)
-                    st = time_steps(step, 10, warm=3)
-                    rec = {"model": "llama3_8b_4layers", "compile_mode": mode, "mode": "decode",
-                           "batch": batch, "context": ctx, "compiled": st,
-                           "compile_and_warm_s": time.perf_counter() - t}
-                    rec["profile"] = profile_kernels(step)
-                RESULT["compiled"].append(rec)
-                print("compiled", mode, batch, ctx, st["median_s"] * 1e3, "ms", flush=True)
-                save()
-        except Exception:  # noqa: BLE001
-            RESULT["errors"][f"compiled_{mode}"] = traceback.format_exc()[-800:]
+    compiled_cases("llama3_8b_4layers", llama, 4, 8, 128, SHAPES["compiled_llama"], [])
+    del llama
+    if SHAPES["compiled_gpt2_small_dec"] or SHAPES["compiled_gpt2_small_pre"]:
+        gpt = build(GPT2, layers=12, d=768, h=12, f=3072)
+        compiled_cases("gpt2_small", gpt, 12, 12, 64, SHAPES["compiled_gpt2_small_dec"],
+                       SHAPES["compiled_gpt2_small_pre"])
 
 
 def main() -> None:
