@@ -20,7 +20,14 @@ action key                  unit
 ``link.<kind>``             pJ per bit over an off-chip link (``nvlink``, ``pcie``, ...)
 ``leak.pe``                 pJ per PE per cycle (busy or idle); optional, default 0
 ``leak.sram_per_kib``       pJ per KiB of SRAM per cycle; optional, default 0
+``static.pe``               W of leakage per PE (one MAC lane with its registers); optional
+``static.sram_per_kib``     W of leakage per KiB of on-chip SRAM; optional
 ==========================  ===============================================================
+
+Static power: a table gives leakage either per cycle (``leak.*``, as an Accelergy ERT does, at
+the clock it was derived for) or as power (``static.*``, YAML ``leakage: {pe: "25 uW",
+sram_per_kib: "0.06 uW"}``), which :meth:`EnergyTable.at_clock` turns into per-cycle entries at
+a machine's clock; :meth:`EnergyTable.static_power_w` gives watts for a count of PEs and KiB.
 
 SRAM access energy follows a rule, not a single number: a few reference points
 ``capacity -> pJ per access of reference_word_bits``, interpolated linearly in
@@ -52,7 +59,7 @@ from accelsim.config.memory import DRAM_TECHNOLOGIES
 from accelsim.config.systolic import PRECISION_BYTES
 from accelsim.errors import ConfigError
 from accelsim.files import read_yaml, resolve_path
-from accelsim.units import UnitError, parse_bytes, parse_energy
+from accelsim.units import UnitError, parse_bytes, parse_energy, parse_power
 
 PRECISIONS = tuple(PRECISION_BYTES)
 """Precision names a ``mac``/``mult``/``add`` section may list."""
@@ -61,11 +68,12 @@ _SECTIONS = ("name", "description", "node_nm", "voltage_v", "sources", "derived_
              "mult", "add", "register", "sram", "dram_per_bit", "noc_per_bit", "links_per_bit",
              "leakage")
 _SRAM_KEYS = ("reference_word_bits", "width_exponent", "read", "write")
-_LEAK_KEYS = {"pe_per_cycle": "leak.pe", "sram_per_kib_cycle": "leak.sram_per_kib"}
+_LEAK_KEYS = {"pe_per_cycle": "leak.pe", "sram_per_kib_cycle": "leak.sram_per_kib",
+              "pe": "static.pe", "sram_per_kib": "static.sram_per_kib"}
 
 ACTION_UNITS = {"mac": "pJ/MAC", "mult": "pJ/op", "add": "pJ/op", "rf": "pJ/bit",
                 "sram": "pJ/access", "dram": "pJ/bit", "noc": "pJ/bit/hop", "link": "pJ/bit",
-                "leak": "pJ/cycle"}
+                "leak": "pJ/cycle", "static": "W"}
 """Unit of each action family (the part of the key before the dot)."""
 
 
@@ -163,8 +171,31 @@ class EnergyTable:
             if family == "sram" and key not in ("sram.read", "sram.write"):
                 raise ConfigError(where, f"energy.overrides.{key}", value,
                                   "SRAM overrides are 'sram.read' or 'sram.write' (pJ per access)")
-            entries[key] = _energy(value, where, f"energy.overrides.{key}", self.name)
+            parse = _power if family == "static" else _energy
+            entries[key] = parse(value, where, f"energy.overrides.{key}", self.name)
         return replace(self, entries=types.MappingProxyType(entries))
+
+    def static_power_w(self, *, pes: float = 0.0, sram_bytes: float = 0.0,
+                       clock_hz: float | None = None) -> dict[str, float]:
+        """Leakage power in W of ``pes`` MAC lanes and ``sram_bytes`` of SRAM: ``{"pe": W,
+        "sram": W}``. Per-cycle entries (``leak.*``) need ``clock_hz``; a ``static.*`` entry
+        wins over the per-cycle one of the same component."""
+        out = {}
+        for comp, amount in (("pe", pes), ("sram_per_kib", sram_bytes / 1024)):
+            w = self.entries.get(f"static.{comp}")
+            if w is None and clock_hz:
+                w = (self.entries.get(f"leak.{comp}") or 0.0) * 1e-12 * clock_hz
+            out[comp.split("_")[0]] = float(amount) * (w or 0.0)
+        return out
+
+    def at_clock(self, clock_hz: float) -> EnergyTable:
+        """A copy whose ``static.*`` (W) entries are also given per cycle (``leak.*``, pJ) at
+        ``clock_hz``, the form the action pricing uses; a table without them is returned as is."""
+        add = {f"leak.{comp}": self.entries[f"static.{comp}"] / clock_hz * 1e12
+               for comp in ("pe", "sram_per_kib") if f"static.{comp}" in self.entries}
+        if not add or not clock_hz:
+            return self
+        return replace(self, entries=types.MappingProxyType({**self.entries, **add}))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form (the resolved table stored with results)."""
@@ -179,20 +210,32 @@ class EnergyTable:
         return out
 
 
-def _energy(value: Any, file: str, field_path: str, table: str, per_bit: bool = False) -> float:
-    """Parse one pJ value; unparseable or negative -> ConfigError naming table/action/value."""
+def _quantity(value: Any, file: str, field_path: str, table: str, what: str) -> float:
+    """Parse one ``"energy"`` (pJ; a ``/bit`` suffix allowed) or ``"power"`` (W) value;
+    unparseable, non-finite or negative -> ConfigError naming table, action and value."""
     text = value
-    if isinstance(value, str) and value.strip().endswith("/bit"):
+    if what == "energy" and isinstance(value, str) and value.strip().endswith("/bit"):
         text = value.strip()[: -len("/bit")]
+    parse, unit = (parse_energy, "pJ") if what == "energy" else (parse_power, "W")
     try:
-        pj = parse_energy(text)
+        x = parse(text)
     except UnitError as exc:
         raise ConfigError(file, field_path, value,
-                          f"energy table '{table}': cannot parse energy ({exc})") from None
-    if not math.isfinite(pj) or pj < 0:
+                          f"energy table '{table}': cannot parse {what} ({exc})") from None
+    if not math.isfinite(x) or x < 0:
         raise ConfigError(file, field_path, value,
-                          f"energy table '{table}': energy must be >= 0 pJ")
-    return pj
+                          f"energy table '{table}': {what} must be >= 0 {unit}")
+    return x
+
+
+def _energy(value: Any, file: str, field_path: str, table: str) -> float:
+    """Parse one pJ value (see :func:`_quantity`)."""
+    return _quantity(value, file, field_path, table, "energy")
+
+
+def _power(value: Any, file: str, field_path: str, table: str) -> float:
+    """Parse one W value (see :func:`_quantity`)."""
+    return _quantity(value, file, field_path, table, "power")
 
 
 def _mapping(data: Any, file: str, path: str) -> Mapping[str, Any]:
@@ -243,7 +286,8 @@ def table_from_dict(data: Mapping[str, Any], *, file: str = "") -> EnergyTable:
         if key not in _LEAK_KEYS:
             raise ConfigError(file, f"leakage.{key}", value,
                               f"unknown leakage entry (known: {', '.join(_LEAK_KEYS)})")
-        entries[_LEAK_KEYS[key]] = _energy(value, file, f"leakage.{key}", name)
+        parse = _power if _LEAK_KEYS[key].startswith("static.") else _energy
+        entries[_LEAK_KEYS[key]] = parse(value, file, f"leakage.{key}", name)
     sram = _sram_rule(data["sram"], file, name) if "sram" in data else None
     sources = data.get("sources", ())
     if isinstance(sources, str):
@@ -327,6 +371,9 @@ class ScalingRule:
     sram_exponent: float = 0.5
     wire_exponent: float = 0.5
     voltage_exponent: float = 2.0
+    leakage_voltage_exponent: float = 1.0
+    """Static power ``P = V I_leak`` with ``I_leak`` ~ device width ~ ``L``: leakage power
+    (``static.*``) scales as ``(L'/L)^logic_exponent (V'/V)^1``, not as ``C V^2``."""
 
     def factor(self, family: str, node_ratio: float, voltage_ratio: float) -> float:
         """Energy multiplier for an action family (``mac``, ``sram``, ``dram`` ...)."""
@@ -334,6 +381,8 @@ class ScalingRule:
                     "add": self.logic_exponent, "rf": self.logic_exponent,
                     "leak": self.logic_exponent, "sram": self.sram_exponent,
                     "noc": self.wire_exponent}.get(family)
+        if family == "static":
+            return node_ratio ** self.logic_exponent * voltage_ratio ** self.leakage_voltage_exponent
         if exponent is None:  # dram, link: off-chip, not scaled with the logic node
             return 1.0
         return node_ratio ** exponent * voltage_ratio ** self.voltage_exponent
@@ -358,7 +407,8 @@ def scale_table(table: EnergyTable, *, node_nm: float, voltage_v: float, name: s
                        write_points=tuple((c, e * f) for c, e in sram.write_points))
     derived = {"table": table.name, "node_nm": table.node_nm, "voltage_v": table.voltage_v,
                "logic_exponent": rule.logic_exponent, "sram_exponent": rule.sram_exponent,
-               "wire_exponent": rule.wire_exponent, "voltage_exponent": rule.voltage_exponent}
+               "wire_exponent": rule.wire_exponent, "voltage_exponent": rule.voltage_exponent,
+               "leakage_voltage_exponent": rule.leakage_voltage_exponent}
     return EnergyTable(name=name, description=f"{table.name} scaled to {node_nm:g} nm, "
                        f"{voltage_v:g} V", node_nm=float(node_nm), voltage_v=float(voltage_v),
                        sources=table.sources, file="", entries=types.MappingProxyType(entries),
@@ -399,11 +449,19 @@ def table_to_mapping(table: EnergyTable, digits: int = 4) -> dict[str, Any]:
         out["noc_per_bit"] = pj(table.entries["noc"], True)
     if section("link", True):
         out["links_per_bit"] = section("link", True)
-    leak = {name: pj(table.entries[key]) for name, key in _LEAK_KEYS.items()
-            if key in table.entries}
+    leak = {name: (_watts(table.entries[key], digits) if key.startswith("static.")
+                   else pj(table.entries[key]))
+            for name, key in _LEAK_KEYS.items() if key in table.entries}
     if leak:
         out["leakage"] = leak
     return out
+
+
+def _watts(w: float, digits: int) -> str:
+    for factor, unit in ((1.0, "W"), (1e-3, "mW"), (1e-6, "uW"), (1e-9, "nW")):
+        if w >= factor:
+            return f"{float(f'{w / factor:.{digits}g}'):g} {unit}"
+    return f"{float(f'{w / 1e-12:.{digits}g}'):g} pW"
 
 
 def _capacity(n: float) -> str:
