@@ -44,6 +44,7 @@ from pathlib import Path
 from accelsim.config.machine import SystolicMachine
 from accelsim.config.schema import build
 from accelsim.errors import ConfigError, UnsupportedError
+from accelsim.files import config_dir
 
 CLOCK_HZ = 1e9
 """Clock given to SCALE-Sim machines (SCALE-Sim counts cycles only): 1 word/cycle = 1 GB/s."""
@@ -304,7 +305,7 @@ def scalesim_machine(name: str, rows: int, cols: int, dataflow: str, ifmap_kb: i
     return build(SystolicMachine, data, file=file)
 
 
-DEFAULT_CFG = Path(__file__).resolve().parents[2] / "configs" / "scalesim" / "scale.cfg"
+DEFAULT_CFG = config_dir("scalesim") / "scale.cfg"
 """SCALE-Sim 3.0's own ``scale.cfg``, shipped unchanged."""
 
 
