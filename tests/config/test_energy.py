@@ -6,13 +6,8 @@ import math
 
 import pytest
 
-from accelsim.config.energy import (
-    ScalingRule,
-    load_energy_table,
-    scale_dynamic_energy,
-    scale_table,
-    table_from_dict,
-)
+from accelsim.config.energy import load_energy_table, table_from_dict
+from accelsim.config.energy_scaling import ScalingRule, scale_dynamic_energy, scale_table
 from accelsim.config.memory import DRAM_TECHNOLOGIES
 from accelsim.errors import ConfigError
 from accelsim.files import builtin_names
