@@ -53,6 +53,18 @@ def project_root() -> Path:
     return packaged_root() or Path(__file__).resolve().parents[1]
 
 
+def locate(path: str | os.PathLike) -> Path:
+    """``path`` itself when it exists (or is absolute); else, for a relative path into the
+    built-ins that the current folder lacks (``configs/scalesim/scale.cfg``,
+    ``workloads/sweeps/x.yaml``), the built-in file, so the README's commands work from any
+    folder with a wheel installed; else ``path`` unchanged (the caller's error names it)."""
+    p = Path(path)
+    if p.exists() or p.is_absolute():
+        return p
+    cand = project_root() / p
+    return cand if cand.exists() else p
+
+
 def config_dir(kind: str) -> Path:
     """``configs/<kind>`` (``hardware``, ``energy``, ``scalesim``) or ``workloads`` for
     ``kind='workloads'``."""
@@ -71,7 +83,7 @@ def builtin_names(kind: str, suffixes: tuple[str, ...] = (".yaml", ".yml")) -> l
 def resolve_path(name_or_path: str | os.PathLike, kind: str,
                  suffixes: tuple[str, ...] = (".yaml", ".yml")) -> Path:
     """A built-in short name or a file path -> an existing file; else a one-line error."""
-    p = Path(name_or_path)
+    p = locate(name_or_path)
     if p.is_file():
         return p
     d = config_dir(kind)

@@ -48,6 +48,22 @@ def test_a_checkout_reads_the_top_level_folders():
     assert (config_dir("scalesim") / "scale.cfg").is_file()
 
 
+def test_relative_builtin_paths_work_from_any_folder(tmp_path, monkeypatch):
+    """``configs/...`` and ``workloads/...`` paths of the README resolve to the built-ins when
+    the current folder lacks them; a file of the same relative path in the folder wins."""
+    from accelsim.files import config_dir, locate, resolve_path
+
+    monkeypatch.chdir(tmp_path)
+    cfg = locate("configs/scalesim/scale.cfg")
+    assert cfg == config_dir("scalesim") / "scale.cfg" and cfg.is_file()
+    assert resolve_path("workloads/resnet18.yaml", "workloads") == config_dir("workloads") / "resnet18.yaml"
+    assert locate("nope/x.yaml") == Path("nope/x.yaml")
+    mine = tmp_path / "configs" / "scalesim" / "scale.cfg"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("[general]\n")
+    assert locate("configs/scalesim/scale.cfg") == Path("configs/scalesim/scale.cfg")
+
+
 @pytest.mark.slow
 def test_a_wheel_installed_in_a_fresh_venv_runs_outside_the_checkout(tmp_path):
     """``python -m build --wheel``; ``pip install`` it (dependencies from the package index)
@@ -81,6 +97,13 @@ def test_a_wheel_installed_in_a_fresh_venv_runs_outside_the_checkout(tmp_path):
     run = accelsim("run", "tpu_v4", "resnet18", "--mode", "analytic")
     assert run.returncode == 0, run.stderr
     assert "total:" in run.stdout and "pJ/MAC" in run.stdout and "scaled_7nm" in run.stdout
+    # the README's quick start names built-in files by their checkout paths
+    scalesim = accelsim("scalesim", "-c", "configs/scalesim/scale.cfg", "-t",
+                        "workloads/scalesim/resnet18.csv", "-p", "scalesim_out")
+    assert scalesim.returncode == 0, scalesim.stderr
+    assert any((work / "scalesim_out").rglob("COMPUTE_REPORT.csv"))
+    validate = accelsim("validate")
+    assert validate.returncode == 0 and validate.stdout.strip().endswith("0 failed")
     where = subprocess.run([str(bindir / "python"), "-c",
                             "import accelsim.files as f; print(f.project_root())"],
                            capture_output=True, text=True, cwd=work, env=env, timeout=60)

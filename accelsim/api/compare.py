@@ -269,15 +269,8 @@ def load_kernels(kernels: Any) -> Workload:
 
     A relative path that does not exist from the working directory is tried from the project
     root, so ``workloads/kernels/multikernelbench.yaml`` works anywhere."""
-    from pathlib import Path
-
     from accelsim.api.systolic import load_wl
-    from accelsim.files import project_root
 
-    if isinstance(kernels, str) and not Path(kernels).exists():
-        cand = project_root() / kernels
-        if cand.is_file():
-            kernels = str(cand)
     return load_wl(kernels)
 
 
