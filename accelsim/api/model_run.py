@@ -136,7 +136,7 @@ class ModelRun:
 
     def __repr__(self) -> str:
         t = self.totals
-        head = (f"ModelRun({self.machine.name} x {self.workload.name}, "
+        head = (f"ModelRun({self.machine.name} x {self.workload.name}, {self.exec_mode}, "
                 f"{len(self.layers)} operators)")
         if not len(self.layers):
             return head
@@ -148,7 +148,7 @@ class ModelRun:
             f"utilization {100 * util:.1f} % (time-weighted)",
             f"  energy: {format_energy(t['energy_j'])}, {t['average_power_w']:.3g} W average "
             f"(table {self.machine.energy.table})",
-            "  table: .layers"])
+            "  tables: .layers" + (", .calls, .breakdown" if not self.calls.empty else "")])
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document of ``accelsim run --json`` for a GPU/CPU."""
