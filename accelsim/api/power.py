@@ -28,6 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import pandas as pd
+
 from accelsim.api.compare import load_platform, run_kernel
 from accelsim.report.energy import energy_table_for
 from accelsim.report.power import static_power_w
@@ -106,6 +108,17 @@ def peak_power(hw: Any, *, size: int = PEAK_GEMM) -> PeakPower:
                      dynamic_pj_per_mac=dyn_pj, peak_macs_per_s=peak_macs,
                      dynamic_w=dyn_pj * 1e-12 * macs / row["time_s"], static_w=static,
                      tdp_w=float(tdp) if tdp else None, gap=str(getattr(sel, "tdp_gap", "") or ""))
+
+
+def tdp_table(checks: list[tuple[PeakPower, str]] | None = None) -> pd.DataFrame:
+    """:func:`tdp_checks` as a table: one row per machine (W, pJ/MAC, ``ratio`` = total / TDP,
+    ``verdict``, ``gap``)."""
+    rows = [{"machine": p.machine, "table": p.table, "node_nm": p.node_nm,
+             "precision": p.precision, "util": p.util, "dynamic_pj_per_mac": p.dynamic_pj_per_mac,
+             "dynamic_w": p.dynamic_w, "static_w": p.static_w, "total_w": p.total_w,
+             "tdp_w": p.tdp_w, "ratio": p.ratio, "verdict": v, "gap": p.gap}
+            for p, v in (tdp_checks() if checks is None else checks)]
+    return pd.DataFrame(rows)
 
 
 def tdp_verdict(p: PeakPower) -> str:

@@ -52,3 +52,14 @@ def test_the_45nm_table_would_put_tpu_v4_above_its_tdp():
     m = load_platform("tpu_v4")
     old = dataclasses.replace(m, energy=dataclasses.replace(m.energy, table="horowitz_45nm"))
     assert peak_power(old).ratio > 1.0 > peak_power(m).ratio
+
+
+def test_the_check_is_a_table_first():
+    from accelsim.api.power import tdp_checks, tdp_table
+
+    checks = tdp_checks(["tpu_v4", "h200", "eyeriss", "h200x2"])  # no TDP / not a platform: out
+    df = tdp_table(checks)
+    assert list(df["machine"]) == ["tpu_v4", "h200"]
+    assert list(df["verdict"]) == ["pass", "known gap"]
+    assert (df["total_w"] == df["dynamic_w"] + df["static_w"]).all()
+    assert (df["ratio"] == df["total_w"] / df["tdp_w"]).all()
