@@ -97,6 +97,8 @@ def test_a_wheel_installed_in_a_fresh_venv_runs_outside_the_checkout(tmp_path):
     run = accelsim("run", "tpu_v4", "resnet18", "--mode", "analytic")
     assert run.returncode == 0, run.stderr
     assert "total:" in run.stdout and "pJ/MAC" in run.stdout and "scaled_7nm" in run.stdout
+    gpu = accelsim("run", "h200", "resnet18")  # the GPU path reads configs/lowering
+    assert gpu.returncode == 0, gpu.stderr
     # the README's quick start names built-in files by their checkout paths
     scalesim = accelsim("scalesim", "-c", "configs/scalesim/scale.cfg", "-t",
                         "workloads/scalesim/resnet18.csv", "-p", "scalesim_out")
