@@ -3,6 +3,12 @@
 ``resolve_path("tpu_v4", "hardware")`` finds ``configs/hardware/tpu_v4.yaml``; any argument
 that is an existing file path is used as it is.
 
+Where the built-ins live: the repository's top-level ``configs/`` and ``workloads/`` are the
+one copy. A wheel carries them inside the package as ``accelsim/_builtin/configs`` and
+``accelsim/_builtin/workloads`` (``pyproject.toml`` maps the two folders there at build time),
+found through :mod:`importlib.resources`; a checkout (``PYTHONPATH`` or an editable install)
+reads them where they are. ``ACCELSIM_HOME`` overrides both.
+
 Imports: errors.
 """
 
@@ -10,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 import os
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -21,16 +28,46 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """libyaml's safe loader when PyYAML was built with it (10x faster), else the pure-Python one."""
 
 
+BUILTIN_PACKAGE_DIR = "_builtin"
+"""Folder inside the installed ``accelsim`` package that holds ``configs/`` and ``workloads/``."""
+
+
+def packaged_root() -> Path | None:
+    """``accelsim/_builtin`` of an installed wheel (via :mod:`importlib.resources`), else
+    ``None`` (a checkout, where the folders are at the top level)."""
+    try:
+        root = resources.files("accelsim") / BUILTIN_PACKAGE_DIR
+    except (ModuleNotFoundError, TypeError):  # pragma: no cover - accelsim is always importable
+        return None
+    if not root.is_dir():
+        return None
+    return Path(str(root))  # a wheel is installed unpacked: a real folder
+
+
 def project_root() -> Path:
-    """The folder holding ``configs/`` and ``workloads/`` (``ACCELSIM_HOME`` overrides it)."""
+    """The folder holding ``configs/`` and ``workloads/``: ``ACCELSIM_HOME`` if set, else the
+    installed package's built-ins (a wheel), else the checkout's top level."""
     env = os.environ.get("ACCELSIM_HOME")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[1]
+    return packaged_root() or Path(__file__).resolve().parents[1]
+
+
+def locate(path: str | os.PathLike) -> Path:
+    """``path`` itself when it exists (or is absolute); else, for a relative path into the
+    built-ins that the current folder lacks (``configs/scalesim/scale.cfg``,
+    ``workloads/sweeps/x.yaml``), the built-in file, so the README's commands work from any
+    folder with a wheel installed; else ``path`` unchanged (the caller's error names it)."""
+    p = Path(path)
+    if p.exists() or p.is_absolute():
+        return p
+    cand = project_root() / p
+    return cand if cand.exists() else p
 
 
 def config_dir(kind: str) -> Path:
-    """``configs/<kind>`` (``hardware``, ``energy``) or ``workloads`` for ``kind='workloads'``."""
+    """``configs/<kind>`` (``hardware``, ``energy``, ``scalesim``) or ``workloads`` for
+    ``kind='workloads'``."""
     root = project_root()
     return root / "workloads" if kind == "workloads" else root / "configs" / kind
 
@@ -46,7 +83,7 @@ def builtin_names(kind: str, suffixes: tuple[str, ...] = (".yaml", ".yml")) -> l
 def resolve_path(name_or_path: str | os.PathLike, kind: str,
                  suffixes: tuple[str, ...] = (".yaml", ".yml")) -> Path:
     """A built-in short name or a file path -> an existing file; else a one-line error."""
-    p = Path(name_or_path)
+    p = locate(name_or_path)
     if p.is_file():
         return p
     d = config_dir(kind)

@@ -105,6 +105,11 @@ def parse_energy(value: object) -> float:
     return _parse(value, joules, "energy")
 
 
+def parse_power(value: object) -> float:
+    """Watts from ``"25 uW"``, ``"0.35 kW"`` or a bare number of watts."""
+    return _parse(value, {"W": 1.0}, "power")
+
+
 def parse_count(value: object) -> float:
     """A dimensionless count, allowing SI suffixes: ``"16k"`` -> 16000, ``"4Ki"`` -> 4096."""
     if isinstance(value, str):

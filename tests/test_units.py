@@ -9,6 +9,7 @@ from accelsim.units import (
     parse_bytes,
     parse_energy,
     parse_frequency,
+    parse_power,
     parse_time,
 )
 
@@ -31,6 +32,13 @@ def test_bandwidth_frequency_time_energy():
     assert parse_time("100 ns") == pytest.approx(1e-7)
     assert parse_energy("1.3 nJ") == pytest.approx(1300.0)
     assert parse_energy("3.9 pJ") == pytest.approx(3.9)
+
+
+def test_power_in_watts():
+    assert parse_power("25.2 uW") == pytest.approx(25.2e-6)
+    assert parse_power("0.35 kW") == pytest.approx(350.0)
+    with pytest.raises(UnitError):
+        parse_power("1 pJ")
 
 
 def test_wrong_dimension_is_an_error():

@@ -327,8 +327,8 @@ not_reproducible("COALESCE", "accelsim has no warp-coalescing model (the GPU mod
                              "CTA tiles; naive per-thread kernels are not modelled)")
 not_reproducible("LAT-OPS", "qualitative latency classes")
 not_reproducible("T5-DATAFLOW", "qualitative dataflow descriptions")
-not_reproducible("TDP-A100", "board TDP is a datasheet rating, not a model output: accelsim has "
-                             "no power model (energy is per action; the power cap enters only "
-                             "through the GPU configs' clocks under load) and no A100 PCIe config")
+not_reproducible("TDP-A100", "board TDP is a datasheet rating, not a model output: the a100 "
+                             "config carries the SXM TDP (400 W) as the bound its predicted power "
+                             "is held to (accelsim/api/power.py), and there is no A100 PCIe config")
 not_reproducible("T6-PRECISION", "Table 6 lists every precision of Volta/Turing/Ampere; the GPU configs list "
                                  "only those accelsim models (no Turing, no fp64/int4 tensor paths)")

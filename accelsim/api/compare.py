@@ -27,10 +27,11 @@ Columns of :attr:`Comparison.table` (one row per kernel x machine):
   and ``tflops / peak_tflops``;
 * ``dram_bytes``, ``bw_util`` — modelled DRAM/HBM traffic and its share of peak bandwidth
   over the kernel's time;
-* ``energy_j``, ``gflops_per_j`` — dynamic energy of arithmetic and data movement priced
-  with one pJ table for all machines (default ``scaled_7nm``; ``energy_table="machine"`` uses
-  each machine's own). What is counted per family is in ``accelsim/api/HETEROGENEOUS.md``;
-  static power is not;
+* ``energy_j``, ``gflops_per_j`` — energy of arithmetic and data movement plus static
+  (leakage) power over the kernel's time, priced with each machine's own table (the one
+  ``accelsim run`` and ``accelsim energy`` use; ``energy_table=NAME`` prices every machine with
+  one table instead). What is counted per family is in ``accelsim/api/HETEROGENEOUS.md``;
+  static power is :func:`accelsim.report.power.static_power_w`;
 * ``bound`` — the platform model's own name of what limits the kernel, and ``bound_class``:
   ``compute``, ``memory`` or ``overhead``.
 
@@ -53,12 +54,14 @@ from accelsim.config.registry import load_machine
 from accelsim.errors import ConfigError, UnsupportedError
 from accelsim.files import builtin_names
 from accelsim.report.energy import compute_energy, energy_table_for, price_actions
+from accelsim.report.power import static_power_w
 from accelsim.workload import nn_ops  # noqa: F401  (registers layernorm, softmax, attention ops)
 from accelsim.workload.ops import Workload
 
 DEFAULT_KERNELS = "workloads/kernels/multikernelbench.yaml"
 DEFAULT_HW = ("a100", "h100", "tpu_v4", "npu_ascend910", "spr_cpu")
-DEFAULT_ENERGY_TABLE = "scaled_7nm"
+DEFAULT_ENERGY_TABLE = "machine"
+"""Each machine priced with its own table (``energy.table`` of its YAML), as ``run`` does."""
 
 PLATFORM_ALIASES: dict[str, str] = {"npu": "npu_ascend910", "cpu": "spr_cpu"}
 """Short platform names accepted by :func:`compare` (and ``accelsim compare --hw``)."""
@@ -148,6 +151,8 @@ def run_kernel(machine: Any, op: object, *, table: EnergyTable | None = None,
     row["tflops"] = row["flops"] / t / 1e12 if t > 0 else 0.0
     row["util"] = row["tflops"] / row["peak_tflops"] if row["peak_tflops"] else 0.0
     row["bw_util"] = row["dram_bytes"] / t / row.pop("peak_bw") if t > 0 else 0.0
+    if fam != "systolic":  # systolic runs price leakage per cycle in their action records
+        row["energy_j"] += sum(static_power_w(machine, tab).values()) * t
     row["gflops_per_j"] = row["flops"] / row["energy_j"] / 1e9 if row["energy_j"] else float("nan")
     row["bound_class"] = _BOUND_CLASS.get(row["bound"], "memory")
     return {c: row[c] for c in COLUMNS}
@@ -264,15 +269,8 @@ def load_kernels(kernels: Any) -> Workload:
 
     A relative path that does not exist from the working directory is tried from the project
     root, so ``workloads/kernels/multikernelbench.yaml`` works anywhere."""
-    from pathlib import Path
-
     from accelsim.api.systolic import load_wl
-    from accelsim.files import project_root
 
-    if isinstance(kernels, str) and not Path(kernels).exists():
-        cand = project_root() / kernels
-        if cand.is_file():
-            kernels = str(cand)
     return load_wl(kernels)
 
 

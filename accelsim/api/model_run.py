@@ -28,7 +28,7 @@ import pandas as pd
 
 from accelsim.api.compare import energy_table_for, gpu_energy_j, load_platform, run_kernel
 from accelsim.api.memory_check import MemoryCheck, check_memory
-from accelsim.api.systolic import load_wl, machine_hash
+from accelsim.api.systolic import format_energy, load_wl, machine_hash
 from accelsim.config.gpu import GpuMachine
 from accelsim.config.lowering import EXEC_MODES, KERNEL_CLASSES, load_lowering
 from accelsim.config.schema import to_dict
@@ -38,6 +38,8 @@ from accelsim.hw.gpu import plan_op
 from accelsim.hw.gpu.kernel import bound_of, estimate_s
 from accelsim.hw.gpu.memory import stream_kernel
 from accelsim.mapping.gpu_lowering import LoweredCall, StreamWork, lower
+from accelsim.report.power import static_power_w
+from accelsim.units import format_time
 from accelsim.workload.nn_ops import Attention, Elementwise, Embedding, Softmax
 from accelsim.workload.ops import Conv2d, Gemm, Workload
 
@@ -86,9 +88,10 @@ def tokens_per_step(workload: Workload) -> int | None:
     return None
 
 
-@dataclass
+@dataclass(repr=False)
 class ModelRun:
-    """A model on a GPU or CPU: per-op table, per-call timeline, time by kernel class."""
+    """A model on a GPU or CPU: per-op table, per-call timeline, time by kernel class
+    (``repr``: a few lines)."""
 
     machine: Any
     workload: Workload
@@ -130,6 +133,22 @@ class ModelRun:
         if self.memory is not None:
             out["memory"] = self.memory.to_dict()
         return out
+
+    def __repr__(self) -> str:
+        t = self.totals
+        head = (f"ModelRun({self.machine.name} x {self.workload.name}, {self.exec_mode}, "
+                f"{len(self.layers)} operators)")
+        if not len(self.layers):
+            return head
+        lay = self.layers
+        util = float((lay["util"].fillna(0.0) * lay["time_s"]).sum()) / t["time_s"] if t["time_s"] else 0.0
+        return "\n".join([
+            head,
+            f"  time: {format_time(t['time_s'])}, {t['tflops_per_s']:.4g} TFLOP/s, "
+            f"utilization {100 * util:.1f} % (time-weighted)",
+            f"  energy: {format_energy(t['energy_j'])}, {t['average_power_w']:.3g} W average "
+            f"(table {self.machine.energy.table})",
+            "  tables: .layers" + (", .calls, .breakdown" if not self.calls.empty else "")])
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document of ``accelsim run --json`` for a GPU/CPU."""
@@ -198,9 +217,13 @@ def _kernel_cost(m: GpuMachine, work: Any, table: Any, cache: dict) -> _Cost:
     hbm = sum(k.hbm_bytes for k in kernels)
     l2 = sum(k.l2_bytes for k in kernels)
     longest = kernels[int(np.argmax(times))]
+    # dynamic energy + leakage over the kernels' time (as compare.run_kernel prices a kernel;
+    # host-idle gaps between kernels are not charged)
+    leak_w = sum(static_power_w(m, table).values())
     cost = _Cost(gpu_s=float(sum(times)), kernels=len(kernels), flops=flops, hbm_bytes=hbm,
                  l2_bytes=l2, energy_j=gpu_energy_j(m, table, macs=macs, flops=flops,
-                                                    l2_bytes=l2, hbm_bytes=hbm, precision=prec),
+                                                    l2_bytes=l2, hbm_bytes=hbm, precision=prec)
+                 + leak_w * float(sum(times)),
                  bound=bound_of(longest, m), precision=prec)
     cache[key] = cost
     return cost

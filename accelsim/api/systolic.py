@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +25,7 @@ from accelsim.mapping.expand import expand_op
 from accelsim.mapping.systolic import plan_layer
 from accelsim.mapping.vector import plan_vector
 from accelsim.report.tables import actions_table, layer_row, totals_of
+from accelsim.units import format_time
 from accelsim.workload.ops import Workload
 from accelsim.workload.readers import load_workload
 
@@ -59,9 +61,32 @@ def machine_hash(machine: Any) -> str:
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
-@dataclass
+def format_energy(joules: float) -> str:
+    """Human-readable joules: ``2.07e-2 -> '20.7 mJ'``."""
+    if joules == 0 or not math.isfinite(joules):
+        return f"{joules} J"
+    for factor, sym in ((1.0, "J"), (1e-3, "mJ"), (1e-6, "uJ"), (1e-9, "nJ")):
+        if abs(joules) >= factor:
+            return f"{joules / factor:.3g} {sym}"
+    return f"{joules / 1e-12:.3g} pJ"
+
+
+def energy_repr_line(energy: Any) -> str:
+    """The energy line of a result's ``repr`` (total, pJ/MAC, TOPS/W, average power, table)."""
+    if energy is None or not hasattr(energy, "total_pj"):
+        return "energy: not priced"
+    return (f"energy: {format_energy(energy.total_pj * 1e-12)}, {energy.pj_per_mac:.3g} pJ/MAC, "
+            f"{energy.tops_per_w:.3g} TOPS/W, {energy.average_power_w:.3g} W average "
+            f"(table {energy.table.name})")
+
+
+@dataclass(repr=False)
 class Result:
-    """One simulation: per-layer table, action records, totals and the resolved inputs."""
+    """One simulation: per-layer table, action records, totals and the resolved inputs.
+
+    ``repr(result)`` is a few lines (machine, workload, cycles and time, utilization, energy);
+    the tables are ``.layers`` and ``.actions``, the energy report ``.energy``.
+    """
 
     machine: Any
     workload: Workload
@@ -76,6 +101,19 @@ class Result:
     def totals(self) -> dict[str, Any]:
         """Whole-workload figures (cycles, time, MACs, utilisation, traffic)."""
         return totals_of(self.layers, self.machine)
+
+    def __repr__(self) -> str:
+        t = self.totals
+        head = (f"Result({getattr(self.machine, 'name', '?')} x {self.workload.name}, "
+                f"dataflow {self.dataflow}, mode {self.mode}, {len(self.layers)} layers)")
+        if not t:
+            return head
+        return "\n".join([
+            head,
+            f"  time: {t['total_cycles']:,} cycles = {format_time(t['time_s'])}, "
+            f"{t['tflops_per_s']:.4g} TFLOP/s, utilization {100 * t['overall_util']:.1f} %",
+            f"  {energy_repr_line(self.energy)}",
+            "  tables: .layers, .actions; energy report: .energy"])
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document of ``accelsim run --json``."""

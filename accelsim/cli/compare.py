@@ -76,7 +76,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(dumps(c.to_dict()))
         return 0
+    priced = ("each machine's own table" if c.energy_table == "machine"
+              else f"table {c.energy_table} for every machine")
     print(f"{c.kernels.name}: {len(c.kernels.ops)} kernels x {len(c.hw)} platforms "
-          f"(energy priced with {c.energy_table})")
+          f"(energy priced with {priced}, leakage included)")
     print(format_table(c.table))
     return 0

@@ -1,8 +1,9 @@
 """``accelsim validate [--json]``: the seed chapter's worked cases, recomputed by accelsim.
 
 Prints one line per checked quantity (case, expected, got, relative error, pass/fail), the
-cases no model reproduces (with the reason), and a last line ``N passed, M failed``
-(checks). Exits 1 when any check fails. ``--json`` prints a list of
+cases no model reproduces (with the reason), each shipped machine's predicted power at peak
+throughput against its published TDP (:mod:`accelsim.api.power`; not with ``--cases``), and
+a last line ``N passed, M failed`` (checks). Exits 1 when any check fails. ``--json`` prints a list of
 ``{"id", "expected", "got", "rel_err", "passed"}`` objects instead. ``--cases FILE`` that
 cannot be read, is not JSON, or is not a non-empty list of cases is one line
 ``accelsim: error: FILE: ...`` and exit code 2.
@@ -80,17 +81,53 @@ def _table(results: list[CaseResult], verbose: bool) -> list[str]:
     return lines
 
 
+def _power_rows() -> list[tuple]:
+    """(PeakPower, verdict) per shipped machine with a TDP (``accelsim.api.power``)."""
+    from accelsim.api.power import tdp_checks
+
+    return tdp_checks()
+
+
+def _power_table(rows: list[tuple]) -> list[str]:
+    from accelsim.api.power import TDP_BAND
+
+    lines = [f"power at peak throughput vs published TDP (band {TDP_BAND[0]:g}-{TDP_BAND[1]:g} "
+             "x TDP; accelsim/report/ENERGY.md section 7):"]
+    cells = [("machine", "table", "util", "pJ/MAC", "dynamic W", "static W", "total W",
+              "TDP W", "x TDP", "result")]
+    for p, verdict in rows:
+        cells.append((p.machine, p.table, f"{p.util:.2f}", f"{p.dynamic_pj_per_mac:.3g}",
+                      f"{p.dynamic_w:.1f}", f"{p.static_w:.2f}", f"{p.total_w:.1f}",
+                      f"{p.tdp_w:g}", f"{p.ratio:.2f}", verdict))
+    widths = [max(len(c[i]) for c in cells) for i in range(len(cells[0]))]
+    lines += ["  ".join(c.ljust(w) if i < 2 else c.rjust(w)
+                        for i, (c, w) in enumerate(zip(row, widths, strict=True))).rstrip()
+              for row in cells]
+    gaps = [(p.machine, p.gap) for p, v in rows if v == "known gap"]
+    if gaps:
+        lines.append(f"known gaps ({len(gaps)}, documented in each machine's energy.tdp_gap):")
+        lines += [f"  {m}: {why}" for m, why in gaps]
+    return lines
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the suite; exit 1 on any failed check or case."""
     results = run_suite(providers(), args.cases)
     checks = all_checks(results)
     broken = [r for r in results if r.reproducible and (r.error or not r.checks)]
-    failed = sum(1 for c in checks if not c.passed) + len(broken)
-    passed = sum(1 for c in checks if c.passed)
+    from accelsim.api.power import TDP_BAND
+
+    power = _power_rows() if args.cases is None else []
+    power_failed = sum(1 for _, v in power if v == "FAIL")
+    failed = sum(1 for c in checks if not c.passed) + len(broken) + power_failed
+    passed = sum(1 for c in checks if c.passed) + sum(1 for _, v in power if v == "pass")
     if args.json:
         out = [c.as_dict() for c in checks]
         out += [{"id": r.id, "expected": None, "got": r.error or "no checks", "rel_err": None,
                  "passed": False} for r in broken]
+        out += [{"id": f"TDP:{p.machine}", "expected": [b * p.tdp_w for b in TDP_BAND],
+                 "got": p.total_w, "rel_err": None, "passed": v == "pass"}
+                for p, v in power if v != "known gap"]
         print(json.dumps(out, indent=1))
         return 1 if failed else 0
     for line in _table(results, args.verbose):
@@ -101,6 +138,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"not reproducible ({len(skipped)} of {len(results)} cases):")
     for r in skipped:
         print(f"  {r.id}: {r.reason}")
+    if power:
+        print()
+        for line in _power_table(power):
+            print(line)
     ok_cases = sum(1 for r in reproducible if r.passed)
     print(f"cases: {ok_cases} of {len(reproducible)} reproducible cases pass "
           f"({len(checks)} checked quantities)")

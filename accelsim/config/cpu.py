@@ -158,6 +158,9 @@ class CpuEnergy:
     instruction_pj: float = param(
         "Energy per issued vector or tile instruction beyond its arithmetic (fetch, decode, "
         "rename, schedule, register file), pJ.", default=0.0, check=non_negative)
+    tdp_gap: str = param(
+        "Why the predicted power at peak throughput lies below the TDP band, when it does "
+        "(a documented known gap; empty = the machine must lie in the band).", default="")
 
     @property
     def selection(self) -> EnergySelection:

@@ -20,7 +20,14 @@ action key                  unit
 ``link.<kind>``             pJ per bit over an off-chip link (``nvlink``, ``pcie``, ...)
 ``leak.pe``                 pJ per PE per cycle (busy or idle); optional, default 0
 ``leak.sram_per_kib``       pJ per KiB of SRAM per cycle; optional, default 0
+``static.pe``               W of leakage per PE (one MAC lane with its registers); optional
+``static.sram_per_kib``     W of leakage per KiB of on-chip SRAM; optional
 ==========================  ===============================================================
+
+Static power: a table gives leakage either per cycle (``leak.*``, as an Accelergy ERT does, at
+the clock it was derived for) or as power (``static.*``, YAML ``leakage: {pe: "25 uW",
+sram_per_kib: "0.06 uW"}``), which :meth:`EnergyTable.at_clock` turns into per-cycle entries at
+a machine's clock; :meth:`EnergyTable.static_power_w` gives watts for a count of PEs and KiB.
 
 SRAM access energy follows a rule, not a single number: a few reference points
 ``capacity -> pJ per access of reference_word_bits``, interpolated linearly in
@@ -29,9 +36,10 @@ smallest point with the first segment's slope, and held constant above the large
 (a large SRAM is banked: one access activates one bank). Width scales the energy by
 ``(word_bits / reference_word_bits) ** width_exponent`` (1.0 = constant energy per bit).
 
-Technology scaling (:func:`scale_table`): dynamic energy ``E = C V^2`` with capacitance
-``C ~ L^a`` for feature size ``L``; ``a`` differs for logic, SRAM and wires; off-chip DRAM and
-link energies (I/O and a different technology) are not scaled. See ``accelsim/report/ENERGY.md``.
+Technology scaling (``accelsim.config.energy_scaling``): dynamic energy ``E = C V^2`` with
+capacitance ``C ~ L^a`` for feature size ``L``; ``a`` differs for logic, SRAM and wires;
+off-chip DRAM and link energies (I/O and a different technology) are not scaled; leakage
+power scales as ``L V``. See ``accelsim/report/ENERGY.md``.
 
 Imports: units, errors, files, config.schema, config.memory, config.systolic.
 """
@@ -52,7 +60,7 @@ from accelsim.config.memory import DRAM_TECHNOLOGIES
 from accelsim.config.systolic import PRECISION_BYTES
 from accelsim.errors import ConfigError
 from accelsim.files import read_yaml, resolve_path
-from accelsim.units import UnitError, parse_bytes, parse_energy
+from accelsim.units import UnitError, parse_bytes, parse_energy, parse_power
 
 PRECISIONS = tuple(PRECISION_BYTES)
 """Precision names a ``mac``/``mult``/``add`` section may list."""
@@ -61,11 +69,12 @@ _SECTIONS = ("name", "description", "node_nm", "voltage_v", "sources", "derived_
              "mult", "add", "register", "sram", "dram_per_bit", "noc_per_bit", "links_per_bit",
              "leakage")
 _SRAM_KEYS = ("reference_word_bits", "width_exponent", "read", "write")
-_LEAK_KEYS = {"pe_per_cycle": "leak.pe", "sram_per_kib_cycle": "leak.sram_per_kib"}
+_LEAK_KEYS = {"pe_per_cycle": "leak.pe", "sram_per_kib_cycle": "leak.sram_per_kib",
+              "pe": "static.pe", "sram_per_kib": "static.sram_per_kib"}
 
 ACTION_UNITS = {"mac": "pJ/MAC", "mult": "pJ/op", "add": "pJ/op", "rf": "pJ/bit",
                 "sram": "pJ/access", "dram": "pJ/bit", "noc": "pJ/bit/hop", "link": "pJ/bit",
-                "leak": "pJ/cycle"}
+                "leak": "pJ/cycle", "static": "W"}
 """Unit of each action family (the part of the key before the dot)."""
 
 
@@ -163,8 +172,31 @@ class EnergyTable:
             if family == "sram" and key not in ("sram.read", "sram.write"):
                 raise ConfigError(where, f"energy.overrides.{key}", value,
                                   "SRAM overrides are 'sram.read' or 'sram.write' (pJ per access)")
-            entries[key] = _energy(value, where, f"energy.overrides.{key}", self.name)
+            parse = _power if family == "static" else _energy
+            entries[key] = parse(value, where, f"energy.overrides.{key}", self.name)
         return replace(self, entries=types.MappingProxyType(entries))
+
+    def static_power_w(self, *, pes: float = 0.0, sram_bytes: float = 0.0,
+                       clock_hz: float | None = None) -> dict[str, float]:
+        """Leakage power in W of ``pes`` MAC lanes and ``sram_bytes`` of SRAM: ``{"pe": W,
+        "sram": W}``. Per-cycle entries (``leak.*``) need ``clock_hz``; a ``static.*`` entry
+        wins over the per-cycle one of the same component."""
+        out = {}
+        for comp, amount in (("pe", pes), ("sram_per_kib", sram_bytes / 1024)):
+            w = self.entries.get(f"static.{comp}")
+            if w is None and clock_hz:
+                w = (self.entries.get(f"leak.{comp}") or 0.0) * 1e-12 * clock_hz
+            out[comp.split("_")[0]] = float(amount) * (w or 0.0)
+        return out
+
+    def at_clock(self, clock_hz: float) -> EnergyTable:
+        """A copy whose ``static.*`` (W) entries are also given per cycle (``leak.*``, pJ) at
+        ``clock_hz``, the form the action pricing uses; a table without them is returned as is."""
+        add = {f"leak.{comp}": self.entries[f"static.{comp}"] / clock_hz * 1e12
+               for comp in ("pe", "sram_per_kib") if f"static.{comp}" in self.entries}
+        if not add or not clock_hz:
+            return self
+        return replace(self, entries=types.MappingProxyType({**self.entries, **add}))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form (the resolved table stored with results)."""
@@ -179,20 +211,32 @@ class EnergyTable:
         return out
 
 
-def _energy(value: Any, file: str, field_path: str, table: str, per_bit: bool = False) -> float:
-    """Parse one pJ value; unparseable or negative -> ConfigError naming table/action/value."""
+def _quantity(value: Any, file: str, field_path: str, table: str, what: str) -> float:
+    """Parse one ``"energy"`` (pJ; a ``/bit`` suffix allowed) or ``"power"`` (W) value;
+    unparseable, non-finite or negative -> ConfigError naming table, action and value."""
     text = value
-    if isinstance(value, str) and value.strip().endswith("/bit"):
+    if what == "energy" and isinstance(value, str) and value.strip().endswith("/bit"):
         text = value.strip()[: -len("/bit")]
+    parse, unit = (parse_energy, "pJ") if what == "energy" else (parse_power, "W")
     try:
-        pj = parse_energy(text)
+        x = parse(text)
     except UnitError as exc:
         raise ConfigError(file, field_path, value,
-                          f"energy table '{table}': cannot parse energy ({exc})") from None
-    if not math.isfinite(pj) or pj < 0:
+                          f"energy table '{table}': cannot parse {what} ({exc})") from None
+    if not math.isfinite(x) or x < 0:
         raise ConfigError(file, field_path, value,
-                          f"energy table '{table}': energy must be >= 0 pJ")
-    return pj
+                          f"energy table '{table}': {what} must be >= 0 {unit}")
+    return x
+
+
+def _energy(value: Any, file: str, field_path: str, table: str) -> float:
+    """Parse one pJ value (see :func:`_quantity`)."""
+    return _quantity(value, file, field_path, table, "energy")
+
+
+def _power(value: Any, file: str, field_path: str, table: str) -> float:
+    """Parse one W value (see :func:`_quantity`)."""
+    return _quantity(value, file, field_path, table, "power")
 
 
 def _mapping(data: Any, file: str, path: str) -> Mapping[str, Any]:
@@ -243,7 +287,8 @@ def table_from_dict(data: Mapping[str, Any], *, file: str = "") -> EnergyTable:
         if key not in _LEAK_KEYS:
             raise ConfigError(file, f"leakage.{key}", value,
                               f"unknown leakage entry (known: {', '.join(_LEAK_KEYS)})")
-        entries[_LEAK_KEYS[key]] = _energy(value, file, f"leakage.{key}", name)
+        parse = _power if _LEAK_KEYS[key].startswith("static.") else _energy
+        entries[_LEAK_KEYS[key]] = parse(value, file, f"leakage.{key}", name)
     sram = _sram_rule(data["sram"], file, name) if "sram" in data else None
     sources = data.get("sources", ())
     if isinstance(sources, str):
@@ -308,106 +353,3 @@ def load_energy_table(name_or_path: str | os.PathLike,
 @functools.lru_cache(maxsize=64)
 def _parsed_table(path: str, mtime_ns: int) -> EnergyTable:
     return table_from_dict(read_yaml(path), file=path)
-
-
-# --------------------------------------------------------------------------- scaling
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ScalingRule:
-    """``E' = E (L'/L)^a (V'/V)^2`` with a capacitance exponent ``a`` per component class.
-
-    Classical (Dennard) scaling has ``C ~ L`` (``a = 1``) for transistors. Below ~28 nm the node
-    name no longer measures a physical length, wires (``C`` per mm roughly constant) and SRAM
-    bit cells shrink more slowly than logic, so their exponents are smaller. Off-chip DRAM and
-    link energies are interface/technology properties and are not scaled (``a = 0``, no V term).
-    """
-
-    logic_exponent: float = 1.0
-    sram_exponent: float = 0.5
-    wire_exponent: float = 0.5
-    voltage_exponent: float = 2.0
-
-    def factor(self, family: str, node_ratio: float, voltage_ratio: float) -> float:
-        """Energy multiplier for an action family (``mac``, ``sram``, ``dram`` ...)."""
-        exponent = {"mac": self.logic_exponent, "mult": self.logic_exponent,
-                    "add": self.logic_exponent, "rf": self.logic_exponent,
-                    "leak": self.logic_exponent, "sram": self.sram_exponent,
-                    "noc": self.wire_exponent}.get(family)
-        if exponent is None:  # dram, link: off-chip, not scaled with the logic node
-            return 1.0
-        return node_ratio ** exponent * voltage_ratio ** self.voltage_exponent
-
-
-def scale_dynamic_energy(energy_pj: float, *, node_from: float, node_to: float, v_from: float,
-                         v_to: float, capacitance_exponent: float = 1.0) -> float:
-    """``E C V^2`` rule for one value: pJ at (``node_to`` nm, ``v_to`` V)."""
-    return energy_pj * (node_to / node_from) ** capacitance_exponent * (v_to / v_from) ** 2
-
-
-def scale_table(table: EnergyTable, *, node_nm: float, voltage_v: float, name: str,
-                rule: ScalingRule | None = None) -> EnergyTable:
-    """A table moved to another node and voltage by ``rule`` (see :class:`ScalingRule`)."""
-    rule = rule or ScalingRule()
-    nr, vr = node_nm / table.node_nm, voltage_v / table.voltage_v
-    entries = {k: v * rule.factor(k.split(".")[0], nr, vr) for k, v in table.entries.items()}
-    sram = table.sram
-    if sram is not None:
-        f = rule.factor("sram", nr, vr)
-        sram = replace(sram, read_points=tuple((c, e * f) for c, e in sram.read_points),
-                       write_points=tuple((c, e * f) for c, e in sram.write_points))
-    derived = {"table": table.name, "node_nm": table.node_nm, "voltage_v": table.voltage_v,
-               "logic_exponent": rule.logic_exponent, "sram_exponent": rule.sram_exponent,
-               "wire_exponent": rule.wire_exponent, "voltage_exponent": rule.voltage_exponent}
-    return EnergyTable(name=name, description=f"{table.name} scaled to {node_nm:g} nm, "
-                       f"{voltage_v:g} V", node_nm=float(node_nm), voltage_v=float(voltage_v),
-                       sources=table.sources, file="", entries=types.MappingProxyType(entries),
-                       sram=sram, derived_from=types.MappingProxyType(derived))
-
-
-def table_to_mapping(table: EnergyTable, digits: int = 4) -> dict[str, Any]:
-    """The YAML form of a table (values as unit strings, rounded to ``digits`` significant)."""
-
-    def pj(v: float, per_bit: bool = False) -> str:
-        return f"{float(f'{v:.{digits}g}'):g} pJ" + ("/bit" if per_bit else "")
-
-    def section(family: str, per_bit: bool = False) -> dict[str, str]:
-        return {k.split(".", 1)[1]: pj(v, per_bit) for k, v in table.entries.items()
-                if k.split(".")[0] == family}
-
-    out: dict[str, Any] = {"name": table.name, "description": table.description,
-                           "node_nm": table.node_nm, "voltage_v": table.voltage_v,
-                           "sources": list(table.sources)}
-    if table.derived_from:
-        out["derived_from"] = dict(table.derived_from)
-    for family in ("mac", "mult", "add"):
-        if section(family):
-            out[family] = section(family)
-    rf = section("rf", True)
-    if rf:
-        out["register"] = {f"{k}_per_bit": v for k, v in rf.items()}
-    if table.sram is not None:
-        s = table.sram
-        out["sram"] = {"reference_word_bits": s.reference_word_bits,
-                       "width_exponent": s.width_exponent,
-                       "read": {_capacity(c): pj(e) for c, e in s.read_points}}
-        if s.write_points:
-            out["sram"]["write"] = {_capacity(c): pj(e) for c, e in s.write_points}
-    if section("dram", True):
-        out["dram_per_bit"] = section("dram", True)
-    if "noc" in table.entries:
-        out["noc_per_bit"] = pj(table.entries["noc"], True)
-    if section("link", True):
-        out["links_per_bit"] = section("link", True)
-    leak = {name: pj(table.entries[key]) for name, key in _LEAK_KEYS.items()
-            if key in table.entries}
-    if leak:
-        out["leakage"] = leak
-    return out
-
-
-def _capacity(n: float) -> str:
-    for factor, unit in ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
-        if n >= factor and n % factor == 0:
-            return f"{n / factor:g} {unit}"
-    return f"{n:g} B"

@@ -44,6 +44,7 @@ from pathlib import Path
 from accelsim.config.machine import SystolicMachine
 from accelsim.config.schema import build
 from accelsim.errors import ConfigError, UnsupportedError
+from accelsim.files import config_dir, locate
 
 CLOCK_HZ = 1e9
 """Clock given to SCALE-Sim machines (SCALE-Sim counts cycles only): 1 word/cycle = 1 GB/s."""
@@ -212,7 +213,7 @@ def read_scalesim_cfg(path: str | os.PathLike) -> ScaleSimConfig:
     :class:`ConfigError` naming the file, ``section.Key`` and the value.
     """
     file = str(path)
-    r = _Reader(_parse(Path(path)), file)
+    r = _Reader(_parse(locate(path)), file)
     arch = "architecture_presets"
     run_name = r.text("general", "run_name")
     if not run_name or "/" in run_name or run_name in (".", ".."):
@@ -304,7 +305,7 @@ def scalesim_machine(name: str, rows: int, cols: int, dataflow: str, ifmap_kb: i
     return build(SystolicMachine, data, file=file)
 
 
-DEFAULT_CFG = Path(__file__).resolve().parents[2] / "configs" / "scalesim" / "scale.cfg"
+DEFAULT_CFG = config_dir("scalesim") / "scale.cfg"
 """SCALE-Sim 3.0's own ``scale.cfg``, shipped unchanged."""
 
 

@@ -37,8 +37,10 @@ from typing import Any
 import pandas as pd
 
 from accelsim.config.energy import EnergyTable, load_energy_table
+from accelsim.config.energy_ref import EnergySelection
 from accelsim.config.systolic import ACCUMULATOR, PRECISION_BYTES
 from accelsim.errors import ConfigError
+from accelsim.report.power import machine_clock_hz
 from accelsim.units import BITS_PER_BYTE, FLOP_PER_MAC
 
 ACTION_COLUMNS = ["layer", "level", "operand", "direction", "count", "bits", "precision",
@@ -50,12 +52,14 @@ LEVELS = ("mac", "vector", "rf", "sram", "noc", "dram", "link")
 
 
 def energy_table_for(machine: Any) -> EnergyTable:
-    """The machine's energy table (``machine.energy.table``) with its overrides applied."""
+    """The machine's energy table (``machine.energy.table``) with its overrides applied: the one
+    default ``run``, ``energy`` and ``compare`` price a machine with."""
     sel = getattr(machine, "energy", None)
     if sel is None:
-        return load_energy_table("horowitz_45nm")
+        return load_energy_table(EnergySelection().table)
     table = load_energy_table(sel.table)
     return table.with_overrides(sel.overrides, file=f"machine '{getattr(machine, 'name', '?')}'")
+
 
 
 # ----------------------------------------------------------------------------- pricing
@@ -94,7 +98,8 @@ def _unit_pj(table: EnergyTable, level: str, direction: str, precision: str, tec
 
 def price_actions(actions: pd.DataFrame, table: EnergyTable, *,
                   sram_word_bits: float | None = None) -> pd.DataFrame:
-    """A copy of ``actions`` with ``pj_per_unit``, ``unit`` and ``pj`` (energy of the record).
+    """A copy of ``actions`` with ``pj_per_unit``, ``unit``, ``pj`` (energy of the record) and
+    ``static_pj`` (its leakage part: idle and leak records whole, ``leak.pe`` of busy MACs).
 
     ``sram_word_bits``: SRAM access width in bits (the machine's ``memory.sram.word_bits``);
     ``None`` prices each SRAM record at its own ``word_bits``.
@@ -105,7 +110,7 @@ def price_actions(actions: pd.DataFrame, table: EnergyTable, *,
     df = actions.copy()
     if df.empty:
         return df.assign(pj_per_unit=pd.Series(dtype=float), unit=pd.Series(dtype=str),
-                         pj=pd.Series(dtype=float))
+                         pj=pd.Series(dtype=float), static_pj=pd.Series(dtype=float))
     keys = ["level", "direction", "precision", "technology", "capacity_bytes", "word_bits"]
     prices: dict[tuple, tuple[float, str]] = {}
     for key in df[keys].drop_duplicates().itertuples(index=False, name=None):
@@ -115,6 +120,10 @@ def price_actions(actions: pd.DataFrame, table: EnergyTable, *,
     df["unit"] = [prices[k][1] for k in idx]
     amount = df["count"].where(df["unit"] == "count", df["bits"])
     df["pj"] = amount.astype(float) * df["pj_per_unit"]
+    leak_pe = table.get("leak.pe", 0.0) or 0.0
+    busy = (df["level"] == "mac") & (df["direction"] == "compute")
+    df["static_pj"] = df["pj"].where(df["direction"].isin(("idle", "leak")), 0.0)
+    df.loc[busy, "static_pj"] = df.loc[busy, "count"].astype(float) * leak_pe
     return df
 
 
@@ -204,8 +213,10 @@ def layer_energy(priced: pd.DataFrame, layers: pd.DataFrame) -> pd.DataFrame:
 
 
 def energy_summary(priced: pd.DataFrame, *, macs: float, time_s: float) -> dict[str, Any]:
-    """Totals: pJ, pJ/MAC, TOPS/W, average W, and pJ per level and per operand."""
+    """Totals: pJ, pJ/MAC, TOPS/W, average W (dynamic + static), static W, and pJ per level
+    and per operand."""
     total = float(priced["pj"].sum())
+    static = float(priced["static_pj"].sum()) if "static_pj" in priced else 0.0
     by_level = priced.groupby("level", sort=False)["pj"].sum()
     by_operand = priced.groupby("operand", sort=False)["pj"].sum()
     return {
@@ -216,6 +227,8 @@ def energy_summary(priced: pd.DataFrame, *, macs: float, time_s: float) -> dict[
         "tops_per_w": FLOP_PER_MAC * macs / total if total else float("nan"),
         "time_s": float(time_s),
         "avg_power_w": total * 1e-12 / time_s if time_s else float("nan"),
+        "static_pj": static,
+        "static_power_w": static * 1e-12 / time_s if time_s else float("nan"),
         "by_level_pj": {lv: float(by_level[lv]) for lv in LEVELS if lv in by_level},
         "by_operand_pj": {k: float(v) for k, v in by_operand.items()},
     }
@@ -250,6 +263,36 @@ class EnergyReport:
     layers: pd.DataFrame
     summary: Mapping[str, Any] = field(default_factory=dict)
 
+    @property
+    def total_pj(self) -> float:
+        """Energy of the run, static (leakage) included, pJ."""
+        return float(self.summary["total_pj"])
+
+    @property
+    def pj_per_mac(self) -> float:
+        """``total_pj`` per multiply-accumulate, pJ/MAC (NaN without MACs)."""
+        return float(self.summary["pj_per_mac"])
+
+    @property
+    def tops_per_w(self) -> float:
+        """Operations per joule in tera-operations per second per watt (1 MAC = 2 ops)."""
+        return float(self.summary["tops_per_w"])
+
+    @property
+    def average_power_w(self) -> float:
+        """``total_pj`` over the run time, W (dynamic energy / time + static power)."""
+        return float(self.summary["avg_power_w"])
+
+    @property
+    def static_power_w(self) -> float:
+        """Leakage part of :attr:`average_power_w`, W (0 for a table without leakage)."""
+        return float(self.summary.get("static_power_w", 0.0))
+
+    def __repr__(self) -> str:
+        return (f"EnergyReport(table={self.table.name!r}, total_pj={self.total_pj:.4g}, "
+                f"pj_per_mac={self.pj_per_mac:.3g}, tops_per_w={self.tops_per_w:.3g}, "
+                f"average_power_w={self.average_power_w:.3g})")
+
     def breakdown(self, by: tuple[str, ...] = ("layer", "level", "operand")) -> pd.DataFrame:
         """See :func:`energy_breakdown`."""
         return energy_breakdown(self.priced, by)
@@ -276,6 +319,9 @@ def compute_energy(actions: pd.DataFrame, layers: pd.DataFrame, machine: Any,
                    sram_leakage: bool = True) -> EnergyReport:
     """Price a run's actions (plus PE registers and SRAM leakage) with the machine's table."""
     table = table or energy_table_for(machine)
+    clock = machine_clock_hz(machine)
+    if clock:  # leakage given in W is priced per cycle at this machine's clock
+        table = table.at_clock(clock)
     parts = [actions]
     if registers and not (actions["level"] == "rf").any():
         parts.append(pe_register_actions(actions, layers))

@@ -19,7 +19,8 @@ from typing import Any
 
 import pandas as pd
 
-from accelsim.config.energy import load_energy_table, scale_dynamic_energy
+from accelsim.config.energy import load_energy_table
+from accelsim.config.energy_scaling import scale_dynamic_energy
 from accelsim.config.registry import load_machine
 from accelsim.config.systolic import PRECISION_BYTES
 from accelsim.engine.systolic_run import run_layer

@@ -32,6 +32,7 @@ from accelsim.config.scalesim_cfg import ScaleSimConfig, read_scalesim_cfg
 from accelsim.engine.schedule import transfer_cycles
 from accelsim.engine.systolic_run import LayerRun, run_layer
 from accelsim.errors import WorkloadError
+from accelsim.files import locate
 from accelsim.hw.systolic import (
     FoldGeometry,
     scalesim_compute_cycles,
@@ -109,7 +110,7 @@ def read_topology(path: str | os.PathLike, input_type: str = "conv") -> list[Sca
     if input_type not in INPUT_TYPES:
         raise WorkloadError(file, "input type", input_type, "must be conv or gemm")
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open(locate(path), encoding="utf-8") as fh:
             lines = fh.read().splitlines()
     except OSError as exc:
         raise WorkloadError(file, None, None, f"cannot read file ({exc.strerror})") from None

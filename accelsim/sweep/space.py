@@ -43,7 +43,7 @@ import numpy as np
 from accelsim.config.registry import apply_overrides, load_machine_dict, machine_from_dict
 from accelsim.config.systolic import DATAFLOWS
 from accelsim.errors import ConfigError
-from accelsim.files import read_yaml
+from accelsim.files import locate, read_yaml
 from accelsim.sweep.expr import Constraint, parse_constraint
 from accelsim.units import UnitError, parser_for_field
 from accelsim.workload.readers import load_workload
@@ -131,7 +131,7 @@ class SweepSpec:
 
 def load_spec(path: str | os.PathLike) -> SweepSpec:
     """Read and validate a sweep spec YAML file."""
-    return spec_from_dict(read_yaml(path), file=str(path))
+    return spec_from_dict(read_yaml(locate(path)), file=str(path))
 
 
 def spec_from_dict(data: Mapping[str, Any], *, file: str | None = None) -> SweepSpec:

@@ -51,11 +51,38 @@ def test_layernorm_is_memory_bound_everywhere_matmul_is_not(small):
 
 
 def test_energy_table_choice_changes_energy_not_time():
-    common = compare(SMALL[:1], ["tpu_v4"]).table.iloc[0]
-    own = compare(SMALL[:1], ["tpu_v4"], energy_table="machine").table.iloc[0]
-    assert own["time_s"] == common["time_s"]
-    # tpu_v4's own table is 45 nm: the same actions cost more than at 7 nm
-    assert own["energy_j"] > 2 * common["energy_j"]
+    own = compare(SMALL[:1], ["tpu_v4"]).table.iloc[0]
+    old = compare(SMALL[:1], ["tpu_v4"], energy_table="horowitz_45nm").table.iloc[0]
+    assert own["time_s"] == old["time_s"]
+    # tpu_v4's own table is its 7 nm node: the same actions cost less than at 45 nm
+    assert old["energy_j"] > 2 * own["energy_j"]
+
+
+def test_compare_prices_a_machine_as_run_does():
+    """One default: compare's energy of a GEMM on a systolic machine is the energy `run`
+    reports for the same GEMM (dynamic + leakage, the machine's own table)."""
+    from accelsim.api import simulate
+    from accelsim.workload.ops import Workload
+
+    row = compare(SMALL[:1], ["tpu_v4"]).table.iloc[0]
+    r = simulate("tpu_v4", Workload("mm", (SMALL[0],)), mode="analytic")
+    assert row["energy_j"] == pytest.approx(r.energy.total_pj * 1e-12, rel=1e-9)
+
+
+def test_gpu_energy_includes_static_power_over_the_kernel_time():
+    from accelsim.api.compare import load_platform, run_kernel
+    from accelsim.report.energy import energy_table_for
+    from accelsim.report.power import static_power_w
+
+    m = load_platform("a100")
+    table = energy_table_for(m)
+    with_static = run_kernel(m, SMALL[0], table=table)
+    leak = sum(static_power_w(m, table).values())
+    assert leak > 0
+    no_leak = table.with_overrides({"static.pe": "0 W", "static.sram_per_kib": "0 W"})
+    without = run_kernel(m, SMALL[0], table=no_leak)
+    assert with_static["energy_j"] - without["energy_j"] == pytest.approx(
+        leak * with_static["time_s"])
 
 
 def test_unknown_platform_fails_before_any_work():
@@ -72,7 +99,7 @@ def test_pivot_gives_kernels_by_platform(small):
     p = small.pivot("time_s")
     assert list(p.columns) == HW and list(p.index) == ["mm", "ln"]
     doc = small.to_dict()
-    assert doc["energy_table"] == "scaled_7nm" and len(doc["rows"]) == 8
+    assert doc["energy_table"] == "machine" and len(doc["rows"]) == 8
 
 
 def test_aliases_name_their_configs_and_are_recorded():

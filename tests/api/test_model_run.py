@@ -45,3 +45,16 @@ def test_cnn_runs_report_no_tokens():
 def test_systolic_machines_are_refused_with_a_pointer():
     with pytest.raises(Exception, match="systolic machines"):
         run_model("tpu_v4", "resnet50")
+
+
+def test_a_model_run_prints_a_short_summary_and_charges_leakage():
+    """``repr`` is a few lines; GPU kernels carry their leakage over the kernel time."""
+    from accelsim.report.energy import energy_table_for
+    from accelsim.report.power import static_power_w
+
+    r = run_model("h100", "resnet18")
+    lines = repr(r).splitlines()
+    assert 3 <= len(lines) <= 5 and lines[0].startswith("ModelRun(h100 x resnet18")
+    assert "utilization" in lines[1] and "W average" in lines[2] and "scaled_5nm" in lines[2]
+    leak_w = sum(static_power_w(r.machine, energy_table_for(r.machine)).values())
+    assert r.totals["energy_j"] > leak_w * r.totals["gpu_busy_s"] > 0

@@ -88,3 +88,30 @@ def test_bad_case_file_raises_config_error_naming_the_file(tmp_path):
     with pytest.raises(ConfigError) as err:
         load_cases(path)
     assert err.value.file == str(path) and err.value.field == "[1].id"
+
+
+def test_power_of_every_machine_is_held_against_its_tdp(run):
+    """A section lists each shipped machine with a published TDP: its predicted power at peak
+    throughput, the TDP and the verdict; none lies above its TDP."""
+    rc, stdout = run()
+    lines = stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("power at peak throughput"))
+    assert "band 0.4-1 x TDP" in lines[start]
+    rows = {line.split()[0]: line.split() for line in lines[start + 2:start + 10]}
+    assert set(rows) == {"tpu_v1", "tpu_v4", "npu_ascend910", "v100", "a100", "h100", "h200",
+                         "spr_cpu"}
+    for machine, cells in rows.items():
+        total, tdp, ratio = float(cells[6]), float(cells[7]), float(cells[8])
+        assert total <= tdp and ratio == pytest.approx(total / tdp, abs=0.01), machine
+        verdict = " ".join(cells[9:])
+        assert verdict in ("pass", "known gap"), (machine, verdict)
+        if verdict == "known gap":
+            assert any(line.startswith(f"  {machine}: ") for line in lines[start:])
+    assert rows["tpu_v4"][9] == "pass"
+
+
+def test_power_records_in_json(run):
+    rc, stdout = run("--json")
+    tdp = {rec["id"]: rec for rec in json.loads(stdout) if rec["id"].startswith("TDP:")}
+    assert tdp["TDP:tpu_v4"]["passed"] and tdp["TDP:tpu_v4"]["expected"] == pytest.approx([38.4, 96])
+    assert 38.4 <= tdp["TDP:tpu_v4"]["got"] <= 96.0

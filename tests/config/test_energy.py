@@ -6,19 +6,20 @@ import math
 
 import pytest
 
-from accelsim.config.energy import (
-    ScalingRule,
-    load_energy_table,
-    scale_dynamic_energy,
-    scale_table,
-    table_from_dict,
-)
+from accelsim.config.energy import load_energy_table, table_from_dict
+from accelsim.config.energy_scaling import ScalingRule, scale_dynamic_energy, scale_table
 from accelsim.config.memory import DRAM_TECHNOLOGIES
 from accelsim.errors import ConfigError
 from accelsim.files import builtin_names
 
 REQUIRED_MACS = ("int8", "int16", "int32", "fp8", "fp16", "bf16", "fp32")
-SHIPPED = ("horowitz_45nm", "eyeriss_like", "scaled_7nm", "scaled_5nm", "seed_napkin")
+SHIPPED = ("horowitz_45nm", "eyeriss_like", "scaled_5nm", "scaled_7nm", "scaled_12nm",
+           "scaled_28nm", "seed_napkin")
+
+MACHINE_NODES = {"tpu_v1": 28, "tpu_v4": 7, "npu_ascend910": 7, "v100": 12, "a100": 7,
+                 "h100": 5, "h200": 5, "spr_cpu": 7}
+"""Process node of each shipped machine, nm (TSMC 4N is an N5-family node; Intel 7 is
+7 nm-class in density): the default table of each must be the one of its node."""
 
 
 def minimal(**extra):
@@ -107,7 +108,9 @@ def test_machine_overrides_replace_entries():
     (minimal(dram_per_bit={"DDR9": "3 pJ/bit"}), "dram_per_bit.DDR9", "unknown memory"),
     (minimal(sram={"read": {"8 KiB": "ten pJ"}}), "sram.read.8 KiB", "cannot parse"),
     (minimal(sram={"read": {}}), "sram.read", "at least one"),
-    (minimal(leakage={"pe": "1 pJ"}), "leakage.pe", "unknown leakage"),
+    (minimal(leakage={"pe_w": "1 uW"}), "leakage.pe_w", "unknown leakage"),
+    (minimal(leakage={"pe": "1 pJ"}), "leakage.pe", "cannot parse power"),
+    (minimal(leakage={"sram_per_kib": "-1 uW"}), "leakage.sram_per_kib", "must be >= 0 W"),
     (minimal(macs={}), "macs", "did you mean 'mac'"),
     ({"name": "t", "node_nm": 45, "voltage_v": 0.9}, "mac", "missing"),
     (minimal(node_nm=-7), "node_nm", "> 0"),
@@ -170,7 +173,8 @@ def test_scaling_treats_logic_sram_wires_and_offchip_differently():
     assert ScalingRule().factor("dram", 0.1, 0.5) == 1.0
 
 
-@pytest.mark.parametrize("name, node, volts", [("scaled_7nm", 7, 0.75), ("scaled_5nm", 5, 0.70)])
+@pytest.mark.parametrize("name, node, volts", [("scaled_7nm", 7, 0.75), ("scaled_5nm", 5, 0.70),
+                                               ("scaled_12nm", 12, 0.80), ("scaled_28nm", 28, 0.90)])
 def test_shipped_modern_tables_equal_the_documented_rule(name, node, volts):
     """The YAML files are what scripts/scale_energy_table.py derives (4 significant digits)."""
     derived = scale_table(load_energy_table("horowitz_45nm"), node_nm=node, voltage_v=volts,
@@ -184,3 +188,37 @@ def test_shipped_modern_tables_equal_the_documented_rule(name, node, volts):
     for cap in (4096, 8192, 2**17, 2**20):
         assert shipped.sram_access_pj(cap, 64, "read") == pytest.approx(
             derived.sram_access_pj(cap, 64, "read"), rel=5e-4)
+
+
+@pytest.mark.parametrize("machine, node", sorted(MACHINE_NODES.items()))
+def test_each_machine_defaults_to_the_table_of_its_process_node(machine, node):
+    """No machine is priced at another node than its own, and each names its published TDP."""
+    from accelsim.api.compare import load_platform
+    from accelsim.report.energy import energy_table_for
+
+    m = load_platform(machine)
+    assert energy_table_for(m).node_nm == node
+    assert (getattr(m.energy, "tdp_w", None) or getattr(m, "tdp_w", None)) > 0
+
+
+def test_leakage_is_power_scaled_as_length_times_voltage():
+    """Static power P = V I_leak with I_leak ~ width ~ L: (L'/L) (V'/V), not C V^2."""
+    base = load_energy_table("horowitz_45nm")
+    t = scale_table(base, node_nm=7, voltage_v=0.75, name="x")
+    assert base.require("static.pe") == pytest.approx(25.2e-6)
+    assert t.require("static.pe") == pytest.approx(25.2e-6 * (7 / 45) * (0.75 / 0.9))
+    assert t.require("static.sram_per_kib") == pytest.approx(
+        base.require("static.sram_per_kib") * (7 / 45) * (0.75 / 0.9))
+
+
+def test_static_power_from_watts_or_from_per_cycle_entries():
+    """W entries give watts directly; per-cycle entries (an Accelergy ERT) need the clock."""
+    w = table_from_dict(minimal(leakage={"pe": "2 uW", "sram_per_kib": "0.5 uW"}))
+    assert w.static_power_w(pes=1000, sram_bytes=2048) == pytest.approx(
+        {"pe": 2e-3, "sram": 1e-6})
+    cyc = table_from_dict(minimal(leakage={"pe_per_cycle": "0.004 pJ"}))
+    assert cyc.static_power_w(pes=1000)["pe"] == 0.0  # no clock: cannot tell
+    assert cyc.static_power_w(pes=1000, clock_hz=1e9)["pe"] == pytest.approx(4e-3)
+    per_cycle = w.at_clock(2e9)
+    assert per_cycle.require("leak.pe") == pytest.approx(2e-6 / 2e9 * 1e12)  # 0.001 pJ/cycle
+    assert cyc.at_clock(2e9) is cyc

@@ -136,7 +136,7 @@ def test_every_run_carries_energy_by_default(run_tpu):
     assert {"energy_pj", "pj_per_mac"} <= set(r.layers.columns)
     assert r.layers["energy_pj"].sum() == pytest.approx(r.energy.summary["total_pj"])
     doc = r.to_dict()["energy"]
-    assert doc["table"] == "horowitz_45nm"
+    assert doc["table"] == "scaled_7nm"  # TPU v4 is a 7 nm chip
     assert doc["total_pj"] == pytest.approx(r.layers["energy_pj"].sum())
     assert {d["level"] for d in doc["by_level_operand_pj"]} >= {"mac", "rf", "sram", "dram"}
     assert "pJ/MAC" in r.energy.summary_line()
@@ -144,8 +144,10 @@ def test_every_run_carries_energy_by_default(run_tpu):
 
 def test_mac_energy_is_macs_times_the_table(run_tpu):
     r = run_tpu
-    mac = r.energy.summary["by_level_pj"]["mac"]
-    assert mac == pytest.approx(r.layers["macs"].sum() * load_energy_table("horowitz_45nm").require("mac.bf16"))
+    mac = r.energy.priced.query("level == 'mac'")
+    dynamic = (mac["pj"] - mac["static_pj"]).sum()  # the PEs' leakage is the rest
+    assert dynamic == pytest.approx(r.layers["macs"].sum() * load_energy_table("scaled_7nm").require("mac.bf16"))
+    assert mac["static_pj"].sum() > 0
 
 
 def test_dram_energy_is_bytes_moved_times_pj_per_bit(run_tpu):
@@ -248,3 +250,34 @@ def test_zigzag_agrees_on_the_same_accelerator_and_loop_order():
     spec.loader.exec_module(mod)
     table = mod.compare(mod.run_zigzag(str(zz_python)), mod.run_accelsim()[0])
     assert (table["pj_rel_diff"].abs() <= 0.01).all(), table
+
+
+def test_energy_attributes_are_the_summary(run_tpu):
+    e = run_tpu.energy
+    assert e.total_pj == e.summary["total_pj"] > 0
+    assert e.pj_per_mac == pytest.approx(e.total_pj / run_tpu.layers["macs"].sum())
+    assert e.tops_per_w == pytest.approx(2 * run_tpu.layers["macs"].sum() / e.total_pj)
+    assert e.average_power_w == pytest.approx(e.total_pj * 1e-12 / run_tpu.totals["time_s"])
+    assert 0 < e.static_power_w < e.average_power_w
+
+
+def test_static_power_of_a_run_is_the_machines_leakage(run_tpu):
+    """Every PE and the whole SRAM leak for the whole run: the run's static power equals the
+    machine's leakage inventory x the table's W per PE and per KiB."""
+    from accelsim.report.power import static_inventory, static_power_w
+
+    m = run_tpu.machine
+    inv = static_inventory(m)
+    assert inv == {"pes": 4 * 128 * 128, "sram_bytes": 32 * 2**20}
+    w = static_power_w(m, load_energy_table("scaled_7nm"))
+    assert run_tpu.energy.static_power_w == pytest.approx(w["pe"] + w["sram"], rel=1e-9)
+
+
+def test_results_print_a_short_summary(run_tpu):
+    text = repr(run_tpu)
+    lines = text.splitlines()
+    assert 3 <= len(lines) <= 5
+    assert lines[0].startswith("Result(tpu_v4 x resnet18")
+    assert "cycles" in lines[1] and "utilization" in lines[1]
+    assert "pJ/MAC" in lines[2] and "W average" in lines[2] and "scaled_7nm" in lines[2]
+    assert repr(run_tpu.energy).startswith("EnergyReport(table='scaled_7nm'")

@@ -62,9 +62,9 @@ def test_sram_area_uses_the_published_bitcell():
 def test_machine_area_adds_pe_array_and_sram():
     tpu = load_machine("tpu_v4", {"compute.array.rows": 64})
     a = area_breakdown(tpu)
-    assert a["node_nm"] == 45  # the machine's energy table is horowitz_45nm
-    assert a["area_pe_mm2"] == pytest.approx(4 * 64 * 128 * pe_area_um2("bf16", 45) / 1e6)
-    assert a["area_sram_mm2"] == pytest.approx(sram_area_um2(32 * 2**20, 45) / 1e6)
+    assert a["node_nm"] == 7  # the machine's energy table is scaled_7nm (TPU v4 is 7 nm)
+    assert a["area_pe_mm2"] == pytest.approx(4 * 64 * 128 * pe_area_um2("bf16", 7) / 1e6)
+    assert a["area_sram_mm2"] == pytest.approx(sram_area_um2(32 * 2**20, 7) / 1e6)
     assert a["area_mm2"] == pytest.approx(a["area_pe_mm2"] + a["area_sram_mm2"])
     bigger = area_breakdown(load_machine("tpu_v4"))
     assert bigger["area_pe_mm2"] == pytest.approx(2 * a["area_pe_mm2"])

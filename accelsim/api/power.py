@@ -1,0 +1,156 @@
+"""Predicted power at peak throughput, held against each machine's published TDP.
+
+    >>> from accelsim.api.power import peak_power
+    >>> p = peak_power("h100")
+    >>> p.total_w, p.tdp_w, p.ratio
+
+How: one large square GEMM (:data:`PEAK_GEMM` per side, the machine's matrix precision) runs
+through the machine's own model (:func:`accelsim.api.compare.run_kernel`) and is priced with
+the machine's default energy table: its dynamic energy over its time is the dynamic power at
+the highest throughput the model reaches (``util`` says what share of the dense peak that
+is), and the table's leakage (:func:`accelsim.report.power.static_power_w`) is added. The
+dynamic energy is not scaled up to 100 % of peak: a GEMM held back by DRAM bandwidth (TPU v1's
+DDR3) would then be charged more DRAM traffic per second than its memory can move.
+
+The band (:data:`TDP_BAND`, 0.4-1.0 x TDP) and why it is that wide are in
+``accelsim/report/ENERGY.md`` section 7: a chip running dense GEMMs at full rate sits at or
+near its power limit (an H100 SXM at its 700 W cap, clocks lowered to hold it; TPU v4's
+maximum 192 W), so a prediction above the TDP is impossible and one far below it means the
+model misses most of the energy; the model leaves out the clock tree, control, instruction
+issue, the GPU register-file and shared-memory operand traffic, DRAM background and PHY power,
+and the voltage regulators, which together are a large share of a board's power.
+
+Imports: api.compare, report, workload.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from accelsim.api.compare import load_platform, run_kernel
+from accelsim.report.energy import energy_table_for
+from accelsim.report.power import static_power_w
+from accelsim.workload.ops import Gemm
+
+PEAK_GEMM = 8192
+"""Side of the square GEMM that stands for peak throughput (M = N = K)."""
+
+TDP_BAND = (0.4, 1.0)
+"""Predicted power at peak throughput must lie within this fraction of the published TDP."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PeakPower:
+    """Power of one machine at its dense peak MAC rate, W, and its published TDP."""
+
+    machine: str
+    table: str
+    node_nm: float
+    precision: str
+    util: float
+    """Share of the dense peak MAC rate the model reaches on the GEMM."""
+    dynamic_pj_per_mac: float
+    peak_macs_per_s: float
+    """Dense peak of the matrix unit at ``precision``, MAC/s."""
+    dynamic_w: float
+    static_w: float
+    tdp_w: float | None
+    gap: str = ""
+    """The machine's documented reason for lying below the band (``energy.tdp_gap``)."""
+
+    @property
+    def total_w(self) -> float:
+        """Dynamic + static power at peak throughput, W."""
+        return self.dynamic_w + self.static_w
+
+    @property
+    def ratio(self) -> float | None:
+        """``total_w / tdp_w`` (``None`` without a published TDP)."""
+        return self.total_w / self.tdp_w if self.tdp_w else None
+
+    @property
+    def in_band(self) -> bool | None:
+        """Whether :attr:`ratio` lies within :data:`TDP_BAND` (``None`` without a TDP)."""
+        r = self.ratio
+        return None if r is None else TDP_BAND[0] <= r <= TDP_BAND[1]
+
+
+def matrix_precision(machine: Any) -> str:
+    """The precision a machine's matrix unit runs GEMMs at: the systolic array's, else bf16
+    (fp16 where a GPU lacks bf16), else the machine's default."""
+    if getattr(machine, "kind", "") == "systolic":
+        return machine.array.precision
+    supports = getattr(machine, "supports", None)
+    for p in ("bf16", "fp16"):
+        if supports is not None and supports(p):
+            return p
+    return getattr(machine, "default_precision", "fp32")
+
+
+def peak_power(hw: Any, *, size: int = PEAK_GEMM) -> PeakPower:
+    """Power of ``hw`` (name, path or machine) at peak throughput; see the module docstring."""
+    machine = load_platform(hw) if isinstance(hw, str) else hw
+    table = energy_table_for(machine)
+    prec = matrix_precision(machine)
+    op = Gemm(name="peak_gemm", m=size, n=size, k=size, dtype=prec)
+    row = run_kernel(machine, op, table=table)
+    static = sum(static_power_w(machine, table).values())
+    macs = float(op.macs)
+    dyn_pj = (row["energy_j"] - static * row["time_s"]) * 1e12 / macs
+    peak_macs = row["peak_tflops"] * 1e12 / 2
+    sel = getattr(machine, "energy", None)
+    tdp = getattr(sel, "tdp_w", None) or getattr(machine, "tdp_w", None)
+    return PeakPower(machine=machine.name, table=table.name, node_nm=table.node_nm,
+                     precision=row["precision"], util=float(row["util"]),
+                     dynamic_pj_per_mac=dyn_pj, peak_macs_per_s=peak_macs,
+                     dynamic_w=dyn_pj * 1e-12 * macs / row["time_s"], static_w=static,
+                     tdp_w=float(tdp) if tdp else None, gap=str(getattr(sel, "tdp_gap", "") or ""))
+
+
+def tdp_table(checks: list[tuple[PeakPower, str]] | None = None) -> pd.DataFrame:
+    """:func:`tdp_checks` as a table: one row per machine (W, pJ/MAC, ``ratio`` = total / TDP,
+    ``verdict``, ``gap``)."""
+    rows = [{"machine": p.machine, "table": p.table, "node_nm": p.node_nm,
+             "precision": p.precision, "util": p.util, "dynamic_pj_per_mac": p.dynamic_pj_per_mac,
+             "dynamic_w": p.dynamic_w, "static_w": p.static_w, "total_w": p.total_w,
+             "tdp_w": p.tdp_w, "ratio": p.ratio, "verdict": v, "gap": p.gap}
+            for p, v in (tdp_checks() if checks is None else checks)]
+    return pd.DataFrame(rows)
+
+
+def tdp_verdict(p: PeakPower) -> str:
+    """``pass``, ``FAIL`` or ``known gap`` for one machine (see :func:`tdp_checks`)."""
+    lo, hi = TDP_BAND
+    r = p.ratio
+    if r is None:
+        return "FAIL"
+    if r > hi:
+        return "FAIL"  # above the TDP: the part would throttle; the model over-prices
+    if r >= lo:
+        return "FAIL" if p.gap else "pass"  # a gap documented but gone: the note is stale
+    return "known gap" if p.gap else "FAIL"
+
+
+def tdp_checks(names: list[str] | None = None) -> list[tuple[PeakPower, str]]:
+    """:func:`peak_power` and its verdict for every shipped kernel platform (systolic, GPU,
+    CPU machine) that publishes a TDP (``energy.tdp_w``, or a CPU's ``tdp_w``).
+
+    Verdicts: ``pass`` (within :data:`TDP_BAND`); ``FAIL`` (above the TDP; below the band
+    without a documented reason; in the band while the YAML still documents a gap);
+    ``known gap`` (below the band, the reason in the machine's ``energy.tdp_gap``)."""
+    from accelsim.files import builtin_names
+
+    out = []
+    for name in names if names is not None else builtin_names("hardware"):
+        machine = load_platform(name)
+        if getattr(machine, "kind", "") not in ("systolic", "gpu", "cpu"):
+            continue
+        sel = getattr(machine, "energy", None)
+        if not (getattr(sel, "tdp_w", None) or getattr(machine, "tdp_w", None)):
+            continue
+        p = peak_power(machine)
+        out.append((p, tdp_verdict(p)))
+    return out

@@ -1,0 +1,56 @@
+"""Static power of a machine: what leaks (MAC lanes, SRAM) and how much, from its energy table.
+
+Average power of a run = dynamic energy / time + static power; the energy report prices the
+static part as per-cycle leakage records (``accelsim/report/ENERGY.md`` section 7), and
+:func:`static_power_w` gives it in watts for machines whose models emit no leakage records
+(GPUs, CPUs) and for the TDP check of ``accelsim validate``.
+
+Imports: config.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from accelsim.config.energy import EnergyTable
+
+
+def machine_clock_hz(machine: Any) -> float | None:
+    """The clock of a systolic (``clock_hz``), GPU or CPU (``compute.clock_hz``) machine, Hz."""
+    clock = getattr(machine, "clock_hz", None) or getattr(getattr(machine, "compute", None),
+                                                          "clock_hz", None)
+    return float(clock) if clock else None
+
+
+def static_inventory(machine: Any) -> dict[str, float]:
+    """What leaks in ``machine``: ``pes`` (MAC lanes of its matrix units at 16-bit precision:
+    systolic PEs, GPU tensor-core lanes, CPU AMX + SIMD lanes) and ``sram_bytes`` (on-chip SRAM:
+    the systolic buffer; GPU L2 + per-SM register file and L1/shared memory; CPU L3 + per-core
+    L1 and L2). Off-chip DRAM, PHYs, clock tree and control are not counted (ENERGY.md)."""
+    kind = getattr(machine, "kind", "")
+    if kind == "systolic":
+        return {"pes": float(machine.array.pes),
+                "sram_bytes": float(machine.memory.sram.capacity_bytes)}
+    if kind == "gpu":
+        c, mem = machine.compute, machine.memory
+        rates = c.tensor_flop_per_clk_per_sm
+        flop16 = max(float(rates.get(p, 0.0)) for p in ("fp16", "bf16"))
+        return {"pes": c.sm_count * flop16 / 2,
+                "sram_bytes": float(mem.l2_bytes) + c.sm_count * (c.sm_register_file_bytes
+                                                                  + c.sm_l1_bytes)}
+    if kind == "cpu":
+        c, mem = machine.compute, machine.memory
+        matrix = float(c.matrix.macs_per_cycle.get("bf16", 0.0)) if c.matrix else 0.0
+        per_core = matrix + c.simd.macs_per_cycle("bf16")
+        return {"pes": c.cores * per_core,
+                "sram_bytes": float(mem.l3.capacity_bytes) + c.cores * (
+                    mem.l1.capacity_bytes + mem.l2.capacity_bytes)}
+    return {"pes": 0.0, "sram_bytes": 0.0}
+
+
+def static_power_w(machine: Any, table: EnergyTable) -> dict[str, float]:
+    """Leakage power of ``machine`` per component, W: ``{"pe": W, "sram": W}`` (the table's
+    ``static.*`` or per-cycle ``leak.*`` entries times :func:`static_inventory`)."""
+    inv = static_inventory(machine)
+    return table.static_power_w(pes=inv["pes"], sram_bytes=inv["sram_bytes"],
+                                clock_hz=machine_clock_hz(machine))
