@@ -71,7 +71,7 @@ pd.Series(nm).to_frame("value")
 # travels through the PE registers and how often the SRAM is read.
 
 # %%
-resnet50 = load_workload("resnet50")
+resnet50 = load_workload("resnet50_convs")
 runs = {df: simulate("tpu_v4", resnet50, dataflow=df, mode="analytic") for df in ("os", "ws", "is")}
 from accelsim.report.energy import dataflow_comparison  # noqa: E402
 

@@ -48,7 +48,7 @@ LAB_START = time.monotonic()
 resnet_spec = spec_from_dict({
     "name": "lab6_resnet50",
     "hardware": "tpu_v4",
-    "workload": "resnet50",
+    "workload": "resnet50_convs",
     "mode": "analytic",                       # the numba fast path (equal to the event engine)
     "parameters": {
         "compute.array.rows": [32, 64, 128, 256],
