@@ -7,7 +7,9 @@
   ``dataflow`` column and one ``<part>_pj`` column per stacked part (the comparison table of
   ``accelsim energy``).
 
-Imports: pandas (matplotlib lazily).
+Each takes ``ax`` (draw there) or ``offscreen`` (a figure for files only) and returns the Axes.
+
+Imports: pandas, report.energy, report.figures (matplotlib lazily).
 """
 
 from __future__ import annotations
@@ -18,17 +20,7 @@ from typing import Any
 import pandas as pd
 
 from accelsim.report.energy import LEVELS
-
-
-def _pyplot():
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
-    except ModuleNotFoundError as exc:  # pragma: no cover - matplotlib is a core dependency
-        raise ModuleNotFoundError("plots need matplotlib: pip install 'accelsim[plot]'") from exc
-    return plt
+from accelsim.report.figures import new_axes, save_figure
 
 
 def _order(parts: list[str]) -> list[str]:
@@ -58,13 +50,11 @@ def _unit(total: float) -> tuple[float, str]:
 
 
 def plot_energy_by_layer(breakdown: pd.DataFrame, *, stack: str = "level", ax: Any = None,
-                         title: str | None = None) -> Any:
+                         title: str | None = None, offscreen: bool = False) -> Any:
     """Stacked bar per layer of ``breakdown`` (columns ``layer``, ``stack``, ``pj``)."""
-    plt = _pyplot()
     wide = breakdown.pivot_table(index="layer", columns=stack, values="pj", aggfunc="sum",
                                  fill_value=0.0, sort=False)
-    if ax is None:
-        _, ax = plt.subplots(figsize=(max(6.0, 0.25 * len(wide) + 2), 4))
+    ax = new_axes((max(6.0, 0.25 * len(wide) + 2), 4), ax=ax, offscreen=offscreen)
     unit, name = _unit(float(wide.to_numpy().max(initial=0.0)))
     _stack(ax, wide, unit, name, "layer")
     ax.set_title(title or f"energy per layer, by {stack}")
@@ -73,14 +63,13 @@ def plot_energy_by_layer(breakdown: pd.DataFrame, *, stack: str = "level", ax: A
 
 
 def plot_energy_by_dataflow(table: pd.DataFrame, *, parts: list[str] | None = None,
-                            ax: Any = None, title: str | None = None) -> Any:
+                            ax: Any = None, title: str | None = None,
+                            offscreen: bool = False) -> Any:
     """Stacked bar per ``dataflow`` row; stacks the ``<part>_pj`` columns (default: levels)."""
-    plt = _pyplot()
     parts = parts or [lv for lv in LEVELS if f"{lv}_pj" in table.columns]
     wide = table.set_index("dataflow")[[f"{p}_pj" for p in parts]]
     wide.columns = parts
-    if ax is None:
-        _, ax = plt.subplots(figsize=(5, 4))
+    ax = new_axes((5, 4), ax=ax, offscreen=offscreen)
     unit, name = _unit(float(wide.sum(axis=1).max()))
     _stack(ax, wide, unit, name, "dataflow")
     ax.set_title(title or "energy per dataflow")
@@ -89,10 +78,5 @@ def plot_energy_by_dataflow(table: pd.DataFrame, *, parts: list[str] | None = No
 
 
 def save(ax: Any, path: str | Path) -> Path:
-    """Write the figure holding ``ax`` to ``path`` (format from the suffix) and close it."""
-    plt = _pyplot()
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    ax.figure.savefig(p, dpi=120)
-    plt.close(ax.figure)
-    return p
+    """Write the figure holding ``ax`` to ``path`` (format from the suffix)."""
+    return save_figure(ax.figure, path, dpi=120)

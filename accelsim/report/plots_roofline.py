@@ -1,4 +1,5 @@
-"""Roofline plots, built only from tables (matplotlib imported lazily, Agg backend).
+"""Roofline plots, built only from tables (matplotlib imported lazily; see
+:mod:`accelsim.report.figures` for where they are drawn).
 
 Inputs are the DataFrames of :mod:`accelsim.analysis.roofline`:
 
@@ -8,7 +9,7 @@ Inputs are the DataFrames of :mod:`accelsim.analysis.roofline`:
   ``achieved_flops_per_s`` (simulated) and/or ``attainable_flops_per_s``;
 * ``measured`` (optional): ``layer``, ``intensity``, ``flops_per_s``.
 
-Imports: pandas, matplotlib (lazy).
+Imports: pandas, report.figures, matplotlib (lazy).
 """
 
 from __future__ import annotations
@@ -20,20 +21,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from accelsim.report.figures import new_axes, save_figure
+
 _LEVEL_STYLE = {"rf": ":", "sram": "--", "l1": "--", "l2": "-.", "dram": "-", "hbm": "-",
                 "host": (0, (1, 1))}
-
-
-def pyplot() -> Any:
-    """``matplotlib.pyplot`` with the non-interactive Agg backend."""
-    try:
-        import matplotlib
-    except ModuleNotFoundError as exc:  # pragma: no cover - matplotlib is a core dependency
-        raise ModuleNotFoundError("plots need matplotlib: pip install matplotlib") from exc
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def _finite(values: pd.Series) -> np.ndarray:
@@ -56,13 +47,12 @@ def choose_level(roofs: pd.DataFrame, points: pd.DataFrame) -> str:
 
 def plot_roofline(roofs: pd.DataFrame, points: pd.DataFrame, *, level: str | None = None,
                   measured: pd.DataFrame | None = None, title: str = "", ax: Any = None,
-                  label_points: int = 12) -> Any:
+                  label_points: int = 12, offscreen: bool = False) -> Any:
     """Log-log roofline: one roof per level, the compute peak, ridge points, one point per
     layer at its ``level`` intensity (default: the outermost device level in ``roofs``), and
-    measured points overlaid. Returns the matplotlib Axes."""
-    plt = pyplot()
-    if ax is None:
-        _, ax = plt.subplots(figsize=(8, 5.5))
+    measured points overlaid. Returns the matplotlib Axes (``offscreen``: on a figure for
+    files only, see :func:`accelsim.report.figures.new_axes`)."""
+    ax = new_axes((8, 5.5), ax=ax, offscreen=offscreen)
     levels = list(roofs["level"])
     if level is None:
         level = choose_level(roofs, points)
@@ -125,10 +115,5 @@ def plot_roofline(roofs: pd.DataFrame, points: pd.DataFrame, *, level: str | Non
 
 
 def save(ax: Any, path: str | Path, dpi: int = 130) -> Path:
-    """Write the figure of ``ax`` to ``path`` (format from the suffix) and close it."""
-    plt = pyplot()
-    fig = ax.figure
-    fig.tight_layout()
-    fig.savefig(path, dpi=dpi)
-    plt.close(fig)
-    return Path(path)
+    """Write the figure of ``ax`` to ``path`` (format from the suffix)."""
+    return save_figure(ax.figure, path, dpi)

@@ -20,18 +20,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from accelsim.report.figures import new_axes
+
 
 def _axes(ax: Any) -> Any:
-    """``ax``, or new Axes of a new figure (matplotlib picks the backend: inline in Jupyter,
-    Agg when there is no display)."""
-    if ax is not None:
-        return ax
-    try:
-        import matplotlib.pyplot as plt
-    except ModuleNotFoundError as exc:  # pragma: no cover - matplotlib is a core dependency
-        raise ModuleNotFoundError("plots need matplotlib: pip install matplotlib") from exc
-    _, ax = plt.subplots(figsize=(6, 4))
-    return ax
+    """``ax``, or new Axes of a new pyplot figure (see :mod:`accelsim.report.figures`)."""
+    return new_axes((6, 4), ax=ax)
 
 
 def _ok(df: pd.DataFrame) -> pd.DataFrame:

@@ -15,9 +15,6 @@
 # after another, each paying pipeline fill and drain. This lab measures what that costs.
 
 # %%
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
 

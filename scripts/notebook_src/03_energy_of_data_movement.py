@@ -13,9 +13,6 @@
 # Units: pJ per action; `TOPS/W = 2 x MACs / pJ`; 1 MAC = 2 operations.
 
 # %%
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
 

@@ -16,9 +16,6 @@
 import json
 import math
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import display

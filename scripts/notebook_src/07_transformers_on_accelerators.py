@@ -20,9 +20,6 @@
 import dataclasses
 import functools
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
 

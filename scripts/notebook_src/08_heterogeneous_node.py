@@ -15,9 +15,6 @@
 # %%
 import dataclasses
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
 
