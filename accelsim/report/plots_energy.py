@@ -39,11 +39,11 @@ def _stack(ax: Any, wide: pd.DataFrame, unit: float, unit_name: str, xlabel: str
                        fontsize=7 if len(wide) > 20 else 9)
     ax.set_ylabel(f"energy ({unit_name})")
     ax.set_xlabel(xlabel)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # beside the bars
 
 
 def _unit(total: float) -> tuple[float, str]:
-    for factor, name in ((1e12, "J"), (1e9, "mJ"), (1e6, "uJ"), (1e3, "nJ")):
+    for factor, name in ((1e12, "J"), (1e9, "mJ"), (1e6, "µJ"), (1e3, "nJ")):
         if total >= factor:
             return factor, name
     return 1.0, "pJ"

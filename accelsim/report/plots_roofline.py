@@ -23,6 +23,10 @@ import pandas as pd
 
 from accelsim.report.figures import new_axes, save_figure
 
+LABEL_GAP_DECADES = (0.9, 0.1)
+"""Layer labels closer than this (x, y, in decades of the log axes) would overprint: only the
+faster layer's is drawn. Layers on the same spot share one label (``name (+2)``)."""
+
 _LEVEL_STYLE = {"rf": ":", "sram": "--", "l1": "--", "l2": "-.", "dram": "-", "hbm": "-",
                 "host": (0, (1, 1))}
 
@@ -92,14 +96,7 @@ def plot_roofline(roofs: pd.DataFrame, points: pd.DataFrame, *, level: str | Non
                        label=f"same layers at {other} intensity")
         ax.scatter(pts[col], pts[y], s=28, c="tab:blue", zorder=3,
                    label=f"layers ({'simulated' if y.startswith('achieved') else 'bound'}, {level})")
-        seen: set[tuple[float, float]] = set()
-        for _, p in pts.nlargest(min(label_points, len(pts)), y).iterrows():
-            key = (round(math.log10(p[col]), 2), round(math.log10(p[y]), 2))
-            if key in seen:
-                continue
-            seen.add(key)
-            ax.annotate(str(p["layer"])[:18], (p[col], p[y]), fontsize=6, alpha=0.7,
-                        xytext=(3, 3), textcoords="offset points")
+        _label_points(ax, pts, col, y, label_points)
     if measured is not None and len(measured):
         ax.scatter(measured["intensity"], measured["flops_per_s"], marker="x", s=40,
                    c="tab:red", zorder=4, label="measured")
@@ -107,11 +104,31 @@ def plot_roofline(roofs: pd.DataFrame, points: pd.DataFrame, *, level: str | Non
     ax.set_yscale("log")
     ax.set_xlim(lo, hi)
     ax.set_xlabel(f"arithmetic intensity (FLOP/byte): filled at {level}, hollow at other levels")
-    ax.set_ylabel("performance (FLOP/s)")
+    from matplotlib.ticker import FuncFormatter
+
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1e12:g}"))
+    ax.set_ylabel("performance (TFLOP/s)")
     ax.set_title(title or "Roofline")
     ax.grid(True, which="both", alpha=0.25)
     ax.legend(fontsize=7, loc="lower right")
     return ax
+
+
+def _label_points(ax: Any, pts: pd.DataFrame, col: str, y: str, most: int) -> None:
+    """Name the ``most`` fastest points, one label per spot, none overprinting another."""
+    spots: dict[tuple[float, float], list[str]] = {}
+    for _, p in pts.sort_values(y, ascending=False).iterrows():
+        key = (round(math.log10(p[col]), 2), round(math.log10(p[y]), 2))
+        spots.setdefault(key, []).append(str(p["layer"]))
+    placed: list[tuple[float, float]] = []
+    for (lx, ly), names in list(spots.items())[:most]:
+        if any(abs(lx - a) < LABEL_GAP_DECADES[0] and abs(ly - b) < LABEL_GAP_DECADES[1]
+               for a, b in placed):
+            continue
+        placed.append((lx, ly))
+        text = names[0][:18] + (f" (+{len(names) - 1})" if len(names) > 1 else "")
+        ax.annotate(text, (10 ** lx, 10 ** ly), fontsize=7, alpha=0.8, xytext=(3, 3),
+                    textcoords="offset points")
 
 
 def save(ax: Any, path: str | Path, dpi: int = 130) -> Path:

@@ -14,7 +14,7 @@ from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-DRAWS = re.compile(r"\bplt\.|\bplot_\w+\(|\.(plot|bar|barh|scatter|loglog|semilogx|semilogy|"
+DRAWS = re.compile(r"\bplt\.(?!close)|\bplot_\w+\(|\.(plot|bar|barh|scatter|loglog|semilogx|semilogy|"
                    r"imshow|fill_between|hist|step)\(|subplots\(")
 """A code cell that calls one of these draws a figure."""
 
