@@ -117,6 +117,18 @@ def table_html(df: pd.DataFrame, columns: list[str] | None = None, max_rows: int
     return f'<div class="scroll"><table><tr>{head}</tr>{"".join(rows)}</table></div>{more}'
 
 
+MAX_LAYER_TICKS = 60
+"""More layers than this get every k-th name on the x axis (the bars stay one per layer)."""
+
+
+def _layer_ticks(ax: Any, layers: pd.DataFrame) -> None:
+    """Layer names under the bars, at most ``MAX_LAYER_TICKS`` of them."""
+    step = max(1, math.ceil(len(layers) / MAX_LAYER_TICKS))
+    idx = list(range(0, len(layers), step))
+    ax.set_xticks(idx, [str(layers["layer"].iloc[i])[:22] for i in idx], rotation=70, fontsize=7,
+                  ha="right", rotation_mode="anchor")
+
+
 def _bar_width(n: int) -> tuple[float, float]:
     return max(7.0, min(16.0, 0.3 * n + 3)), 3.8
 
@@ -136,10 +148,10 @@ def plot_cycles(layers: pd.DataFrame) -> Any:
         if col in layers:
             ax.bar(x, layers[col], bottom=bottom, label=label, color=color, width=0.8)
             bottom = bottom + layers[col].astype(float)
-    ax.set_xticks(list(x), [str(n)[:16] for n in layers["layer"]], rotation=70, fontsize=7)
+    _layer_ticks(ax, layers)
     ax.set_ylabel("cycles")
     ax.set_title("cycles per layer")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return fig
 
 
@@ -152,11 +164,11 @@ def plot_utilization(layers: pd.DataFrame) -> Any:
     for i, c in enumerate(cols):
         ax.bar([j + (i - (len(cols) - 1) / 2) * w for j in range(len(layers))], 100 * layers[c],
                width=w, label=c.replace("_", " "))
-    ax.set_xticks(range(len(layers)), [str(n)[:16] for n in layers["layer"]], rotation=70, fontsize=7)
+    _layer_ticks(ax, layers)
     ax.set_ylabel("%")
     ax.set_ylim(0, 105)
     ax.set_title("utilisation per layer")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return fig
 
 
@@ -169,7 +181,7 @@ def plot_timeline(layers: pd.DataFrame, runs: list | None = None, clock_hz: floa
     ax = new_axes((12, 3.2 if not runs else 4.2), offscreen=True)
     fig = ax.figure
     start = layers["total_cycles"].cumsum() - layers["total_cycles"]
-    scale, unit = (1e6 / clock_hz, "us") if clock_hz else (1.0, "cycles")
+    scale, unit = (1e6 / clock_hz, "time (µs)") if clock_hz else (1.0, "cycles")
     colors = colormaps["tab20"]
     for i, (s, d) in enumerate(zip(start, layers["total_cycles"], strict=True)):
         ax.broken_barh([(s * scale, d * scale)], (2.2, 0.8), color=colors(i % 20))

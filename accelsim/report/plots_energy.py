@@ -14,6 +14,7 @@ Imports: pandas, report.energy, report.figures (matplotlib lazily).
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,12 @@ import pandas as pd
 
 from accelsim.report.energy import LEVELS
 from accelsim.report.figures import new_axes, save_figure
+
+MAX_TICKS = 60
+"""At most this many layer names under the bars."""
+
+MAX_WIDTH_IN = 16.0
+"""Widest per-layer figure (inches); more layers make thinner bars."""
 
 
 def _order(parts: list[str]) -> list[str]:
@@ -34,8 +41,10 @@ def _stack(ax: Any, wide: pd.DataFrame, unit: float, unit_name: str, xlabel: str
         vals = wide[part].to_numpy() / unit
         ax.bar(range(len(wide)), vals, bottom=bottom, label=str(part))
         bottom = vals if bottom is None else bottom + vals
-    ax.set_xticks(range(len(wide)))
-    ax.set_xticklabels([str(i) for i in wide.index], rotation=90 if len(wide) > 8 else 0,
+    step = max(1, math.ceil(len(wide) / MAX_TICKS))  # long models: every k-th name
+    ticks = list(range(0, len(wide), step))
+    ax.set_xticks(ticks)
+    ax.set_xticklabels([str(wide.index[i]) for i in ticks], rotation=90 if len(wide) > 8 else 0,
                        fontsize=7 if len(wide) > 20 else 9)
     ax.set_ylabel(f"energy ({unit_name})")
     ax.set_xlabel(xlabel)
@@ -54,7 +63,8 @@ def plot_energy_by_layer(breakdown: pd.DataFrame, *, stack: str = "level", ax: A
     """Stacked bar per layer of ``breakdown`` (columns ``layer``, ``stack``, ``pj``)."""
     wide = breakdown.pivot_table(index="layer", columns=stack, values="pj", aggfunc="sum",
                                  fill_value=0.0, sort=False)
-    ax = new_axes((max(6.0, 0.25 * len(wide) + 2), 4), ax=ax, offscreen=offscreen)
+    ax = new_axes((min(MAX_WIDTH_IN, max(6.0, 0.25 * len(wide) + 2)), 4), ax=ax,
+                  offscreen=offscreen)
     unit, name = _unit(float(wide.to_numpy().max(initial=0.0)))
     _stack(ax, wide, unit, name, "layer")
     ax.set_title(title or f"energy per layer, by {stack}")
