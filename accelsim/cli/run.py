@@ -229,7 +229,7 @@ def print_systolic(result: object, args: argparse.Namespace) -> None:
     t = result.totals
     print()
     print(f"total: {t['total_cycles']:,} cycles = {scaled(t['time_s'], 's')}, "
-          f"{scaled(t['tflops_per_s'] * 1e12, 'flop_per_s')}, overall util {t['overall_util']:.1%}, "
+          f"{scaled(t['flop_per_s'], 'flop_per_s')}, overall util {t['overall_util']:.1%}, "
           f"stalls {t['stall_cycles']:,} cycles, DRAM {scaled(t['dram_bytes'], 'bytes')}")
     energy = result.energy
     if energy is not None and hasattr(energy, "summary"):

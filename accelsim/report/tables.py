@@ -108,6 +108,8 @@ def totals_of(layers: pd.DataFrame, machine: Any) -> dict[str, Any]:
         "time_s": time_s,
         "macs": macs,
         "flops": FLOP_PER_MAC * macs,
+        "flop_per_s": FLOP_PER_MAC * macs / time_s if time_s else 0.0,
+        # TFLOP/s under its old name, kept one release as an alias of flop_per_s / 1e12
         "tflops_per_s": FLOP_PER_MAC * macs / time_s / 1e12 if time_s else 0.0,
         "overall_util": macs / (pes * cycles) if cycles else 0.0,
         "dram_bytes": float(layers["dram_bytes"].sum()),

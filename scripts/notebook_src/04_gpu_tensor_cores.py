@@ -46,7 +46,7 @@ print(f"{h200.description}\npeak bf16 {h200.peak_flops('bf16') / 1e12:.0f} TFLOP
 rows = []
 for slabs in range(2, 40):
     r = gemm(128 * slabs, 4096, 4096)
-    rows.append({"M": 128 * slabs, "tflops": r["tflops"], "waves": r["waves"],
+    rows.append({"M": 128 * slabs, "tflops": r["flop_per_s"] / 1e12, "waves": r["waves"],
                  "tile": tuple(r["tile"])})
 sweep = pd.DataFrame(rows)
 meas = pd.DataFrame([r for r in held["gemm_heldout"] if r["tag"] == "waves"])
@@ -72,7 +72,8 @@ sweep.head(12)
 rows = []
 for n in (4088, 4092, 4095, 4096, 4097, 4100, 4104):
     r = gemm(n, n, n)
-    rows.append({"n": n, "path": r["path"], "time_us": r["time_s"] * 1e6, "tflops": r["tflops"]})
+    rows.append({"n": n, "path": r["path"], "time_us": r["time_s"] * 1e6,
+                 "tflops": r["flop_per_s"] / 1e12})
 cliff = pd.DataFrame(rows)
 meas = {(r["M"], r["K"]): r["gpu_ms"] * 1e3 for r in held["gemm_heldout"]
         if r["tag"] == "align" and r["dtype"] == "bf16"}
@@ -92,7 +93,7 @@ cliff.round(2)
 rows = []
 for m in (1, 4, 16, 64, 128, 256, 512, 1024, 2048, 4096, 8192):
     r = gemm(m, 14336, 4096)
-    rows.append({"M": m, "intensity": r["flops"] / r["bytes"], "tflops": r["tflops"],
+    rows.append({"M": m, "intensity": r["flops"] / r["bytes"], "tflops": r["flop_per_s"] / 1e12,
                  "bound": r["bound"], "tile": tuple(r["tile"]), "split_k": r["split_k"]})
 roof = pd.DataFrame(rows)
 bw = h200.memory.hbm.sustained_bytes_per_s

@@ -93,7 +93,7 @@ ax.set_title("h200x2: copy bandwidth vs size")
 plt.show()
 lb = L.latency_bandwidth_curve(h200x2, "host", "gpu0")
 print(f"PCIe n_1/2 = {lb.attrs['half_bandwidth_bytes'] / 1e3:.0f} kB")
-display(lb[["bytes", "time_s", "gbps", "regime"]].iloc[::2])
+display(lb[["bytes", "time_s", "bytes_per_s", "regime"]].iloc[::2])
 
 # %% [markdown]
 # Going **through the CPU** is the trap the seed warns about: without a peer link a GPU→GPU copy
@@ -150,12 +150,12 @@ for algo, model in (("ring", "link"), ("ring", "nccl"), ("tree", "nccl"), ("dire
     for k in range(10, 31, 2):
         r = L.collective(hgx, "allreduce", 2.0**k, algo=algo, model=model)
         rows.append({"algo": f"{algo} ({model})", "bytes": 2.0**k, "time_us": r["time_s"] * 1e6,
-                     "busbw": r["busbw_gbps"]})
+                     "busbw": r["busbw_bytes_per_s"] / 1e9})
 ar = pd.DataFrame(rows)
 fig, ax = plt.subplots(figsize=(7, 3.5))
 for algo, df in ar.groupby("algo"):
     ax.plot(df["bytes"], df["busbw"], marker=".", label=algo)
-ax.axhline(L.transfer(hgx, "gpu0", "gpu1", 2**30)["link_gbps"], ls=":", c="k", label="NVLink payload rate")
+ax.axhline(L.transfer(hgx, "gpu0", "gpu1", 2**30)["link_bytes_per_s"] / 1e9, ls=":", c="k", label="NVLink payload rate")
 ax.set_xscale("log", base=2)
 ax.set_xlabel("message size per GPU (bytes)")
 ax.set_ylabel("bus bandwidth (GB/s)")
