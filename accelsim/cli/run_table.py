@@ -1,5 +1,7 @@
 """What ``accelsim run`` prints: per-layer tables with scaled units, and a one-screen summary
-for long models (a per-op summary plus the slowest layers).
+for long models (a per-op summary plus the slowest kinds of layer: layers whose names differ
+only in a block number, such as ``layers.0.q_proj`` and ``layers.31.q_proj``, and that have
+the same shape, are one row with their count and their share of the time together).
 
 Not-applicable cells are blank: a vector op (softmax, norm, elementwise) has no GEMM shape,
 no array folds and no array utilisation, so those cells stay empty instead of reading 0.
@@ -11,10 +13,14 @@ Imports: pandas, report.terminal.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
 from accelsim.report.terminal import Col, scaled, unit_table
+
+_BLOCK_NUMBER = re.compile(r"(?<=\.)\d+(?=\.)|^\d+(?=\.)")
 
 SYSTOLIC_COLUMNS = [
     Col("layer", "layer"), Col("op", "op"), Col("repeat", "repeat", "int"),
@@ -92,11 +98,35 @@ def layer_tables(view: pd.DataFrame, columns: list[Col], top: int | None,
              Col("share", "share of time", "fraction"), Col("dram_bytes", "DRAM", "bytes")]
     if energy:
         scols.append(Col(energy.name, "energy", energy.kind))
-    slow = view.nlargest(top, "time_s", keep="first")
-    share = slow["time_s"].sum() / view["time_s"].sum() if view["time_s"].sum() > 0 else 0.0
+    kinds = layer_kinds(view, cols)
+    slow = kinds.head(top)
+    total = view["time_s"].sum()
+    share = slow["kind_time_s"].sum() / total if total > 0 else 0.0
+    kcols = [cols[0], Col("count", "count", "int"), Col("kind_share", "time share", "fraction"),
+             *cols[1:]]
     return [f"{n} layers, by op:", unit_table(summary, scols), "",
-            f"the {top} slowest layers ({share:.1%} of the time; --top N for more, "
-            f"--top 0 for all {n}):", unit_table(slow, cols)]
+            f"the {len(slow)} slowest of {len(kinds)} kinds of layer, {share:.1%} of the time "
+            f"(one row per kind: its first layer, how many there are and their time share "
+            f"together; --top N for more, --top 0 for all {n} layers):",
+            unit_table(slow, kcols)]
+
+
+def layer_kinds(view: pd.DataFrame, cols: list[Col]) -> pd.DataFrame:
+    """One row per kind of layer (same name but for block numbers, same shape): the first
+    such layer's row plus ``count``, ``kind_time_s`` and ``kind_share``, slowest kind first."""
+    name = view["layer"].astype(str).str.replace(_BLOCK_NUMBER, "*", regex=True)
+    shape = [c.name for c in cols if c.name in ("op", "m", "n", "k", "repeat", "dataflow",
+                                                "precision") and c.name in view.columns]
+    keys = [name.rename("_kind"), *(view[c] for c in shape)]
+    grouped = view.groupby(keys, sort=False, dropna=False)
+    first = grouped.head(1).copy()
+    first["layer"] = [k if c > 1 else orig for k, c, orig in zip(
+        name[first.index], grouped["time_s"].transform("size")[first.index], first["layer"])]
+    first["count"] = grouped["time_s"].transform("size")[first.index].to_numpy()
+    first["kind_time_s"] = grouped["time_s"].transform("sum")[first.index].to_numpy()
+    total = view["time_s"].sum()
+    first["kind_share"] = first["kind_time_s"] / total if total > 0 else np.nan
+    return first.sort_values("kind_time_s", ascending=False, kind="stable")
 
 
 def energy_line(summary: dict, table_name: str, node_nm: float) -> str:

@@ -77,7 +77,8 @@ def vector_row(machine: Any, run: LayerRun) -> dict[str, Any]:
     dram_bytes = sum(mv.values())
     row = {c: 0 for c in LAYER_COLUMNS}
     row.update({
-        "layer": plan.name, "op": plan.op_kind, "dataflow": "vector", "loop_order": "",
+        "layer": plan.name, "op": plan.op_kind, "repeat": plan.repeat, "dataflow": "vector",
+        "loop_order": "",
         "folds": plan.folds, "fold_cycles": plan.fold_cycles,
         "compute_cycles": s.compute_cycles, "stall_cycles": s.stall_cycles,
         "prologue_cycles": s.first_compute, "epilogue_cycles": s.epilogue_cycles,

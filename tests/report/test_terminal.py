@@ -64,8 +64,16 @@ def test_vector_ops_have_blank_shape_and_utilisation():
 def test_long_models_get_a_summary_and_the_slowest_layers():
     blocks = layer_tables(systolic_view(_layers(100)), SYSTOLIC_COLUMNS, None, 40, 15)
     text = "\n".join(blocks)
-    assert "100 layers, by op:" in text and "the 15 slowest layers" in text
+    assert "100 layers, by op:" in text and "the 15 slowest of 100 kinds of layer" in text
     assert len(text.splitlines()) < 30
     assert "l99" in text and "l0 " not in text  # the slowest, not the first
+
+
+def test_layers_differing_only_in_block_number_are_one_kind():
+    df = _layers(4)
+    df["layer"] = ["blocks.0.fc", "blocks.0.act", "blocks.1.fc", "blocks.1.act"]
+    text = "\n".join(layer_tables(systolic_view(df), SYSTOLIC_COLUMNS, 1, 40, 15))
+    row = text.splitlines()[-1].split()
+    assert row[:3] == ["blocks.*.act", "2", "50.2"]  # two layers, (101 + 103) / 406 of the time
     every = layer_tables(systolic_view(_layers(100)), SYSTOLIC_COLUMNS, 0, 40, 15)
     assert len(every[0].splitlines()) == 2 + 100
