@@ -5,7 +5,29 @@ Imports: stdlib only.
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
+
+
+def closest(name: str, choices: list[str]) -> str | None:
+    """The choice a mistyped ``name`` most likely meant, or None.
+
+    A choice that starts with ``name`` wins (the shortest such, so ``gpt`` gives ``gpt2``);
+    then the closest by edit similarity after folding case and ``-``/``_``, so
+    ``llama3-8b-decode`` gives ``llama3_8b_decode``.
+    """
+    def fold(s: str) -> str:
+        return s.lower().replace("-", "_").replace(" ", "_")
+
+    key = fold(str(name))
+    folded = {fold(c): c for c in choices}
+    if key in folded:
+        return folded[key]
+    prefixed = sorted((c for f, c in folded.items() if key and f.startswith(key)), key=len)
+    if prefixed:
+        return prefixed[0]
+    near = difflib.get_close_matches(key, list(folded), n=1, cutoff=0.6)
+    return folded[near[0]] if near else None
 
 
 class AccelsimError(Exception):

@@ -226,11 +226,11 @@ def main() -> int:
                 agree = cycles_agree(ours, compute_rows(work / "ss" / slug))
             print(f"{name:<20} {len(ours):>6} {ss_txt:>11} {cpu_txt:>8} {t_ev:>8.4f} "
                   f"{t_an:>10.4f} {ratio[0]:>10} {ratio[1]:>12}  {agree}", flush=True)
-    simulate("tpu_v4", "resnet50", mode="event")            # warm-up
+    simulate("tpu_v4", "resnet50_convs", mode="event")            # warm-up
     times = []
     for _ in range(args.repeat):
         t0 = time.perf_counter()
-        r = simulate("tpu_v4", "resnet50", mode="event")
+        r = simulate("tpu_v4", "resnet50_convs", mode="event")
         times.append(time.perf_counter() - t0)
     t = statistics.median(times)
     print(f"\nresnet50 on tpu_v4, event engine: {t:.3f} s median of {args.repeat} "

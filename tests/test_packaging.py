@@ -44,7 +44,7 @@ def test_a_checkout_reads_the_top_level_folders():
         pytest.skip("running from an installed wheel")
     assert project_root() == ROOT
     assert (config_dir("hardware") / "tpu_v4.yaml").is_file()
-    assert (config_dir("workloads") / "resnet50.yaml").is_file()
+    assert (config_dir("workloads") / "resnet50_convs.yaml").is_file()
     assert (config_dir("scalesim") / "scale.cfg").is_file()
 
 

@@ -259,8 +259,8 @@ def _t13(c: CaseContext) -> None:
     sm = Softmax(name="softmax", rows=32 * 12 * 512, cols=512)
     c.check("softmax", label([sm]), via=via)
     classes = c.expected["classes"]
-    convs = [op for op in _workload_ops("resnet50") if isinstance(op, Conv2d)]
-    dw = [op for op in _workload_ops("mobilenet_v2") if isinstance(op, Conv2d) and op.groups > 1]
+    convs = [op for op in _workload_ops("resnet50_convs") if isinstance(op, Conv2d)]
+    dw = [op for op in _workload_ops("mobilenet_v2_convs") if isinstance(op, Conv2d) and op.groups > 1]
     gemm = Gemm(name="gpt2_qkv", m=32 * 512, k=768, n=3 * 768)
     for key, ops, note in (("Conv2D", convs, "ResNet-50 convs, batch 1"),
                            ("GEMM", [gemm], "GPT-2 QKV projection, 32x512 tokens"),
@@ -411,9 +411,9 @@ def _gpt3(c: CaseContext) -> None:
 
 @case("R50-LB")
 def _r50lb(c: CaseContext) -> None:
-    flops = sum(op.flops for op in _workload_ops("resnet50"))
+    flops = sum(op.flops for op in _workload_ops("resnet50_convs"))
     t = rl.compute_time(flops, c.inputs["R_peak_TFLOPs"] * T)
-    c.check("T_ideal_order", rl.time_scale(t), via=f"workloads/resnet50.yaml ({flops / G:.2f} GFLOP) / peak")
+    c.check("T_ideal_order", rl.time_scale(t), via=f"workloads/resnet50_convs.yaml ({flops / G:.2f} GFLOP) / peak")
     c.skip("T_real_order", "a measured end-to-end latency (framework, launches); no model")
 
 

@@ -3,18 +3,20 @@
     >>> from accelsim.api.gpu import simulate_op
     >>> from accelsim.workload.ops import Gemm
     >>> r = simulate_op("h200", Gemm(name="g", m=4096, n=4096, k=4096, dtype="bf16"))
-    >>> r["time_s"], r["tflops"], r["bound"], r["tile"], r["waves"]
+    >>> r["time_s"], r["flop_per_s"], r["bound"], r["tile"], r["waves"]
 
 The document holds ``time_s`` (GPU-side time of the op's kernels back to back, launch gaps
 included: what a CUDA graph or a busy stream sees), ``eager_time_s`` (the same op issued
 alone by a framework: at least ``host.host_launch_s``), ``cycles`` (at the SM clock under
 load for the precision), ``flops``, ``bytes`` (compulsory: inputs read once, outputs written
-once), ``hbm_bytes`` and ``l2_bytes`` (modelled traffic), ``tflops``, ``bound`` (the resource
+once), ``hbm_bytes`` and ``l2_bytes`` (modelled traffic), ``flop_per_s`` (achieved FLOP/s)
+and ``peak_flop_per_s`` (the dense peak at the precision it ran), ``bound`` (the resource
 that limits the longest kernel: tensor_core, tensor_core_unaligned, simt, sfu, smem, l2, hbm
 or launch) and explanations (path, tile, split_k, ctas, waves, l2_hit, per-kernel times).
+``tflops`` and ``peak_tflops`` (the same in TFLOP/s) are kept for one release as aliases.
 
 ``sparsity="2:4"`` (GEMMs on Ampere/Hopper, :mod:`accelsim.hw.gpu.sparsity`): the weights are
-2:4 structured-sparse. ``flops``, ``tflops`` and ``peak_tflops`` are then dense-equivalent
+2:4 structured-sparse. ``flops``, ``flop_per_s`` and ``peak_flop_per_s`` are then dense-equivalent
 (as NVIDIA's sparse datasheet figures are), ``bytes`` counts the compressed weights, and
 ``macs_executed`` is half of ``macs``; a GPU without sparse tensor cores (V100) raises
 :class:`UnsupportedError`.
@@ -69,9 +71,11 @@ def simulate_op(hw: str | os.PathLike | GpuMachine, op: object, *, mode: str = "
         "flops": float(plan.flops), "bytes": float(plan.bytes),
         "hbm_bytes": sum(k.hbm_bytes for k in plan.kernels),
         "l2_bytes": sum(k.l2_bytes for k in plan.kernels),
-        "tflops": plan.flops / t / 1e12 if t > 0 else 0.0,
+        "flop_per_s": plan.flops / t if t > 0 else 0.0,
         "bandwidth_bytes_per_s": plan.bytes / t if t > 0 else 0.0,
-        "peak_tflops": sparse_peak_flops(m, plan.precision, sparsity) / 1e12,
+        "peak_flop_per_s": sparse_peak_flops(m, plan.precision, sparsity),
+        "tflops": plan.flops / t / 1e12 if t > 0 else 0.0,  # alias, one release
+        "peak_tflops": sparse_peak_flops(m, plan.precision, sparsity) / 1e12,  # alias
         "sparsity": plan.explain.get("sparsity", "dense"),
         "macs": macs, "macs_executed": macs * plan.explain.get("density", 1.0),
         "bound": bound_of(plan.kernels[longest], m),

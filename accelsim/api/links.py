@@ -1,11 +1,12 @@
 """Python API for links and multi-device systems: copies, collectives, overlap, scaling.
 
     >>> from accelsim.api.links import transfer, collective
-    >>> transfer("h200x2", "host", "gpu0", 2**30)["gbps"]          # pinned H2D, GB/s
-    >>> collective("hgx_h200_x8", "allreduce", 1e9)["busbw_gbps"]  # NCCL busbw, GB/s
+    >>> transfer("h200x2", "host", "gpu0", 2**30)["bytes_per_s"]          # pinned H2D
+    >>> collective("hgx_h200_x8", "allreduce", 1e9)["busbw_bytes_per_s"]  # NCCL busbw
 
-Every result is a plain dict (JSON-able); ``gbps`` is **gigabytes** per second (1e9 B/s,
-decimal), the unit nccl-tests and ``cudaMemcpy`` benchmarks print. Bad input (unknown or
+Every result is a plain dict (JSON-able); bandwidths are ``*_bytes_per_s`` (decimal bytes per
+second). The GB/s fields ``gbps``, ``link_gbps`` and ``busbw_gbps`` (gigabytes, 1e9 B/s, the
+unit nccl-tests print) are kept for one release as aliases. Bad input (unknown or
 unconnected endpoints, negative bytes) raises :class:`~accelsim.errors.ConfigError` naming
 the element.
 
@@ -57,11 +58,13 @@ def transfer(system: System | str, src: str, dst: str, nbytes: float, pageable: 
     b2b = max(route.issue_s, t) if not pageable else t
     return {"system": s.name, "op": "copy", "src": src, "dst": dst, "bytes": n,
             "pageable": pageable, "route": route.names, "via_host": route.via_host,
-            "time_s": t, "gbps": n / t / GB if t > 0 else 0.0,
+            "time_s": t, "bytes_per_s": n / t if t > 0 else 0.0,
+            "gbps": n / t / GB if t > 0 else 0.0,  # alias, one release
             "latency_s": route.dma_setup_s + route.latency_s,
             "serialization_s": hw.route_serialization_s(route, n),
             "back_to_back_s": b2b,
-            "link_gbps": hw.payload_bytes_per_s(route.bottleneck) / GB,
+            "link_bytes_per_s": hw.payload_bytes_per_s(route.bottleneck),
+            "link_gbps": hw.payload_bytes_per_s(route.bottleneck) / GB,  # alias, one release
             "bottleneck": route.bottleneck.label,
             "energy_j": sum(a["energy_pj"] for a in actions) * 1e-12, "actions": actions}
 
@@ -69,7 +72,8 @@ def transfer(system: System | str, src: str, dst: str, nbytes: float, pageable: 
 def collective(system: System | str, name: str, nbytes: float, algo: str | None = None,
                ranks: list[str] | None = None, protocol: str | None = None,
                model: str | None = None) -> dict:
-    """One collective over ``ranks`` (default all devices); NCCL algbw (``gbps``) and busbw.
+    """One collective over ``ranks`` (default all devices); NCCL algbw (``bytes_per_s``, also
+    ``algbw_bytes_per_s``) and ``busbw_bytes_per_s``.
 
     ``time_s`` is the collective on the GPUs; ``back_to_back_s`` the per-call time when one
     host thread issues identical calls back to back (never below ``collectives.issue_s``).
@@ -79,8 +83,8 @@ def collective(system: System | str, name: str, nbytes: float, algo: str | None 
     """
     s = get_system(system)
     r = run_collective(s, name, nbytes, algo=algo, ranks=ranks, protocol=protocol, model=model)
-    r.update(system=s.name, op=name, gbps=r["algbw_bytes_per_s"] / GB,
-             busbw_gbps=r["busbw_bytes_per_s"] / GB)
+    r.update(system=s.name, op=name, bytes_per_s=r["algbw_bytes_per_s"],
+             gbps=r["algbw_bytes_per_s"] / GB, busbw_gbps=r["busbw_bytes_per_s"] / GB)  # aliases
     return r
 
 
@@ -150,7 +154,8 @@ def latency_bandwidth_curve(system: System | str, src: str, dst: str,
     for n in sizes:
         t = hw.copy_time_s(route, n)
         ser = hw.route_serialization_s(route, n)
-        rows.append({"bytes": n, "time_s": t, "gbps": n / t / GB, "latency_s": lat,
+        rows.append({"bytes": n, "time_s": t, "bytes_per_s": n / t, "gbps": n / t / GB,
+                     "latency_s": lat,
                      "serialization_s": ser, "regime": "latency" if lat > ser else "bandwidth"})
     df = pd.DataFrame(rows)
     df.attrs["half_bandwidth_bytes"] = lat * hw.payload_bytes_per_s(route.bottleneck)

@@ -47,8 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``accelsim`` console script."""
     argv = [*(sys.argv[1:] if argv is None else argv)]
     parser = build_parser()
-    if not argv:
-        argv = ["run"]
+    if not argv:  # bare `accelsim`: say what it can do; run nothing, write nothing
+        parser.print_help()
+        return 0
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

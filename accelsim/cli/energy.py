@@ -90,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
         from accelsim.report.plots_energy import plot_energy_by_dataflow, save
 
         ax = plot_energy_by_dataflow(
-            comp, title=f"{wl.name} on {machine.name}: energy by level ({table.name})")
+            comp, title=f"{wl.name} on {machine.name}: energy by level ({table.name})",
+            offscreen=True)
         save(ax, args.plot)
     if args.json:
         print(dumps({"machine": machine.name, "workload": wl.name, "table": table.name,

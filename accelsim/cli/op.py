@@ -5,9 +5,13 @@
     accelsim op h200 conv2d --n 32 --c 64 --h 56 --w 56 --k 64 --r 3 --s 3 --pad 1 --json
     accelsim op h200 attention --batch 4 --heads 32 --seq 4096 --head-dim 128 --causal --json
     accelsim op h200 layernorm --rows 4096 --cols 4096 --dtype bf16 --json
+    accelsim op tpu_v4 gemm --m 4096 --n 4096 --k 4096 [--dataflow os] --json
+    accelsim op tpu_v4 conv2d --n 1 --c 64 --h 56 --w 56 --k 64 --r 3 --s 3 --pad 1
 
 Dispatch is by the machine's ``kind``: :data:`OP_HANDLERS` maps a kind to a handler
-``(machine_name, op_name, argv) -> exit code``. ``gpu`` is handled here; ``system``
+``(machine_name, op_name, argv) -> exit code``. ``gpu`` and ``systolic`` (``gemm`` and
+``conv2d`` through :func:`accelsim.api.simulate`, at the array's precision) are handled here;
+``system``
 (copies and collectives: ``copy``, ``allreduce``, ``allgather``, ``reducescatter``,
 ``alltoall``) by the optional module ``accelsim.cli.op_links`` (its ``run_argv``), registered
 when that module is present. A new kind adds one entry.
@@ -24,10 +28,13 @@ from collections.abc import Callable
 
 from accelsim.config.registry import load_machine_dict
 from accelsim.errors import ConfigError, UnsupportedError
-from accelsim.units import format_time
+from accelsim.report.terminal import scaled
 
 GPU_OPS = ("gemm", "conv2d", "attention", "add", "relu", "gelu", "layernorm", "softmax")
 """Operator names a GPU machine accepts."""
+
+SYSTOLIC_OPS = ("gemm", "conv2d")
+"""Operator names a systolic machine accepts."""
 
 Handler = Callable[[str, str, list[str]], int]
 OP_HANDLERS: dict[str, Handler] = {}
@@ -79,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     return handlers[kind](args.hw, args.opname, list(args.rest))
 
 
-def _gpu_parser(hw: str, op: str) -> argparse.ArgumentParser:
+def _gpu_parser(hw: str, op: str, systolic: bool = False) -> argparse.ArgumentParser:
     p = _ArgError(prog=f"accelsim op {hw} {op}")
     dims = {"gemm": ("m", "n", "k"), "conv2d": ("n", "c", "h", "w", "k", "r", "s"),
             "attention": ("batch", "heads", "seq", "head-dim"),
@@ -91,6 +98,7 @@ def _gpu_parser(hw: str, op: str) -> argparse.ArgumentParser:
         p.add_argument("--batch", type=int, default=1, help="independent GEMMs (default 1)")
         p.add_argument("--shared-weights", action="store_true",
                        help="one K x N matrix for the whole batch (a linear layer)")
+    if op == "gemm" and not systolic:
         p.add_argument("--sparsity", default=None, choices=("dense", "2:4"),
                        help="2:4 structured-sparse weights (sparse tensor cores: Ampere and "
                             "later); default dense")
@@ -101,7 +109,12 @@ def _gpu_parser(hw: str, op: str) -> argparse.ArgumentParser:
         p.add_argument("--seq-kv", type=int, help="key/value length (default --seq)")
         p.add_argument("--kv-heads", type=int, help="K/V heads (grouped-query attention)")
         p.add_argument("--causal", action="store_true")
-    p.add_argument("--dtype", default="bf16", help="fp32, tf32, fp16, bf16, fp8 or int8")
+    if systolic:
+        p.add_argument("--dataflow", choices=("os", "ws", "is"),
+                       help="dataflow (default: the machine's)")
+        p.set_defaults(dtype="bf16")  # operand sizes come from the array's precision
+    else:
+        p.add_argument("--dtype", default="bf16", help="fp32, tf32, fp16, bf16, fp8 or int8")
     p.add_argument("--mode", default="event", choices=("event", "analytic"))
     p.add_argument("--json", action="store_true", help="print one JSON document")
     return p
@@ -151,10 +164,38 @@ def run_gpu(hw: str, op: str, argv: list[str]) -> int:
         extra = f" tile={doc['tile']} waves={doc['waves']:.2f}" if doc.get("tile") else ""
         if doc.get("sparsity", "dense") != "dense":
             extra += f" sparsity={doc['sparsity']}"
-        print(f"{doc['machine']} {op} {doc['precision']}: {format_time(doc['time_s'])}, "
-              f"{doc['tflops']:.1f} TFLOP/s, {doc['bytes'] / 1e6:.2f} MB, "
+        print(f"{doc['machine']} {op} {doc['precision']}: {scaled(doc['time_s'], 's')}, "
+              f"{scaled(doc['flop_per_s'], 'flop_per_s')}, {scaled(doc['bytes'], 'bytes')}, "
               f"bound={doc['bound']}{extra}")
     return 0
+
+
+def run_systolic(hw: str, op: str, argv: list[str]) -> int:
+    """``accelsim op SYSTOLIC gemm|conv2d ...``: one layer on the array, JSON or one line."""
+    from accelsim.api import simulate
+    from accelsim.report.export import dumps
+
+    if op not in SYSTOLIC_OPS:
+        raise ConfigError(hw, "OPNAME", op, "not an operator of a systolic array (known: "
+                          f"{', '.join(SYSTOLIC_OPS)}; whole models: accelsim run)")
+    a = _gpu_parser(hw, op, systolic=True).parse_args(argv)
+    r = simulate(hw, gpu_op(op, a), dataflow=a.dataflow, mode=a.mode)
+    if a.json:
+        print(dumps(r.to_dict()))
+        return 0
+    t, row = r.totals, r.layers.iloc[0]
+    line = (f"{r.machine.name} {op} {r.machine.array.precision} {r.dataflow}: "
+            f"m={row['m']:,} n={row['n']:,} k={row['k']:,}, {row['folds']:,} folds, "
+            f"{t['total_cycles']:,} cycles = {scaled(t['time_s'], 's')}, "
+            f"{scaled(t['flop_per_s'], 'flop_per_s')}, util {t['overall_util']:.1%}, "
+            f"DRAM {scaled(t['dram_bytes'], 'bytes')}")
+    if r.energy is not None and hasattr(r.energy, "summary"):
+        line += f", energy {scaled(r.energy.summary['total_pj'], 'pj')}"
+    print(line)
+    return 0
+
+
+OP_HANDLERS["systolic"] = run_systolic
 
 
 def _jsonable(v: object) -> object:

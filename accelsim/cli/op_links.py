@@ -3,8 +3,9 @@
     accelsim op h200x2 copy --src host --dst gpu0 --bytes 1GiB [--pageable] --json
     accelsim op h200x2 allreduce --bytes 1e9 [--algo ring|tree|direct] [--protocol LL|LL128|Simple] --json
 
-Prints one JSON document with ``time_s`` and ``gbps`` (GB/s, decimal; for collectives the
-NCCL algorithm bandwidth, with ``busbw_gbps`` beside it). This module does not register a
+Prints one JSON document with ``time_s`` and ``bytes_per_s`` (decimal bytes per second; for
+collectives the NCCL algorithm bandwidth, with ``busbw_bytes_per_s`` beside it; the GB/s
+aliases ``gbps`` and ``busbw_gbps`` stay one release). This module does not register a
 subcommand: ``accelsim.cli.op`` owns ``op`` and hands machines of kind ``system`` here through
 :func:`add_arguments` and :func:`run` (or :func:`run_argv`).
 
@@ -122,7 +123,7 @@ def summary(doc: dict) -> str:
         proto = f" {doc['protocol']}" if doc.get("protocol") else ""
         tail = (f"{doc['algo']}{proto}, {doc['ranks']} ranks, "
                 f"busbw {format_bandwidth(doc['busbw_bytes_per_s'])}")
-    bw = format_bandwidth(doc["gbps"] * 1e9)
+    bw = format_bandwidth(doc["bytes_per_s"])
     return f"{head}: {doc['bytes']:.0f} B in {format_time(doc['time_s'])} = {bw} ({tail})"
 
 

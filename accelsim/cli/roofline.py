@@ -237,7 +237,8 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         from accelsim.report.plots_roofline import plot_roofline, save
 
-        ax = plot_roofline(roofs.ridge_table(), table, level=level, measured=measured, title=title)
+        ax = plot_roofline(roofs.ridge_table(), table, level=level, measured=measured, title=title,
+                           offscreen=True)
         save(ax, args.plot)
     if args.json:
         from accelsim.report.export import dumps

@@ -6,19 +6,31 @@ import argparse
 import sys
 from pathlib import Path
 
+from accelsim.cli.run_table import (
+    BREAKDOWN_COLUMNS,
+    DEVICE_COLUMNS,
+    SYSTOLIC_COLUMNS,
+    device_view,
+    energy_line,
+    layer_tables,
+    systolic_view,
+)
 from accelsim.errors import ConfigError
+from accelsim.report.terminal import scaled, unit_table
 
 DEFAULT_HW = "tpu_v4"
-DEFAULT_WORKLOAD = "resnet50"
+DEFAULT_WORKLOAD = "resnet50_convs"
 
-TABLE_COLUMNS = ["layer", "m", "n", "k", "dataflow", "folds", "total_cycles", "stall_cycles",
-                 "time_s", "overall_util", "mapping_efficiency", "sram_reads", "sram_writes",
-                 "dram_bytes"]
+SUMMARY_ABOVE = 40
+"""Runs with more layers than this print a per-op summary and the slowest layers only."""
+
+DEFAULT_TOP = 15
+"""Layers shown in that one-screen summary (``--top N`` to choose, ``--top 0`` for all)."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``run`` subcommand."""
-    p = sub.add_parser("run", help="simulate a workload on a machine (default: resnet50 on tpu_v4)",
+    p = sub.add_parser("run", help=f"simulate a workload on a machine (default: {DEFAULT_WORKLOAD} on tpu_v4)",
                        description="Simulate WORKLOAD on HW; print a per-layer table and totals; "
                                    "write layers.csv (and more) under --out.")
     p.add_argument("hw", nargs="?", default=DEFAULT_HW,
@@ -34,8 +46,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="event: SimPy replay (default); analytic: the exact numba fast path")
     p.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
                    help="override a hardware field, e.g. --set compute.array.rows=64")
-    p.add_argument("--out", default="out", help="output folder for CSV files (default ./out)")
+    p.add_argument("--out", help="output folder for CSV files (default ./out; with --json, "
+                                 "none are written unless --out is given)")
     p.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
+    p.add_argument("--top", type=int, metavar="N",
+                   help=f"show the N slowest layers (0: every layer; default: all up to "
+                        f"{SUMMARY_ABOVE} layers, else a per-op summary and the {DEFAULT_TOP} slowest)")
     p.add_argument("--trace", metavar="FILE.json", help="write a Chrome/Perfetto timeline")
     p.add_argument("--report", metavar="FILE.html", help="write a self-contained HTML report")
     p.set_defaults(func=run)
@@ -57,8 +73,9 @@ def parse_sets(items: list[str]) -> dict[str, object]:
     return out
 
 
-def progress_printer():
-    """A ``progress(done, total, name)`` callback drawing one status line on a terminal."""
+def progress_printer(after_s: float = 1.0):
+    """A ``progress(done, total, name)`` callback drawing one status line on a terminal (stderr),
+    once the run has taken more than ``after_s`` seconds (short runs print nothing)."""
     if not sys.stderr.isatty():
         return None
     import time
@@ -67,6 +84,8 @@ def progress_printer():
 
     def show(done: int, total: int, name: str) -> None:
         elapsed = time.perf_counter() - start
+        if elapsed < after_s:
+            return
         eta = elapsed / done * (total - done)
         sys.stderr.write(f"\r[{done}/{total}] {name[:30]:<30} {elapsed:5.1f}s, eta {eta:4.1f}s")
         if done == total:
@@ -76,14 +95,10 @@ def progress_printer():
     return show
 
 
-GPU_COLUMNS = ["layer", "op", "precision", "time_s", "tflops", "util", "dram_bytes", "energy_j",
-               "bound"]
-
-
 def run_device(args: argparse.Namespace, machine: object) -> int:
     """``accelsim run`` on a GPU or CPU: one kernel per operator, in sequence."""
     from accelsim.api.model_run import run_model
-    from accelsim.report.export import dumps, text_table, write_table
+    from accelsim.report.export import dumps, write_table
 
     gpu = machine.kind == "gpu"
     for flag, value in (("--dataflow", args.dataflow), ("--report", args.report),
@@ -95,45 +110,78 @@ def run_device(args: argparse.Namespace, machine: object) -> int:
     replay = "event" if args.mode == "event" and gpu else "analytic"
     r = run_model(machine, args.workload, exec_mode=args.exec_mode, replay=replay,
                   progress=progress_printer())
+    written: list[str] = []
     if args.trace:
         from accelsim.report.stream_trace import write_stream_trace
 
         write_stream_trace(r, args.trace)
-        print(f"wrote {args.trace}", file=sys.stderr)
-    out = Path(args.out)
-    path = write_table(r.layers, out / f"{machine.name}-{r.workload.name}-layers.csv")
+        written.append(str(args.trace))
+    out = output_dir(args)
+    if out is not None:
+        written.append(str(write_table(r.layers, out / f"{machine.name}-{r.workload.name}-layers.csv")))
     if args.json:
         print(dumps(r.to_dict()))
-        return 0
+    else:
+        print_device(r, machine, args)
+    if written:
+        print(f"wrote {', '.join(written)}", file=sys.stderr)
+    return 0
+
+
+def print_device(r: object, machine: object, args: argparse.Namespace) -> None:
+    """The header line, the per-kernel table (or summary) and the totals of a GPU/CPU run."""
+    gpu = machine.kind == "gpu"
     how = (f"as {r.exec_mode} runs it ({r.replay} replay of host and GPU stream)" if gpu
            else "one kernel per operator")
-    print(f"{r.workload.name} on {machine.name} ({machine.kind}), {how}")
-    print(text_table(r.layers, GPU_COLUMNS))
+    print(f"{r.workload.name} ({workload_source(r.workload)}) on {machine.name} ({machine.kind}), {how}")
+    print("\n".join(layer_tables(device_view(r.layers), DEVICE_COLUMNS, args.top, SUMMARY_ABOVE,
+                                 DEFAULT_TOP)))
     t = r.totals
     print()
-    line = (f"total: {t['time_s'] * 1e3:.4g} ms, {t['tflops_per_s']:.4g} TFLOP/s, "
-            f"DRAM {t['dram_bytes'] / 1e6:.4g} MB, energy {t['energy_j'] * 1e3:.4g} mJ "
+    line = (f"total: {scaled(t['time_s'], 's')}, {scaled(t['tflops_per_s'] * 1e12, 'flop_per_s')}, "
+            f"DRAM {scaled(t['dram_bytes'], 'bytes')}, energy {scaled(t['energy_j'], 'j')} "
             f"({t['average_power_w']:.4g} W average)")
     if "tokens_per_s" in t:
         line += f", {t['tokens_per_s']:,.1f} tokens/s"
     if "time_per_output_token_s" in t:
-        line += f", {t['time_per_output_token_s'] * 1e3:.4g} ms per output token"
+        line += f", {scaled(t['time_per_output_token_s'], 's')} per output token"
     print(line)
     if gpu:
         print()
         print("where the time goes (GPU time per kernel class; host-idle: GPU waiting for the host)")
-        print(text_table(r.breakdown, ["kernel_class", "time_s", "kernels", "fraction"]))
+        print(unit_table(r.breakdown, BREAKDOWN_COLUMNS))
         mem = r.memory
         if mem is not None:
-            print(f"memory: {mem.describe()}; headroom {mem.headroom_bytes / 1e9:.3g} GB")
-    print(f"wrote {path}", file=sys.stderr)
-    return 0
+            print(f"memory: {mem.describe()}; headroom {scaled(mem.headroom_bytes, 'bytes')}")
+
+
+def output_dir(args: argparse.Namespace) -> Path | None:
+    """Where CSV files go: ``--out``, else ./out, except that ``--json`` alone writes none."""
+    if args.out:
+        return Path(args.out)
+    return None if args.json else Path("out")
+
+
+def workload_source(workload: object) -> str:
+    """Where a workload came from, for the header line: ``model zoo`` or the file it was read from."""
+    from accelsim.files import config_dir
+
+    src = getattr(workload, "source", None)
+    if not src or str(src).startswith("zoo"):
+        return "model zoo"
+    path = Path(src).resolve()
+    for base, label in ((config_dir("workloads"), "built-in workloads/"), (Path.cwd(), "")):
+        try:
+            return f"{label}{path.relative_to(base.resolve())}"
+        except ValueError:
+            continue
+    return str(src)
 
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``accelsim run``."""
     from accelsim.api import simulate
-    from accelsim.report.export import dumps, text_table, write_table
+    from accelsim.report.export import dumps, write_table
 
     sets = parse_sets(args.set) or None
     if not sets:
@@ -146,33 +194,43 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--exec", "--exec", args.exec_mode, "applies to GPUs, not systolic machines")
     result = simulate(args.hw, args.workload, dataflow=args.dataflow, mode=args.mode,
                       overrides=sets, progress=progress_printer())
-    out = Path(args.out)
+    out = output_dir(args)
     stem = f"{result.machine.name}-{result.workload.name}-{result.dataflow}"
-    write_table(result.layers, out / f"{stem}-layers.csv")
-    write_table(result.actions, out / f"{stem}-actions.csv")
+    written: list[str] = []
+    if out is not None:
+        written.append(str(write_table(result.layers, out / f"{stem}-layers.csv")))
+        written.append(str(write_table(result.actions, out / f"{stem}-actions.csv")))
     if args.trace:
         from accelsim.report.perfetto import write_trace
 
-        write_trace(result, args.trace)
+        written.append(str(write_trace(result, args.trace)))
     if args.report:
         from accelsim.analysis.roofline import result_roofline
         from accelsim.report.html import write_html_report
 
-        write_html_report(result, args.report, roofline=result_roofline(result))
+        written.append(str(write_html_report(result, args.report, roofline=result_roofline(result))))
     if args.json:
         print(dumps(result.to_dict()))
-        return 0
+    else:
+        print_systolic(result, args)
+    if written:
+        print(f"wrote {', '.join(written)}", file=sys.stderr)
+    return 0
+
+
+def print_systolic(result: object, args: argparse.Namespace) -> None:
+    """The header line, the per-layer table (or summary) and the totals of a systolic run."""
     m = result.machine
-    print(f"{result.workload.name} on {m.name} ({m.array.count}x {m.array.rows}x{m.array.cols} "
-          f"{m.array.precision}, {result.dataflow}, {m.clock_hz / 1e6:g} MHz), {args.mode} engine")
-    cols = TABLE_COLUMNS + [c for c in ("energy_pj",) if c in result.layers.columns]
-    print(text_table(result.layers, cols))
+    print(f"{result.workload.name} ({workload_source(result.workload)}) on {m.name} "
+          f"({m.array.count}x {m.array.rows}x{m.array.cols} {m.array.precision}, "
+          f"{result.dataflow}, {m.clock_hz / 1e6:g} MHz), {args.mode} engine")
+    print("\n".join(layer_tables(systolic_view(result.layers), SYSTOLIC_COLUMNS, args.top,
+                                 SUMMARY_ABOVE, DEFAULT_TOP)))
     t = result.totals
     print()
-    print(f"total: {t['total_cycles']:,} cycles = {t['time_s'] * 1e3:.4g} ms, "
-          f"{t['tflops_per_s']:.4g} TFLOP/s, overall util {t['overall_util']:.1%}, "
-          f"stalls {t['stall_cycles']:,} cycles, DRAM {t['dram_bytes'] / 1e6:.4g} MB")
-    if result.energy is not None and hasattr(result.energy, "summary_line"):
-        print(result.energy.summary_line())
-    print(f"wrote {out / (stem + '-layers.csv')}", file=sys.stderr)
-    return 0
+    print(f"total: {t['total_cycles']:,} cycles = {scaled(t['time_s'], 's')}, "
+          f"{scaled(t['flop_per_s'], 'flop_per_s')}, overall util {t['overall_util']:.1%}, "
+          f"stalls {t['stall_cycles']:,} cycles, DRAM {scaled(t['dram_bytes'], 'bytes')}")
+    energy = result.energy
+    if energy is not None and hasattr(energy, "summary"):
+        print(energy_line(energy.summary, energy.table.name, energy.table.node_nm))

@@ -240,6 +240,7 @@ def evaluate_layer_batch(machine, op, points, *, parallel: bool = True):
     return {"layers": np.ones(npts, np.int64), "total_cycles": total,
             "compute_cycles": res[:, 1].astype(np.int64),
             "stall_cycles": res[:, 2].astype(np.int64), "time_s": time_s, "macs": macs,
-            "flops": flops, "tflops_per_s": tflops, "overall_util": util,
+            "flops": flops, "flop_per_s": tflops * 1e12, "tflops_per_s": tflops,
+            "overall_util": util,
             "dram_bytes": res[:, 3], "sram_reads": res[:, 4].astype(np.int64),
             "sram_writes": res[:, 5].astype(np.int64)}

@@ -20,16 +20,15 @@ Imports: pandas, report.plots_roofline, report.plots_energy (matplotlib lazily).
 
 from __future__ import annotations
 
-import base64
 import html
-import io
 import math
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from accelsim.report.plots_roofline import plot_roofline, pyplot
+from accelsim.report.figures import new_axes, png_base64
+from accelsim.report.plots_roofline import plot_roofline
 
 _CSS = """
 body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:0;color:#222;background:#f6f7f9}
@@ -48,18 +47,12 @@ td:first-child,th:first-child{text-align:left}
 tr:nth-child(even) td{background:#f8f9fb}
 .scroll{max-height:520px;overflow:auto}
 img{max-width:100%;height:auto}
-.grid{display:grid;grid-template-columns:1fr 1fr;gap:14px}
 .note{font-size:12px;color:#666}
 """
 
 
 def _png(fig: Any) -> str:
-    plt = pyplot()
-    buf = io.BytesIO()
-    fig.tight_layout()
-    fig.savefig(buf, format="png", dpi=110)
-    plt.close(fig)
-    return base64.b64encode(buf.getvalue()).decode("ascii")
+    return png_base64(fig, dpi=110)
 
 
 def _img(b64: str, alt: str) -> str:
@@ -124,14 +117,26 @@ def table_html(df: pd.DataFrame, columns: list[str] | None = None, max_rows: int
     return f'<div class="scroll"><table><tr>{head}</tr>{"".join(rows)}</table></div>{more}'
 
 
+MAX_LAYER_TICKS = 60
+"""More layers than this get every k-th name on the x axis (the bars stay one per layer)."""
+
+
+def _layer_ticks(ax: Any, layers: pd.DataFrame) -> None:
+    """Layer names under the bars, at most ``MAX_LAYER_TICKS`` of them."""
+    step = max(1, math.ceil(len(layers) / MAX_LAYER_TICKS))
+    idx = list(range(0, len(layers), step))
+    ax.set_xticks(idx, [str(layers["layer"].iloc[i])[:22] for i in idx], rotation=70, fontsize=7,
+                  ha="right", rotation_mode="anchor")
+
+
 def _bar_width(n: int) -> tuple[float, float]:
     return max(7.0, min(16.0, 0.3 * n + 3)), 3.8
 
 
 def plot_cycles(layers: pd.DataFrame) -> Any:
     """Stacked bars of compute, stall and prologue+epilogue cycles per layer."""
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=_bar_width(len(layers)))
+    ax = new_axes(_bar_width(len(layers)), offscreen=True)
+    fig = ax.figure
     x = range(len(layers))
     bottom = pd.Series(0.0, index=layers.index)
     parts = [("compute_cycles", "compute", "tab:blue"), ("stall_cycles", "stall", "tab:red")]
@@ -143,27 +148,27 @@ def plot_cycles(layers: pd.DataFrame) -> Any:
         if col in layers:
             ax.bar(x, layers[col], bottom=bottom, label=label, color=color, width=0.8)
             bottom = bottom + layers[col].astype(float)
-    ax.set_xticks(list(x), [str(n)[:16] for n in layers["layer"]], rotation=70, fontsize=7)
+    _layer_ticks(ax, layers)
     ax.set_ylabel("cycles")
     ax.set_title("cycles per layer")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return fig
 
 
 def plot_utilization(layers: pd.DataFrame) -> Any:
     """Per-layer utilisation: overall, compute (fill/drain included) and mapping efficiency."""
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=_bar_width(len(layers)))
+    ax = new_axes(_bar_width(len(layers)), offscreen=True)
+    fig = ax.figure
     cols = [c for c in ("mapping_efficiency", "compute_util", "overall_util") if c in layers]
     w = 0.8 / max(1, len(cols))
     for i, c in enumerate(cols):
         ax.bar([j + (i - (len(cols) - 1) / 2) * w for j in range(len(layers))], 100 * layers[c],
                width=w, label=c.replace("_", " "))
-    ax.set_xticks(range(len(layers)), [str(n)[:16] for n in layers["layer"]], rotation=70, fontsize=7)
+    _layer_ticks(ax, layers)
     ax.set_ylabel("%")
     ax.set_ylim(0, 105)
     ax.set_title("utilisation per layer")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return fig
 
 
@@ -171,11 +176,13 @@ def plot_timeline(layers: pd.DataFrame, runs: list | None = None, clock_hz: floa
                   max_folds: int = 4000) -> Any:
     """Gantt of the run: one bar per layer (cycle offsets), and, when the engine's fold
     schedules are given, per-fold compute and DMA (load/drain) bars below it."""
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(12, 3.2 if not runs else 4.2))
+    from matplotlib import colormaps
+
+    ax = new_axes((12, 3.2 if not runs else 4.2), offscreen=True)
+    fig = ax.figure
     start = layers["total_cycles"].cumsum() - layers["total_cycles"]
-    scale, unit = (1e6 / clock_hz, "us") if clock_hz else (1.0, "cycles")
-    colors = plt.get_cmap("tab20")
+    scale, unit = (1e6 / clock_hz, "time (µs)") if clock_hz else (1.0, "cycles")
+    colors = colormaps["tab20"]
     for i, (s, d) in enumerate(zip(start, layers["total_cycles"], strict=True)):
         ax.broken_barh([(s * scale, d * scale)], (2.2, 0.8), color=colors(i % 20))
     rows = ["layers"]
@@ -210,7 +217,8 @@ def _energy_section(energy: Any) -> tuple[str, str | None]:
     from accelsim.report.plots_energy import plot_energy_by_layer
 
     bd = energy.breakdown(("layer", "level"))
-    ax = plot_energy_by_layer(bd, stack="level", title="energy per layer, by level")
+    ax = plot_energy_by_layer(bd, stack="level", title="energy per layer, by level",
+                              offscreen=True)
     png = _png(ax.figure)
     by_level = energy.breakdown(("level", "operand"))
     text = (f"<p>{html.escape(energy.summary_line())}</p>" if hasattr(energy, "summary_line") else "")
@@ -255,13 +263,11 @@ def write_html_report(result: Any, path: str | Path, *,
         figs.append(("Cycles per layer", _png(plot_cycles(layers))))
     if any(c in layers for c in ("overall_util", "compute_util", "mapping_efficiency")):
         figs.append(("Utilisation per layer", _png(plot_utilization(layers))))
-    if figs:
-        parts.append('<section><div class="grid">' + "".join(
-            f"<div><h2>{t}</h2>{_img(b, t)}</div>" for t, b in figs) + "</div></section>")
+    parts += [f"<section><h2>{t}</h2>{_img(b, t)}</section>" for t, b in figs]
     rl = roofline if roofline is not None else getattr(result, "roofline", None)
     if rl is not None:
         roofs, points = rl
-        ax = plot_roofline(roofs, points, title=f"roofline: {title}")
+        ax = plot_roofline(roofs, points, title=f"roofline: {title}", offscreen=True)
         parts.append(f"<section><h2>Roofline</h2>{_img(_png(ax.figure), 'roofline')}"
                      '<p class="note">I = arithmetic intensity (FLOP per byte moved at that '
                      "level); bound = the roof that limits the layer (compute or a memory "

@@ -7,28 +7,27 @@
   ``dataflow`` column and one ``<part>_pj`` column per stacked part (the comparison table of
   ``accelsim energy``).
 
-Imports: pandas (matplotlib lazily).
+Each takes ``ax`` (draw there) or ``offscreen`` (a figure for files only) and returns the Axes.
+
+Imports: pandas, report.energy, report.figures (matplotlib lazily).
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from accelsim.report.energy import LEVELS
+from accelsim.report.figures import new_axes, save_figure
 
+MAX_TICKS = 60
+"""At most this many layer names under the bars."""
 
-def _pyplot():
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
-    except ModuleNotFoundError as exc:  # pragma: no cover - matplotlib is a core dependency
-        raise ModuleNotFoundError("plots need matplotlib: pip install 'accelsim[plot]'") from exc
-    return plt
+MAX_WIDTH_IN = 16.0
+"""Widest per-layer figure (inches); more layers make thinner bars."""
 
 
 def _order(parts: list[str]) -> list[str]:
@@ -42,29 +41,30 @@ def _stack(ax: Any, wide: pd.DataFrame, unit: float, unit_name: str, xlabel: str
         vals = wide[part].to_numpy() / unit
         ax.bar(range(len(wide)), vals, bottom=bottom, label=str(part))
         bottom = vals if bottom is None else bottom + vals
-    ax.set_xticks(range(len(wide)))
-    ax.set_xticklabels([str(i) for i in wide.index], rotation=90 if len(wide) > 8 else 0,
+    step = max(1, math.ceil(len(wide) / MAX_TICKS))  # long models: every k-th name
+    ticks = list(range(0, len(wide), step))
+    ax.set_xticks(ticks)
+    ax.set_xticklabels([str(wide.index[i]) for i in ticks], rotation=90 if len(wide) > 8 else 0,
                        fontsize=7 if len(wide) > 20 else 9)
     ax.set_ylabel(f"energy ({unit_name})")
     ax.set_xlabel(xlabel)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # beside the bars
 
 
 def _unit(total: float) -> tuple[float, str]:
-    for factor, name in ((1e12, "J"), (1e9, "mJ"), (1e6, "uJ"), (1e3, "nJ")):
+    for factor, name in ((1e12, "J"), (1e9, "mJ"), (1e6, "µJ"), (1e3, "nJ")):
         if total >= factor:
             return factor, name
     return 1.0, "pJ"
 
 
 def plot_energy_by_layer(breakdown: pd.DataFrame, *, stack: str = "level", ax: Any = None,
-                         title: str | None = None) -> Any:
+                         title: str | None = None, offscreen: bool = False) -> Any:
     """Stacked bar per layer of ``breakdown`` (columns ``layer``, ``stack``, ``pj``)."""
-    plt = _pyplot()
     wide = breakdown.pivot_table(index="layer", columns=stack, values="pj", aggfunc="sum",
                                  fill_value=0.0, sort=False)
-    if ax is None:
-        _, ax = plt.subplots(figsize=(max(6.0, 0.25 * len(wide) + 2), 4))
+    ax = new_axes((min(MAX_WIDTH_IN, max(6.0, 0.25 * len(wide) + 2)), 4), ax=ax,
+                  offscreen=offscreen)
     unit, name = _unit(float(wide.to_numpy().max(initial=0.0)))
     _stack(ax, wide, unit, name, "layer")
     ax.set_title(title or f"energy per layer, by {stack}")
@@ -73,14 +73,13 @@ def plot_energy_by_layer(breakdown: pd.DataFrame, *, stack: str = "level", ax: A
 
 
 def plot_energy_by_dataflow(table: pd.DataFrame, *, parts: list[str] | None = None,
-                            ax: Any = None, title: str | None = None) -> Any:
+                            ax: Any = None, title: str | None = None,
+                            offscreen: bool = False) -> Any:
     """Stacked bar per ``dataflow`` row; stacks the ``<part>_pj`` columns (default: levels)."""
-    plt = _pyplot()
     parts = parts or [lv for lv in LEVELS if f"{lv}_pj" in table.columns]
     wide = table.set_index("dataflow")[[f"{p}_pj" for p in parts]]
     wide.columns = parts
-    if ax is None:
-        _, ax = plt.subplots(figsize=(5, 4))
+    ax = new_axes((5, 4), ax=ax, offscreen=offscreen)
     unit, name = _unit(float(wide.sum(axis=1).max()))
     _stack(ax, wide, unit, name, "dataflow")
     ax.set_title(title or "energy per dataflow")
@@ -89,10 +88,5 @@ def plot_energy_by_dataflow(table: pd.DataFrame, *, parts: list[str] | None = No
 
 
 def save(ax: Any, path: str | Path) -> Path:
-    """Write the figure holding ``ax`` to ``path`` (format from the suffix) and close it."""
-    plt = _pyplot()
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    ax.figure.savefig(p, dpi=120)
-    plt.close(ax.figure)
-    return p
+    """Write the figure holding ``ax`` to ``path`` (format from the suffix)."""
+    return save_figure(ax.figure, path, dpi=120)

@@ -1,4 +1,5 @@
-"""Roofline plots, built only from tables (matplotlib imported lazily, Agg backend).
+"""Roofline plots, built only from tables (matplotlib imported lazily; see
+:mod:`accelsim.report.figures` for where they are drawn).
 
 Inputs are the DataFrames of :mod:`accelsim.analysis.roofline`:
 
@@ -8,7 +9,7 @@ Inputs are the DataFrames of :mod:`accelsim.analysis.roofline`:
   ``achieved_flops_per_s`` (simulated) and/or ``attainable_flops_per_s``;
 * ``measured`` (optional): ``layer``, ``intensity``, ``flops_per_s``.
 
-Imports: pandas, matplotlib (lazy).
+Imports: pandas, report.figures, matplotlib (lazy).
 """
 
 from __future__ import annotations
@@ -20,20 +21,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from accelsim.report.figures import new_axes, save_figure
+
+LABEL_GAP_DECADES = (0.9, 0.1)
+"""Layer labels closer than this (x, y, in decades of the log axes) would overprint: only the
+faster layer's is drawn. Layers on the same spot share one label (``name (+2)``)."""
+
 _LEVEL_STYLE = {"rf": ":", "sram": "--", "l1": "--", "l2": "-.", "dram": "-", "hbm": "-",
                 "host": (0, (1, 1))}
-
-
-def pyplot() -> Any:
-    """``matplotlib.pyplot`` with the non-interactive Agg backend."""
-    try:
-        import matplotlib
-    except ModuleNotFoundError as exc:  # pragma: no cover - matplotlib is a core dependency
-        raise ModuleNotFoundError("plots need matplotlib: pip install matplotlib") from exc
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def _finite(values: pd.Series) -> np.ndarray:
@@ -56,13 +51,12 @@ def choose_level(roofs: pd.DataFrame, points: pd.DataFrame) -> str:
 
 def plot_roofline(roofs: pd.DataFrame, points: pd.DataFrame, *, level: str | None = None,
                   measured: pd.DataFrame | None = None, title: str = "", ax: Any = None,
-                  label_points: int = 12) -> Any:
+                  label_points: int = 12, offscreen: bool = False) -> Any:
     """Log-log roofline: one roof per level, the compute peak, ridge points, one point per
     layer at its ``level`` intensity (default: the outermost device level in ``roofs``), and
-    measured points overlaid. Returns the matplotlib Axes."""
-    plt = pyplot()
-    if ax is None:
-        _, ax = plt.subplots(figsize=(8, 5.5))
+    measured points overlaid. Returns the matplotlib Axes (``offscreen``: on a figure for
+    files only, see :func:`accelsim.report.figures.new_axes`)."""
+    ax = new_axes((8, 5.5), ax=ax, offscreen=offscreen)
     levels = list(roofs["level"])
     if level is None:
         level = choose_level(roofs, points)
@@ -102,14 +96,7 @@ def plot_roofline(roofs: pd.DataFrame, points: pd.DataFrame, *, level: str | Non
                        label=f"same layers at {other} intensity")
         ax.scatter(pts[col], pts[y], s=28, c="tab:blue", zorder=3,
                    label=f"layers ({'simulated' if y.startswith('achieved') else 'bound'}, {level})")
-        seen: set[tuple[float, float]] = set()
-        for _, p in pts.nlargest(min(label_points, len(pts)), y).iterrows():
-            key = (round(math.log10(p[col]), 2), round(math.log10(p[y]), 2))
-            if key in seen:
-                continue
-            seen.add(key)
-            ax.annotate(str(p["layer"])[:18], (p[col], p[y]), fontsize=6, alpha=0.7,
-                        xytext=(3, 3), textcoords="offset points")
+        _label_points(ax, pts, col, y, label_points)
     if measured is not None and len(measured):
         ax.scatter(measured["intensity"], measured["flops_per_s"], marker="x", s=40,
                    c="tab:red", zorder=4, label="measured")
@@ -117,18 +104,33 @@ def plot_roofline(roofs: pd.DataFrame, points: pd.DataFrame, *, level: str | Non
     ax.set_yscale("log")
     ax.set_xlim(lo, hi)
     ax.set_xlabel(f"arithmetic intensity (FLOP/byte): filled at {level}, hollow at other levels")
-    ax.set_ylabel("performance (FLOP/s)")
+    from matplotlib.ticker import FuncFormatter
+
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1e12:g}"))
+    ax.set_ylabel("performance (TFLOP/s)")
     ax.set_title(title or "Roofline")
     ax.grid(True, which="both", alpha=0.25)
     ax.legend(fontsize=7, loc="lower right")
     return ax
 
 
+def _label_points(ax: Any, pts: pd.DataFrame, col: str, y: str, most: int) -> None:
+    """Name the ``most`` fastest points, one label per spot, none overprinting another."""
+    spots: dict[tuple[float, float], list[str]] = {}
+    for _, p in pts.sort_values(y, ascending=False).iterrows():
+        key = (round(math.log10(p[col]), 2), round(math.log10(p[y]), 2))
+        spots.setdefault(key, []).append(str(p["layer"]))
+    placed: list[tuple[float, float]] = []
+    for (lx, ly), names in list(spots.items())[:most]:
+        if any(abs(lx - a) < LABEL_GAP_DECADES[0] and abs(ly - b) < LABEL_GAP_DECADES[1]
+               for a, b in placed):
+            continue
+        placed.append((lx, ly))
+        text = names[0][:18] + (f" (+{len(names) - 1})" if len(names) > 1 else "")
+        ax.annotate(text, (10 ** lx, 10 ** ly), fontsize=7, alpha=0.8, xytext=(3, 3),
+                    textcoords="offset points")
+
+
 def save(ax: Any, path: str | Path, dpi: int = 130) -> Path:
-    """Write the figure of ``ax`` to ``path`` (format from the suffix) and close it."""
-    plt = pyplot()
-    fig = ax.figure
-    fig.tight_layout()
-    fig.savefig(path, dpi=dpi)
-    plt.close(fig)
-    return Path(path)
+    """Write the figure of ``ax`` to ``path`` (format from the suffix)."""
+    return save_figure(ax.figure, path, dpi)

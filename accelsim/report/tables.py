@@ -77,7 +77,8 @@ def vector_row(machine: Any, run: LayerRun) -> dict[str, Any]:
     dram_bytes = sum(mv.values())
     row = {c: 0 for c in LAYER_COLUMNS}
     row.update({
-        "layer": plan.name, "op": plan.op_kind, "dataflow": "vector", "loop_order": "",
+        "layer": plan.name, "op": plan.op_kind, "repeat": plan.repeat, "dataflow": "vector",
+        "loop_order": "",
         "folds": plan.folds, "fold_cycles": plan.fold_cycles,
         "compute_cycles": s.compute_cycles, "stall_cycles": s.stall_cycles,
         "prologue_cycles": s.first_compute, "epilogue_cycles": s.epilogue_cycles,
@@ -108,6 +109,8 @@ def totals_of(layers: pd.DataFrame, machine: Any) -> dict[str, Any]:
         "time_s": time_s,
         "macs": macs,
         "flops": FLOP_PER_MAC * macs,
+        "flop_per_s": FLOP_PER_MAC * macs / time_s if time_s else 0.0,
+        # TFLOP/s under its old name, kept one release as an alias of flop_per_s / 1e12
         "tflops_per_s": FLOP_PER_MAC * macs / time_s / 1e12 if time_s else 0.0,
         "overall_util": macs / (pes * cycles) if cycles else 0.0,
         "dram_bytes": float(layers["dram_bytes"].sum()),

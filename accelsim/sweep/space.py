@@ -4,7 +4,7 @@ A spec is YAML::
 
     name: resnet50_array_sram
     hardware: tpu_v4                 # built-in name or path
-    workload: resnet50               # built-in name or path
+    workload: resnet50_convs         # built-in name or path
     mode: analytic                   # analytic (fast path) | event (SimPy replay)
     sampling: {method: grid}         # grid | random | lhs; random/lhs take samples and seed
     parameters:                      # dotted path into the hardware YAML -> values

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from accelsim.errors import WorkloadError
+from accelsim.errors import WorkloadError, closest
 from accelsim.workload.ops import Conv2d, Gemm, Workload
 
 OP_TYPES: dict[str, type] = {"gemm": Gemm, "conv2d": Conv2d}
@@ -191,8 +191,8 @@ def load_workload(name_or_path: str | os.PathLike, mode: str = "auto") -> Worklo
         if zoo.is_zoo_spec(text):
             return zoo.workload(text)
         names = builtin_names("workloads", (".yaml", ".yml", ".csv")) + zoo.names()
-        near = difflib.get_close_matches(text.partition(":")[0], names, n=1)
-        hint = (f"did you mean '{near[0]}'?" if near
+        near = closest(text.partition(":")[0], names)
+        hint = (f"did you mean '{near}'?" if near
                 else "see `accelsim list` for built-in workloads and zoo models")
         raise WorkloadError(text, None, None, f"no such file, built-in workload or zoo model ({hint})") from None
     suffix = path.suffix.lower()

@@ -15,9 +15,6 @@
 # after another, each paying pipeline fill and drain. This lab measures what that costs.
 
 # %%
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
 
@@ -46,9 +43,11 @@ pivot["best"] = pivot.idxmin(axis=1)
 pivot.head(12)
 
 # %%
-ax = pivot[["os", "ws", "is"]].plot.bar(figsize=(11, 3.5), logy=True)
-ax.set_ylabel("compute cycles (log)")
+ax = pivot[["os", "ws", "is"]].plot.bar(figsize=(11, 4.5), logy=True)
+ax.set_xlabel("layer")
+ax.set_ylabel("compute cycles (log scale)")
 ax.set_title("ResNet-18 on 32x32: compute cycles per layer and dataflow")
+ax.legend(title="dataflow", loc="upper left", bbox_to_anchor=(1.0, 1.0))
 plt.tight_layout()
 
 # %% [markdown]
@@ -76,10 +75,15 @@ for size in sizes:
         util.append({"array": size, "layer": row.layer, "compute_util": row.compute_util,
                      "mapping_efficiency": row.mapping_efficiency})
 util = pd.DataFrame(util)
-ax = util.pivot(index="array", columns="layer", values="compute_util").plot(marker="o", logx=True)
-ax.set_xticks(sizes, [str(s) for s in sizes])
-ax.set_ylabel("compute utilization (WS)")
+ax = util.pivot(index="array", columns="layer", values="compute_util").mul(100).plot(
+    marker="o", logx=True, figsize=(8, 4.5))
+ax.set_xticks(sizes, [f"{s}x{s}" for s in sizes])
+ax.minorticks_off()
+ax.set_xlabel("array size (PEs)")
+ax.set_ylabel("compute utilization, WS (%)")
+ax.set_ylim(0, 105)
 ax.set_title("Utilization vs array size")
+ax.legend(title="layer", loc="upper left", bbox_to_anchor=(1.0, 1.0))
 plt.tight_layout()
 
 # %% [markdown]
@@ -94,11 +98,14 @@ for n in range(120, 140):
     cliff.append({"N": n, "folds": g.folds, "compute_cycles": compute_cycles(g),
                   "mapping_efficiency": mapping_efficiency(g)})
 cliff = pd.DataFrame(cliff)
-fig, ax = plt.subplots(figsize=(7, 3))
-ax.step(cliff.N, cliff.compute_cycles, where="mid")
+fig, ax = plt.subplots(figsize=(7, 3.5))
+ax.step(cliff.N, cliff.compute_cycles / 1e3, where="mid")
 ax.axvline(128.5, color="grey", ls=":")
+ax.annotate("N = 129: a second column fold,\nwhich maps one column", (129, cliff.compute_cycles.max() / 1e3),
+            xytext=(121, cliff.compute_cycles.max() / 1e3 * 0.8), arrowprops={"arrowstyle": "->"})
+ax.set_xticks(range(120, 140, 2))
 ax.set_xlabel("N (columns of work)")
-ax.set_ylabel("compute cycles")
+ax.set_ylabel("compute cycles (thousands)")
 ax.set_title("4096 x N x 4096 GEMM on 128x128 (OS): the 129-on-128 cliff")
 plt.tight_layout()
 cliff[cliff.N.isin([127, 128, 129, 130])]

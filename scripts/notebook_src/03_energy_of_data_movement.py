@@ -13,9 +13,6 @@
 # Units: pJ per action; `TOPS/W = 2 x MACs / pJ`; 1 MAC = 2 operations.
 
 # %%
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
 
@@ -43,7 +40,7 @@ costs = pd.Series({
     "DDR3 (32 b)": word * t45.require("dram.DDR3"),
 }, name="pJ")
 ax = costs.plot.barh(logx=True, figsize=(7, 3.2))
-ax.set_xlabel("pJ per action (log)")
+ax.set_xlabel("energy per action (pJ, log scale)")
 ax.set_title("45 nm: cost of one action")
 plt.tight_layout()
 costs.to_frame()
@@ -71,7 +68,7 @@ pd.Series(nm).to_frame("value")
 # travels through the PE registers and how often the SRAM is read.
 
 # %%
-resnet50 = load_workload("resnet50")
+resnet50 = load_workload("resnet50_convs")
 runs = {df: simulate("tpu_v4", resnet50, dataflow=df, mode="analytic") for df in ("os", "ws", "is")}
 from accelsim.report.energy import dataflow_comparison  # noqa: E402
 
@@ -129,13 +126,14 @@ sweep.round(3)
 # %%
 fig, ax = plt.subplots(figsize=(7, 3.6))
 for col in ("dram_pj", "sram_pj", "rf_pj", "mac_pj", "energy_pj"):
-    ax.plot(sweep["sram_kB"], sweep[col] / 1e6, marker="o", label=col.replace("_pj", ""))
+    ax.plot(sweep["sram_kB"], sweep[col] / 1e6, marker="o",
+            label="total" if col == "energy_pj" else col.replace("_pj", ""))
 ax.set_xscale("log")
 ax.set_yscale("log")
-ax.set_xlabel("global buffer (kB)")
-ax.set_ylabel("energy (uJ)")
+ax.set_xlabel("global buffer size (kB)")
+ax.set_ylabel("energy (µJ, log scale)")
 ax.set_title("Eyeriss, AlexNet: energy vs SRAM size")
-ax.legend(fontsize=8)
+ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
 plt.tight_layout()
 
 # %% [markdown]

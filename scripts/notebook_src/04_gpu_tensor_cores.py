@@ -12,10 +12,8 @@
 import json
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 
 from accelsim.api.gpu import load_gpu, simulate_op
@@ -48,17 +46,17 @@ print(f"{h200.description}\npeak bf16 {h200.peak_flops('bf16') / 1e12:.0f} TFLOP
 rows = []
 for slabs in range(2, 40):
     r = gemm(128 * slabs, 4096, 4096)
-    rows.append({"M": 128 * slabs, "tflops": r["tflops"], "waves": r["waves"],
+    rows.append({"M": 128 * slabs, "tflops": r["flop_per_s"] / 1e12, "waves": r["waves"],
                  "tile": tuple(r["tile"])})
 sweep = pd.DataFrame(rows)
 meas = pd.DataFrame([r for r in held["gemm_heldout"] if r["tag"] == "waves"])
 fig, ax = plt.subplots(figsize=(7, 3.5))
 ax.plot(sweep.M, sweep.tflops, "-", label="model")
 ax.plot(meas.M, meas.tflops, "o", label="H200 measured")
-ax.set_xlabel("M (N = K = 4096, bf16)")
-ax.set_ylabel("TFLOP/s")
-ax.legend()
-ax.set_title("Wave quantization")
+ax.set_xlabel("M, rows of A (N = K = 4096, bf16)")
+ax.set_ylabel("throughput (TFLOP/s)")
+ax.legend(loc="lower right")
+ax.set_title("Wave quantization: H200, one GEMM per point")
 sweep.head(12)
 
 # %% [markdown]
@@ -74,7 +72,8 @@ sweep.head(12)
 rows = []
 for n in (4088, 4092, 4095, 4096, 4097, 4100, 4104):
     r = gemm(n, n, n)
-    rows.append({"n": n, "path": r["path"], "time_us": r["time_s"] * 1e6, "tflops": r["tflops"]})
+    rows.append({"n": n, "path": r["path"], "time_us": r["time_s"] * 1e6,
+                 "tflops": r["flop_per_s"] / 1e12})
 cliff = pd.DataFrame(rows)
 meas = {(r["M"], r["K"]): r["gpu_ms"] * 1e3 for r in held["gemm_heldout"]
         if r["tag"] == "align" and r["dtype"] == "bf16"}
@@ -87,27 +86,43 @@ cliff.round(2)
 # A linear layer `x[M x 4096] @ W[4096 x 14336]` with M tokens. With few tokens every weight
 # is read once and used M times: the GEMM streams W from HBM. Its arithmetic intensity
 # (FLOP per byte) grows with M until the tensor cores become the limit; `bound` says which.
+# The roof is the function `min(peak, bandwidth x intensity)`, drawn over the whole range:
+# its bend, the **ridge point** `peak / bandwidth`, is where a GEMM stops being memory-bound.
 
 # %%
 rows = []
 for m in (1, 4, 16, 64, 128, 256, 512, 1024, 2048, 4096, 8192):
     r = gemm(m, 14336, 4096)
-    rows.append({"M": m, "intensity": r["flops"] / r["bytes"], "tflops": r["tflops"],
+    rows.append({"M": m, "intensity": r["flops"] / r["bytes"], "tflops": r["flop_per_s"] / 1e12,
                  "bound": r["bound"], "tile": tuple(r["tile"]), "split_k": r["split_k"]})
 roof = pd.DataFrame(rows)
 bw = h200.memory.hbm.sustained_bytes_per_s
 peak = h200.sm_count * 4096 * h200.load_clock_hz("bf16") * h200.compute.mma_efficiency
-x = [0.5, 5000]
-fig, ax = plt.subplots(figsize=(6, 4))
-ax.loglog(x, [min(peak, bw * i) / 1e12 for i in x], "k--", label="roofline (HBM, TC at load)")
+ridge = peak / bw
+
+
+def attainable(intensity):
+    """The roof: attainable FLOP/s at an arithmetic intensity (FLOP per HBM byte)."""
+    return np.minimum(peak, bw * np.asarray(intensity, dtype=float))
+
+
+grid = np.logspace(np.log10(0.5), np.log10(5000), 400)
+fig, ax = plt.subplots(figsize=(7, 4.5))
+ax.loglog(grid, attainable(grid) / 1e12, "k--",
+          label=f"roof: HBM {bw / 1e12:.2f} TB/s, tensor cores {peak / 1e12:.0f} TFLOP/s")
+ax.plot([ridge], [peak / 1e12], "kv", ms=8)
+ax.annotate(f"ridge point: {ridge:.0f} FLOP/B", (ridge, peak / 1e12),
+            xytext=(1.0, peak / 1e12 / 2), ha="left", arrowprops={"arrowstyle": "->"})
 ax.loglog(roof.intensity, roof.tflops, "o-", label="model")
 meas = pd.DataFrame([r for r in held["gemm_heldout"] if r["tag"] == "skinny"
                      and r["N"] == 14336 and r["dtype"] == "bf16"])
 ax.loglog(meas.flops / (2 * (meas.M * meas.K + meas.K * meas.N + meas.M * meas.N)),
           meas.tflops, "s", label="H200 measured")
-ax.set_xlabel("FLOP per compulsory byte")
-ax.set_ylabel("TFLOP/s")
-ax.legend()
+ax.set_xlabel("arithmetic intensity (FLOP per compulsory HBM byte)")
+ax.set_ylabel("throughput (TFLOP/s)")
+ax.set_title("x[M x 4096] @ W[4096 x 14336], bf16, M = 1 ... 8192")
+ax.legend(loc="lower right", fontsize=8)
+roof["attainable TFLOP/s"] = attainable(roof.intensity) / 1e12
 roof.round(2)
 
 # %% [markdown]
@@ -130,10 +145,11 @@ res["set"] = ["calibration"] * len(vg.calibration_cases(cal)) + ["held-out"] * (
 fig, ax = plt.subplots(figsize=(5, 5))
 for name, g in res.groupby("set"):
     ax.loglog(g.measured_s * 1e6, g.predicted_s * 1e6, "o", ms=4, label=name)
-ax.loglog([1, 3e4], [1, 3e4], "k-", lw=0.5)
-ax.set_xlabel("measured (us)")
-ax.set_ylabel("predicted (us)")
-ax.legend()
+ax.loglog([1, 3e4], [1, 3e4], "k-", lw=0.5, label="predicted = measured")
+ax.set_xlabel("measured time on the H200 (µs)")
+ax.set_ylabel("predicted time (µs)")
+ax.set_title("Every measured kernel")
+ax.legend(loc="upper left")
 summary = res.assign(abs_err=res.rel_err.abs() * 100).groupby(["set", "group"]).abs_err.agg(
     ["count", "mean"]).rename(columns={"mean": "MAPE %"}).round(1)
 summary.reset_index()

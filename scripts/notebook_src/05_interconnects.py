@@ -16,9 +16,6 @@
 import json
 import math
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import display
@@ -56,7 +53,7 @@ for i, (name, df) in enumerate(ladder.groupby("system", sort=False)):
     ax.bar([x + 0.4 * i for x in range(len(df))], df["headline_bytes_per_s"] / 1e9, width=0.4, label=name)
 ax.set_xticks([x + 0.2 for x in range(4)], ["HBM", "NVLink", "PCIe", "NIC"])
 ax.set_yscale("log")
-ax.set_ylabel("GB/s per direction")
+ax.set_ylabel("bandwidth per direction (GB/s)")
 ax.legend()
 ax.set_title("Bandwidth ladder")
 plt.show()
@@ -89,14 +86,14 @@ ax.plot([r["bytes"] for r in meas["pcie_host_device"]], [r["h2d_pageable_GBps"] 
 ax.plot([r["bytes"] for r in meas["p2p_gpu_gpu"]["copies"]], [r["GBps"] for r in meas["p2p_gpu_gpu"]["copies"]], "^", ms=4, label="measured peer copy")
 ax.set_xscale("log", base=2)
 ax.set_yscale("log")
-ax.set_xlabel("bytes")
-ax.set_ylabel("GB/s")
-ax.legend(fontsize=7)
+ax.set_xlabel("transfer size (bytes)")
+ax.set_ylabel("bandwidth (GB/s)")
+ax.legend(fontsize=7, loc="upper left")
 ax.set_title("h200x2: copy bandwidth vs size")
 plt.show()
 lb = L.latency_bandwidth_curve(h200x2, "host", "gpu0")
 print(f"PCIe n_1/2 = {lb.attrs['half_bandwidth_bytes'] / 1e3:.0f} kB")
-display(lb[["bytes", "time_s", "gbps", "regime"]].iloc[::2])
+display(lb[["bytes", "time_s", "bytes_per_s", "regime"]].iloc[::2])
 
 # %% [markdown]
 # Going **through the CPU** is the trap the seed warns about: without a peer link a GPU→GPU copy
@@ -153,16 +150,16 @@ for algo, model in (("ring", "link"), ("ring", "nccl"), ("tree", "nccl"), ("dire
     for k in range(10, 31, 2):
         r = L.collective(hgx, "allreduce", 2.0**k, algo=algo, model=model)
         rows.append({"algo": f"{algo} ({model})", "bytes": 2.0**k, "time_us": r["time_s"] * 1e6,
-                     "busbw": r["busbw_gbps"]})
+                     "busbw": r["busbw_bytes_per_s"] / 1e9})
 ar = pd.DataFrame(rows)
 fig, ax = plt.subplots(figsize=(7, 3.5))
 for algo, df in ar.groupby("algo"):
     ax.plot(df["bytes"], df["busbw"], marker=".", label=algo)
-ax.axhline(L.transfer(hgx, "gpu0", "gpu1", 2**30)["link_gbps"], ls=":", c="k", label="NVLink payload rate")
+ax.axhline(L.transfer(hgx, "gpu0", "gpu1", 2**30)["link_bytes_per_s"] / 1e9, ls=":", c="k", label="NVLink payload rate")
 ax.set_xscale("log", base=2)
-ax.set_xlabel("bytes")
-ax.set_ylabel("busbw GB/s")
-ax.legend()
+ax.set_xlabel("message size per GPU (bytes)")
+ax.set_ylabel("bus bandwidth (GB/s)")
+ax.legend(loc="upper left", fontsize=8)
 ax.set_title("hgx_h200_x8: all-reduce on 8 GPUs")
 plt.show()
 

@@ -48,7 +48,7 @@ LAB_START = time.monotonic()
 resnet_spec = spec_from_dict({
     "name": "lab6_resnet50",
     "hardware": "tpu_v4",
-    "workload": "resnet50",
+    "workload": "resnet50_convs",
     "mode": "analytic",                       # the numba fast path (equal to the event engine)
     "parameters": {
         "compute.array.rows": [32, 64, 128, 256],
@@ -92,7 +92,7 @@ resnet[["rows", "cols", "sram_mib", "latency_us", "overall_util", "area_mm2"]].h
 fig, axes = plt.subplots(1, 2, figsize=(12, 4))
 square = resnet[resnet["rows"] == resnet["cols"]]
 plot_metric_vs_param(square, "rows", "latency_us", hue="sram_mib", logx=True, logy=True, ax=axes[0])
-axes[0].set_xlabel("square array: rows = cols")
+axes[0].set_xlabel("array rows = columns (square arrays)")
 plot_heatmap(square, "rows", "sram_mib", "overall_util", fmt="{:.2f}", ax=axes[1])
 fig.tight_layout()
 
@@ -108,7 +108,9 @@ fig.tight_layout()
 resnet["pareto"] = pareto_mask(resnet, {"latency_us": "min", "area_mm2": "min"})
 front = pareto_front(resnet, {"area_mm2": "min", "latency_us": "min"})
 knee = knee_point(front, "area_mm2", "latency_us")
-ax = plot_pareto(resnet, "area_mm2", "latency_us", knee=knee, logx=True, logy=True)
+ax = plot_pareto(resnet, "area_mm2", "latency_us", knee=knee, logx=True, logy=True,
+                label=lambda r: f"{r.rows}x{r.cols}, {r.sram_mib:g} MiB")
+ax.figure.set_size_inches(8, 5)
 ax.set_title("ResNet-50 on TPU v4-like cores: latency vs area (45 nm area model)")
 print("knee:", resnet.loc[knee, ["rows", "cols", "sram_mib", "latency_us", "area_mm2"]].to_dict())
 front[["rows", "cols", "sram_mib", "latency_us", "area_mm2", "overall_util"]]

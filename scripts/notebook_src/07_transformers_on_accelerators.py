@@ -20,9 +20,6 @@
 import dataclasses
 import functools
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
 
@@ -110,8 +107,10 @@ bd["decode"][["flops", "bytes", "time_s", "flop_share", "byte_share", "time_shar
 
 # %%
 shares = pd.DataFrame({k: v["time_share"] for k, v in bd.items()}).fillna(0.0)
-ax = shares.T.plot.barh(stacked=True, figsize=(7, 2.5))
-ax.set_xlabel("share of simulated H200 time")
+ax = shares.T.mul(100).plot.barh(stacked=True, figsize=(8, 2.8))
+ax.set_xlabel("share of simulated H200 time (%)")
+ax.set_xlim(0, 100)
+ax.legend(title="component", loc="upper left", bbox_to_anchor=(1.0, 1.0))
 ax.set_title("Llama 3 8B, context 2048, batch 1")
 plt.tight_layout()
 
@@ -155,9 +154,13 @@ fig, ax = plt.subplots(figsize=(6, 3.5))
 for batch, part in dec.groupby("batch"):
     ax.plot(part["context"], part["ms per step"], marker="o", label=f"batch {batch}")
 ax.set_xlabel("context (tokens)")
-ax.set_ylabel("H200 ms per decode step")
+ax.set_ylabel("time per decode step on H200 (ms)")
 ax.set_xscale("log", base=2)
-ax.legend()
+ax.set_xticks(sorted(part["context"].unique()), [f"{c:,}" for c in sorted(part["context"].unique())])
+ax.minorticks_off()
+ax.set_title("Llama 3 8B decode: the KV cache grows with context and batch")
+ax.legend(loc="upper left")
+plt.tight_layout()
 plt.tight_layout()
 dec.round(3)
 

@@ -15,9 +15,6 @@
 # %%
 import dataclasses
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
 
@@ -49,8 +46,11 @@ print(c.table[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
 # %%
 t = c.pivot("time_s") * 1e6
 ax = t.plot.bar(logy=True, figsize=(10, 4))
-ax.set_ylabel("time (us)")
+ax.set_ylabel("kernel time (µs, log scale)")
 ax.set_title("kernel time per platform")
+ax.tick_params(axis="x", labelrotation=0)
+ax.legend(title="machine", loc="upper left", bbox_to_anchor=(1.0, 1.0))
+plt.tight_layout()
 plt.tight_layout()
 plt.show()
 

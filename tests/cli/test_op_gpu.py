@@ -87,7 +87,7 @@ def test_analytic_mode_agrees_with_event_mode_for_a_compute_bound_gemm():
     (["op", "h200", "gemm", "--m", "64", "--n", "64", "--k", "60", "--dtype", "fp16",
       "--sparsity", "2:4"], "no unaligned fallback"),
     (["op", "h200", "gemm", "--m", "8"], "required"),
-    (["op", "tpu_v4", "gemm", "--m", "8", "--n", "8", "--k", "8"], "kind 'systolic'"),
+    (["op", "node_gpu_npu", "gemm", "--m", "8", "--n", "8", "--k", "8"], "kind 'node'"),
     (["op", "no_such_gpu", "gemm", "--m", "8", "--n", "8", "--k", "8"], "no such file"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, needle):

@@ -25,7 +25,7 @@ def test_run_json_is_one_document(cli, tmp_path):
 def test_run_without_arguments_runs_the_default(cli, tmp_path):
     r = cli("run", "--out", str(tmp_path))
     assert r.returncode == 0, r.stderr
-    assert "resnet50 on tpu_v4" in r.stdout
+    assert "resnet50_convs (built-in workloads/resnet50_convs.yaml) on tpu_v4" in r.stdout
 
 
 def test_trace_export_is_chrome_json(cli, tmp_path):
@@ -40,7 +40,7 @@ def test_trace_export_is_chrome_json(cli, tmp_path):
 def test_list_names_builtins(cli):
     r = cli("list")
     assert r.returncode == 0
-    for name in ("tpu_v4", "tpu_v1", "eyeriss", "scalesim_default", "resnet50"):
+    for name in ("tpu_v4", "tpu_v1", "eyeriss", "scalesim_default", "resnet50_convs", "resnet50"):
         assert name in r.stdout
 
 
@@ -78,7 +78,7 @@ def test_bad_yaml_config(cli, tmp_path):
 def test_run_on_a_gpu_prints_tokens_per_second(cli, tmp_path):
     r = cli("run", "h200", "gpt2_small_decode", "--out", str(tmp_path))
     assert r.returncode == 0, r.stderr
-    assert "tokens/s" in r.stdout and "ms per output token" in r.stdout
+    assert "tokens/s" in r.stdout and "s per output token" in r.stdout
 
 
 def test_unwritable_output_is_one_line(cli, tmp_path):
@@ -87,3 +87,25 @@ def test_unwritable_output_is_one_line(cli, tmp_path):
     r = cli("run", "tpu_v4", "resnet18", "--out", str(blocker / "sub"))
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_bare_accelsim_prints_help_and_writes_nothing(cli, tmp_path):
+    r = cli(cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "usage: accelsim" in r.stdout and "run" in r.stdout
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_json_alone_writes_no_files(cli, tmp_path):
+    r = cli("run", "tpu_v4", "alexnet", "--mode", "analytic", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    json.loads(r.stdout)
+    assert list(tmp_path.iterdir()) == [] and "wrote" not in r.stderr
+
+
+def test_run_names_the_workload_source_and_scales_units(cli, tmp_path):
+    r = cli("run", "tpu_v4", "resnet18", "--mode", "analytic", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "resnet18 (built-in workloads/resnet18.yaml) on tpu_v4" in r.stdout
+    assert "time (µs)" in r.stdout and "repeat" in r.stdout
+    assert "e+0" not in r.stdout and "wrote " in r.stderr

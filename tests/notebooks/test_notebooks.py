@@ -1,5 +1,11 @@
-"""Every lab notebook runs top to bottom (executed with nbclient, a real Jupyter kernel)."""
+"""Every lab notebook runs top to bottom (executed with nbclient, a real Jupyter kernel) and
+shows its figures: every cell that draws has an image output.
 
+The kernel keeps matplotlib's own backend choice (inline in Jupyter): nothing here or in the
+labs selects one, so what the test sees is what a student sees.
+"""
+
+import re
 from pathlib import Path
 
 import nbformat
@@ -8,11 +14,25 @@ from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+DRAWS = re.compile(r"\bplt\.(?!close)|\bplot_\w+\(|\.(plot|bar|barh|scatter|loglog|semilogx|semilogy|"
+                   r"imshow|fill_between|hist|step)\(|subplots\(")
+"""A code cell that calls one of these draws a figure."""
+
+
+def drawing_cells_without_image(nb: nbformat.NotebookNode) -> list[int]:
+    """Indices of code cells that draw but have no ``image/png`` output."""
+    missing = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code" or not DRAWS.search(cell.source):
+            continue
+        if not any("image/png" in out.get("data", {}) for out in cell.get("outputs", [])):
+            missing.append(i)
+    return missing
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_runs_top_to_bottom(path, tmp_path, monkeypatch):
-    monkeypatch.setenv("MPLBACKEND", "Agg")
+def test_notebook_runs_top_to_bottom_and_shows_its_figures(path, tmp_path, monkeypatch):
+    monkeypatch.delenv("MPLBACKEND", raising=False)
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(nb, timeout=300, kernel_name="python3",
@@ -21,3 +41,4 @@ def test_notebook_runs_top_to_bottom(path, tmp_path, monkeypatch):
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
               if o.get("output_type") == "error"]
     assert not errors
+    assert not drawing_cells_without_image(nb)

@@ -70,11 +70,7 @@ def test_machine_area_adds_pe_array_and_sram():
     assert bigger["area_pe_mm2"] == pytest.approx(2 * a["area_pe_mm2"])
 
 
-def test_plots_are_built_from_the_table(monkeypatch):
-    monkeypatch.setenv("MPLBACKEND", "Agg")
-    import matplotlib
-
-    matplotlib.use("Agg")
+def test_plots_are_built_from_the_table():
     import matplotlib.pyplot as plt
 
     from accelsim.report.plots_sweep import plot_heatmap, plot_metric_vs_param, plot_pareto

@@ -78,9 +78,9 @@ def bert_layer_macs(seq: int = 512, d: int = 768, ffn: int = 3072) -> int:
 CASES = {
     # name: (independent count, published figure, source of the figure)
     "resnet18": (resnet_macs([2, 2, 2, 2], False), 1.814e9, "torchvision: 1.81 GFLOPS (MACs)"),
-    "resnet50": (resnet_macs([3, 4, 6, 3], True), 4.09e9, "torchvision v1.5: 4.09 GFLOPS (MACs)"),
+    "resnet50_convs": (resnet_macs([3, 4, 6, 3], True), 4.09e9, "torchvision v1.5: 4.09 GFLOPS (MACs)"),
     "alexnet": (alexnet_macs(), 0.714e9, "torchvision: 0.71 GFLOPS (MACs)"),
-    "mobilenet_v2": (mobilenet_v2_macs(), 300e6, "Sandler et al. 2018 Table 4: 300M multiply-adds"),
+    "mobilenet_v2_convs": (mobilenet_v2_macs(), 300e6, "Sandler et al. 2018 Table 4: 300M multiply-adds"),
     "bert_base_encoder": (bert_layer_macs(), 4.03e9, "12 layers x 4.03 G ~ BERT-base 48 GMAC at 512"),
 }
 
@@ -94,7 +94,7 @@ def test_yaml_workload_macs_match_the_architecture(name: str) -> None:
 
 
 def test_resnet50_is_v1_5_with_stride_on_the_3x3() -> None:
-    w = load_workload("resnet50")
+    w = load_workload("resnet50_convs")
     ops = {op.name: op for op in w.ops}
     assert ops["layer2.0.conv1"].stride == 1 and ops["layer2.0.conv2"].stride == 2
     assert ops["layer2.0.downsample"].stride == 2
@@ -102,7 +102,7 @@ def test_resnet50_is_v1_5_with_stride_on_the_3x3() -> None:
 
 
 def test_mobilenet_v2_depthwise_layers_are_grouped() -> None:
-    dw = [op for op in load_workload("mobilenet_v2").ops if getattr(op, "groups", 1) > 1]
+    dw = [op for op in load_workload("mobilenet_v2_convs").ops if getattr(op, "groups", 1) > 1]
     assert len(dw) == 17
     assert all(op.groups == op.c == op.k and op.r == 3 for op in dw)
 
@@ -126,8 +126,8 @@ def _gemms(ops) -> Counter:
 
 
 @pytest.mark.parametrize("yaml_name, csv_name", [
-    ("resnet18", "resnet18"), ("resnet50", "resnet50"), ("alexnet", "alexnet"),
-    ("mobilenet_v2", "mobilenet_v2"), ("bert_base_encoder", "bert_base_gemm")])
+    ("resnet18", "resnet18"), ("resnet50_convs", "resnet50"), ("alexnet", "alexnet"),
+    ("mobilenet_v2_convs", "mobilenet_v2"), ("bert_base_encoder", "bert_base_gemm")])
 def test_yaml_and_scalesim_csv_lower_to_the_same_gemms(yaml_name: str, csv_name: str) -> None:
     yaml_w = load_workload(yaml_name)
     csv_w = read_scalesim_topology(ROOT / "scalesim" / f"{csv_name}.csv")
@@ -138,7 +138,7 @@ def test_yaml_and_scalesim_csv_lower_to_the_same_gemms(yaml_name: str, csv_name:
 def test_scalesim_csv_layers_keep_the_yaml_order_and_output_sizes() -> None:
     """Padding is folded into the CSV's input size as the extent the filter sweeps,
     (Ho - 1) * stride + R, so SCALE-Sim's ceil((H - R + S) / S) gives the true Ho."""
-    yaml_ops = load_workload("resnet50").ops
+    yaml_ops = load_workload("resnet50_convs").ops
     csv_ops = read_scalesim_topology(ROOT / "scalesim" / "resnet50.csv").ops
     assert [o.name for o in yaml_ops] == [o.name for o in csv_ops]
     for y, c in zip(yaml_ops, csv_ops, strict=True):

@@ -44,7 +44,7 @@ def test_parameter_counts_match_the_published_models(name: str, expected: float)
 def test_zoo_cnns_have_the_same_convs_as_the_workload_files() -> None:
     for name in ("resnet50", "mobilenet_v2"):
         zoo_gemms = [op.lower() for op in zoo.get(name).ops if isinstance(op, (Gemm, Conv2d))]
-        file_gemms = [op.lower() for op in load_workload(name).ops]
+        file_gemms = [op.lower() for op in load_workload(f"{name}_convs").ops]
         assert zoo_gemms == file_gemms
 
 
@@ -146,7 +146,7 @@ def test_spec_strings_carry_parameters() -> None:
     g = zoo.from_spec("llama3_8b_decode:batch=8,context=4096,dtype=fp8")
     assert (g.params["batch"], g.params["context"], g.params["dtype"]) == (8, 4096, "fp8")
     assert zoo.is_zoo_spec("gpt2_xl") and zoo.is_zoo_spec("gpt2_xl:batch=2")
-    assert not zoo.is_zoo_spec("workloads/resnet50.yaml")
+    assert not zoo.is_zoo_spec("workloads/resnet50_convs.yaml")
     with pytest.raises(WorkloadError, match="key=value"):
         zoo.parse_spec("gpt2_xl:batch")
     w = zoo.workload("bert_base:seq=128")

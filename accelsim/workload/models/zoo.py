@@ -16,7 +16,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from accelsim.errors import WorkloadError
+from accelsim.errors import WorkloadError, closest
 from accelsim.workload.graph import DTYPE_BYTES, ModelGraph
 from accelsim.workload.models.cnn import mobilenet_v2, resnet50
 from accelsim.workload.models.dlrm import dlrm
@@ -52,6 +52,11 @@ for _spec, _seq in ((GPT2_SMALL, 1024), (GPT2_XL, 1024), (LLAMA3_8B, 2048), (LLA
     MODELS[f"{_spec.name}_prefill"] = _transformer(_spec, "prefill", _seq)
     MODELS[f"{_spec.name}_decode"] = _transformer(_spec, "decode", _seq)
 
+ALIASES = {"gpt2": "gpt2_small", "gpt2_prefill": "gpt2_small_prefill",
+           "gpt2_decode": "gpt2_small_decode"}
+"""Other names of a model: ``gpt2`` is GPT-2 small (124 M parameters), as in Hugging Face."""
+MODELS.update({alias: MODELS[target] for alias, target in ALIASES.items()})
+
 
 def names() -> list[str]:
     """Every zoo name, sorted."""
@@ -66,8 +71,8 @@ def parameters(name: str) -> dict[str, Any]:
 
 def _lookup(name: str) -> Callable[..., ModelGraph]:
     if name not in MODELS:
-        near = difflib.get_close_matches(name, list(MODELS), n=1, cutoff=0.5)
-        hint = f"did you mean '{near[0]}'?" if near else f"known: {', '.join(names())}"
+        near = closest(name, list(MODELS))
+        hint = f"did you mean '{near}'?" if near else f"known: {', '.join(names())}"
         raise WorkloadError("zoo", "model", name, f"no such zoo model ({hint})")
     return MODELS[name]
 
