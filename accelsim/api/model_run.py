@@ -47,8 +47,9 @@ DEFAULT_EXEC = "eager"
 """Execution mode of ``accelsim run`` on a GPU when none is given: what a user gets from
 plain PyTorch."""
 
-COLUMNS = ["layer", "op", "precision", "time_s", "host_s", "kernels", "flops", "tflops",
-           "util", "dram_bytes", "bw_util", "energy_j", "bound"]
+COLUMNS = ["layer", "op", "precision", "time_s", "host_s", "kernels", "flops", "flop_per_s",
+           "tflops", "util", "dram_bytes", "bw_util", "energy_j", "bound"]
+"""Per-op table; ``tflops`` (TFLOP/s) is kept one release beside ``flop_per_s``."""
 CALL_COLUMNS = ["call", "layer", "op", "call_class", "kernel_class", "kernels", "host_s",
                 "gpu_s", "host_start_s", "host_end_s", "gpu_start_s", "gpu_end_s"]
 
@@ -298,7 +299,8 @@ def _op_table(m: GpuMachine, ops: list, calls: list[LoweredCall], costs: list,
     df = pd.DataFrame([rows[i] for i in sorted(rows)]).drop(columns="_longest")
     t = df["time_s"].where(df["time_s"] > 0)
     peak = {p: m.peak_flops(p) for p in set(df["precision"]) if p and m.supports(p)}
-    df["tflops"] = (df["flops"] / t / 1e12).fillna(0.0)
+    df["flop_per_s"] = (df["flops"] / t).fillna(0.0)
+    df["tflops"] = df["flop_per_s"] / 1e12
     df["util"] = [f / tt / peak[p] if tt > 0 and p in peak else 0.0
                   for f, tt, p in zip(df["flops"], df["time_s"], df["precision"], strict=True)]
     df["bw_util"] = (df["dram_bytes"] / t / m.memory.hbm.bandwidth_bytes_per_s).fillna(0.0)
@@ -345,6 +347,7 @@ def run_model(hw: Any, workload: Any, *, exec_mode: str | None = None, replay: s
         row["layer"] = getattr(op, "name", f"op{i}")
         row["op"] = getattr(op, "kind", type(op).__name__)
         row["host_s"], row["kernels"] = 0.0, 1
+        row["flop_per_s"] = row["tflops"] * 1e12
         rows.append({c: row.get(c) for c in COLUMNS})
         if progress is not None:
             progress(i + 1, len(wl.ops), row["layer"])

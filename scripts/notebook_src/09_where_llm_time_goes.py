@@ -25,11 +25,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from accelsim.api.model_run import run_model
+from accelsim.files import project_root
 
-ROOT = Path.cwd()
-while not (ROOT / "scripts" / "data").is_dir() and ROOT != ROOT.parent:
-    ROOT = ROOT.parent
-MEASURED = json.loads((ROOT / "scripts" / "data" / "h200_e2e_run2.json").read_text())
+MEASURED = json.loads((Path(project_root()) / "scripts" / "data" / "h200_e2e_run2.json").read_text())
 DECODE = "llama3_8b_decode:batch={b},context=2048"
 
 # %% [markdown]
