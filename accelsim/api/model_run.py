@@ -193,6 +193,8 @@ class _Cost:
     energy_j: float
     bound: str
     precision: str
+    first_pdl: bool = False
+    last_pdl: bool = False
 
 
 def _kernel_cost(m: GpuMachine, work: Any, table: Any, cache: dict) -> _Cost:
@@ -225,7 +227,9 @@ def _kernel_cost(m: GpuMachine, work: Any, table: Any, cache: dict) -> _Cost:
                  l2_bytes=l2, energy_j=gpu_energy_j(m, table, macs=macs, flops=flops,
                                                     l2_bytes=l2, hbm_bytes=hbm, precision=prec)
                  + leak_w * float(sum(times)),
-                 bound=bound_of(longest, m), precision=prec)
+                 bound=bound_of(longest, m), precision=prec,
+                 first_pdl=bool(kernels[0].meta.get("pdl")),
+                 last_pdl=bool(kernels[-1].meta.get("pdl")))
     cache[key] = cost
     return cost
 
@@ -252,8 +256,12 @@ def run_gpu_model(m: GpuMachine, workload: Any, *, exec_mode: str = DEFAULT_EXEC
         costs.append(None if c.work is None else _kernel_cost(m, c.work, etab, cache))
         if progress is not None and (i % 200 == 0 or i + 1 == len(calls)):
             progress(i + 1, len(calls), c.op_name)
-    stream = [gpu_stream.StreamCall(_host_s(m, c, table), 0.0 if k is None else k.gpu_s)
-              for c, k in zip(calls, costs, strict=True)]
+    gpu_s = gpu_stream.hide_dependent_launches(
+        [0.0 if k is None else k.gpu_s for k in costs],
+        [k is not None and k.first_pdl for k in costs],
+        [k is not None and k.last_pdl for k in costs], m.host.kernel_tail_s)
+    stream = [gpu_stream.StreamCall(_host_s(m, c, table), g)
+              for c, g in zip(calls, gpu_s, strict=True)]
     run = gpu_stream.replay_event if replay == "event" else gpu_stream.replay_closed_form
     tl = run(stream, submit=table.submit, graph_launch_s=m.host.graph_launch_s,
              sync_s=m.host.sync_s)

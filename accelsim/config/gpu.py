@@ -190,6 +190,20 @@ class GpuHost:
     pcie_lanes: int = param("PCIe lanes of the host link.", default=16, check=positive)
     launch_s: float = param("GPU-side gap per kernel launch (back to back, CUDA graph), s.",
                             check=non_negative)
+    kernel_tail_s: float = param(
+        "GPU-side completion of a kernel (its last stores drain and the grid retires before "
+        "the next kernel in the stream starts), seconds. A GEMM launched right after another "
+        "GEMM hides it (programmatic dependent launch, see gpu_pdl).", default=0.0,
+        check=non_negative)
+    gpu_pdl: bool = param(
+        "Whether the GEMM library's kernels use programmatic dependent launch (Hopper): a "
+        "GEMM that follows a GEMM in the stream starts while its predecessor retires.",
+        default=False)
+
+    @property
+    def kernel_launch_s(self) -> float:
+        """Fixed GPU-side cost of one kernel in a stream: launch gap + completion, s."""
+        return self.launch_s + self.kernel_tail_s
     host_launch_s: float = param("Host time to issue one framework op eagerly, seconds.",
                                  check=non_negative)
     eager_call_s: Mapping[str, object] = param(

@@ -59,6 +59,22 @@ class StreamTimeline:
         return self.time_s - self.gpu_busy_s
 
 
+def hide_dependent_launches(gpu_s: Sequence[float], first_pdl: Sequence[bool],
+                            last_pdl: Sequence[bool], tail_s: float) -> list[float]:
+    """GPU times with programmatic dependent launch applied: a call whose first kernel can
+    launch early starts while the previous call's last kernel (also PDL-capable) retires,
+    hiding that kernel's completion ``tail_s``. Calls with no kernels (0 s) are skipped."""
+    out = list(gpu_s)
+    prev_last = False
+    for i, t in enumerate(gpu_s):
+        if t <= 0:
+            continue
+        if prev_last and first_pdl[i]:
+            out[i] = max(0.0, t - tail_s)
+        prev_last = last_pdl[i]
+    return out
+
+
 def _check(calls: Sequence[StreamCall], submit: str) -> None:
     if submit not in SUBMITS:
         raise ValueError(f"submit must be one of {', '.join(SUBMITS)}, not {submit!r}")
@@ -141,4 +157,5 @@ def replay_event(calls: Sequence[StreamCall], *, submit: str = "per_call",
                           float(np.nansum(ge - gs)), result["done"] - result["host_done"])
 
 
-__all__ = ["SUBMITS", "StreamCall", "StreamTimeline", "replay_closed_form", "replay_event"]
+__all__ = ["SUBMITS", "StreamCall", "StreamTimeline", "hide_dependent_launches",
+           "replay_closed_form", "replay_event"]

@@ -54,3 +54,13 @@ def test_host_only_calls_launch_nothing():
 def test_bad_submit_is_refused():
     with pytest.raises(ValueError, match="submit"):
         replay_closed_form([], submit="stream")
+
+
+def test_dependent_launch_hides_the_tail_only_between_capable_kernels():
+    from accelsim.engine.gpu_stream import hide_dependent_launches
+
+    # gemm, (host-only call), gemm, elementwise, gemm
+    t = hide_dependent_launches([5e-6, 0.0, 5e-6, 2e-6, 5e-6],
+                                [True, False, True, False, True],
+                                [True, False, True, False, True], 1e-6)
+    assert t == [5e-6, 0.0, 4e-6, 2e-6, 5e-6]

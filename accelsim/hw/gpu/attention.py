@@ -89,5 +89,5 @@ def plan_attention(m: GpuMachine, op: Attention, precision: str) -> Kernel:
         groups.append((counts[nb], cost))
     meta = {"path": path, "tile": (br, bc, d), "q_blocks": q_blocks, "l2_hit": hit,
             "causal": op.causal, "gqa_packed": packed}
-    return Kernel(name="attention", groups=tuple(groups), launch_s=m.host.launch_s,
+    return Kernel(name="attention", groups=tuple(groups), launch_s=m.host.kernel_launch_s,
                   startup_s=startup_s(m, hit), meta=meta)

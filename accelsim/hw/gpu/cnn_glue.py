@@ -71,7 +71,7 @@ def latency_chain_kernel(m: GpuMachine, name: str, *, ctas: int, ctas_per_sm: in
     cta = CtaCost(compute_s=busy, l2_bytes=moved / units, hbm_bytes=(1.0 - hit) * moved / units,
                   parts={"latency_s": busy})
     info = {"l2_hit": hit, "ctas": ctas, "rounds": rounds, **(meta or {})}
-    return Kernel(name=name, groups=((units, cta),), launch_s=m.host.launch_s,
+    return Kernel(name=name, groups=((units, cta),), launch_s=m.host.kernel_launch_s,
                   startup_s=startup_s(m, hit), meta=info)
 
 

@@ -123,7 +123,7 @@ def _implicit(m: GpuMachine, op: Conv2d, precision: str, channels: int) -> GemmP
     tiles = IMPLICIT_TILES if precision != "fp32" else None
     return plan_gemm(m, pixels, op.k, k_depth, precision, hbm_unique_bytes=stored,
                      leading_dims=(channels, op.k), name="conv2d.implicit_gemm", tiles=tiles,
-                     max_split=1, cta_fixed_s=m.conv.tile_fixed_s)
+                     max_split=1, cta_fixed_s=m.conv.tile_fixed_s, dependent_launch=False)
 
 
 def _from_gemm(family: str, plan: GemmPlan, main: Kernel | None = None) -> ConvPlan:

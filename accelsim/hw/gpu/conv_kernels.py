@@ -115,7 +115,7 @@ def grouped_kernel(m: GpuMachine, op: Conv2d, precision: str) -> Kernel:
                   parts={"mma_sync_s": mma_s})
     meta = {"family": "grouped", "path": path, "tile": (bm, bn, MMA_ATOM_K),
             "groups_per_cta": per_cta, "l2_hit": hit, "split_k": 1}
-    return Kernel(name="conv2d.grouped", groups=((ctas, cta),), launch_s=m.host.launch_s,
+    return Kernel(name="conv2d.grouped", groups=((ctas, cta),), launch_s=m.host.kernel_launch_s,
                   startup_s=startup_s(m, hit), meta=meta)
 
 

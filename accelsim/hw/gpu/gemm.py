@@ -200,7 +200,8 @@ def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: i
               leading_dims: tuple[int, ...] | None = None, name: str = "gemm",
               sparsity: str | None = None,
               tiles: tuple[tuple[int, int], ...] | None = None,
-              max_split: int | None = None, cta_fixed_s: float = 0.0) -> GemmPlan:
+              max_split: int | None = None, cta_fixed_s: float = 0.0,
+              dependent_launch: bool = True) -> GemmPlan:
     """Plan ``batch`` GEMMs of ``M x N x K`` at ``precision``: the fastest tile and split-K.
 
     ``shared_weights``: B is one ``K x N`` matrix for all batch entries (folded into M).
@@ -248,7 +249,8 @@ def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: i
             if split > 1 and (n_tiles >= m.sm_count or kc < 2 * bk):
                 break
             plan = _plan(m, precision, path, bm, bn, bk, split, M, N, K, batch, n_tiles, kc,
-                         unique_in, c_bytes, hit, aligned, name, wf, cta_fixed_s)
+                         unique_in, c_bytes, hit, aligned, name, wf, cta_fixed_s,
+                         dependent_launch)
             t = sum(estimate_s(k, m) for k in plan.kernels)
             key = (t * (1 - 1e-9), plan.ctas)
             if best is None or key < (best[0], best[1]):
@@ -262,7 +264,7 @@ def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: i
 def _plan(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, split: int,
           M: int, N: int, K: int, batch: int, tiles: int, kc: int, unique_in: float,
           c_bytes: float, hit: float, aligned: bool, name: str, wf: float = 1.0,
-          cta_fixed_s: float = 0.0) -> GemmPlan:
+          cta_fixed_s: float = 0.0, dependent_launch: bool = True) -> GemmPlan:
     e = OPERAND_BYTES[precision]
     oe = OUTPUT_BYTES[precision]
     ctas = tiles * split
@@ -291,8 +293,8 @@ def _plan(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, s
         cta = CtaCost(compute_s=cta.compute_s, l2_bytes=cta.l2_bytes, hbm_bytes=cta.hbm_bytes,
                       pre_s=exposed + cta_fixed_s, post_s=cta.post_s, parts=cta.parts)
     meta = {"path": path, "tile": (bm, bn, bk), "split_k": split, "tiles": tiles,
-            "weight_fraction": wf}
-    kernels = [Kernel(name=name, groups=((ctas, cta),), launch_s=m.host.launch_s,
+            "weight_fraction": wf, "pdl": m.host.gpu_pdl and dependent_launch}
+    kernels = [Kernel(name=name, groups=((ctas, cta),), launch_s=m.host.kernel_launch_s,
                       startup_s=startup, meta=meta)]
     if split > 1:
         kernels.append(stream_kernel(m, f"{name}.splitk_reduce", read_bytes=partial_bytes,

@@ -71,7 +71,7 @@ def stream_kernel(m: GpuMachine, name: str, *, read_bytes: float, write_bytes: f
                   hbm_bytes=(1.0 - hit) * moved / n,
                   parts={"alu_s": alu_s, "sfu_s": sfu_s})
     info = {"l2_hit": hit, "chunks": n, **(meta or {})}
-    return Kernel(name=name, groups=((n, cta),), launch_s=m.host.launch_s,
+    return Kernel(name=name, groups=((n, cta),), launch_s=m.host.kernel_launch_s,
                   startup_s=startup_s(m, hit), meta=info)
 
 

@@ -115,7 +115,7 @@ def row_kernel(m: GpuMachine, name: str, shape: RowShape, rows: int, cols: int,
                   parts={"alu_s": rounds * r_eff * issue, "latency_s": rounds * lat})
     meta = {"l2_hit": hit, "chunks": units, "family": shape.family, "threads": shape.threads,
             "ctas": ctas, "ctas_per_sm": shape.ctas_per_sm, "passes": len(shape.passes)}
-    return Kernel(name=name, groups=((units, cta),), launch_s=m.host.launch_s,
+    return Kernel(name=name, groups=((units, cta),), launch_s=m.host.kernel_launch_s,
                   startup_s=startup_s(m, hit), meta=meta)
 
 
