@@ -5,7 +5,7 @@ name's suffix, see :data:`accelsim.units.PARSERS`) and a sentence (``param(doc=.
 builder rejects unknown keys (suggesting the closest name), parses unit strings, checks
 constraints, and names the file, the dotted field path and the bad value on any error.
 
-Imports: units, errors.
+Imports: units, errors, limits.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from accelsim.errors import ConfigError
+from accelsim.limits import check_number
 from accelsim.units import UnitError, parser_for_field
 
 T = TypeVar("T")
@@ -128,19 +129,16 @@ def _scalar(hint: Any, name: str, value: Any, f: dataclasses.Field, file: str | 
                 raise ConfigError(file, fpath, value, "expected a string")
             out = str(value)
         elif parser is not None:
-            out = parser(value)
+            out = check_number(parser(value), file=file, field=fpath, shown=value,
+                               allow_inf=name.endswith("_bytes_per_s"))
             if hint is int:
                 if out != int(out):
                     raise ConfigError(file, fpath, value, "expected a whole number")
-                out = int(out)
+                out = check_number(out, file=file, field=fpath, integer=True, shown=value)
         elif hint is int:
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
-                raise ConfigError(file, fpath, value, "expected an integer")
-            out = int(value)
+            out = check_number(value, file=file, field=fpath, integer=True)
         elif hint is float:
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ConfigError(file, fpath, value, "expected a number")
-            out = float(value)
+            out = float(check_number(value, file=file, field=fpath))
         else:
             out = value
     except UnitError as exc:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -44,6 +45,13 @@ from accelsim.config.registry import apply_overrides, load_machine_dict, machine
 from accelsim.config.systolic import DATAFLOWS
 from accelsim.errors import ConfigError
 from accelsim.files import locate, read_yaml
+from accelsim.limits import (
+    MAX_CONSTRAINT_EVAL_S,
+    MAX_RANGE_VALUES,
+    MAX_SWEEP_POINTS,
+    check_count,
+    check_number,
+)
 from accelsim.sweep.expr import Constraint, parse_constraint
 from accelsim.units import UnitError, parser_for_field
 from accelsim.workload.readers import load_workload
@@ -53,7 +61,7 @@ SPECIAL = ("dataflow", "workload")
 
 METHODS = ("grid", "random", "lhs")
 MODES = ("analytic", "event")
-MAX_GRID = 5_000_000
+MAX_GRID = MAX_SWEEP_POINTS
 """Largest grid enumerated before constraints (beyond it: use random or lhs sampling)."""
 
 _SPEC_KEYS = ("name", "description", "hardware", "workload", "mode", "sampling", "parameters",
@@ -146,7 +154,11 @@ def spec_from_dict(data: Mapping[str, Any], *, file: str | None = None) -> Sweep
         if key not in data:
             raise ConfigError(file, key, None, "missing required field")
     hardware = _near(file, str(data["hardware"]))
-    base_hw, hw_file = load_machine_dict(hardware)
+    try:
+        base_hw, hw_file = load_machine_dict(hardware)
+    except ConfigError as exc:
+        raise ConfigError(file, "hardware", data["hardware"],
+                          exc.reason if exc.file == hardware else str(exc)) from None
     machine_from_dict(base_hw, file=hw_file)  # the base machine itself must be valid
     mode = data.get("mode", "analytic")
     if mode not in MODES:
@@ -200,9 +212,12 @@ def _sampling(s: Any, file: str | None) -> tuple[str, int | None, int]:
         if isinstance(samples, bool) or not isinstance(samples, int) or samples <= 0:
             raise ConfigError(file, "sampling.samples", samples,
                               f"{method} sampling needs a positive integer number of samples")
+        check_number(samples, file=file, field="sampling.samples", integer=True,
+                     maximum=MAX_SWEEP_POINTS)
     seed = s.get("seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ConfigError(file, "sampling.seed", seed, "expected a non-negative integer")
+    check_number(seed, file=file, field="sampling.seed", integer=True)
     return method, samples, seed
 
 
@@ -266,6 +281,7 @@ def _parameter(path: str, spec: Any, base: Mapping[str, Any], hw_file: str, meth
     values = list(spec) if isinstance(spec, (list, tuple)) else [spec]
     if not values:
         raise ConfigError(file, field, spec, "empty list of values")
+    check_count(len(values), MAX_RANGE_VALUES, file=file, field=field, what="values")
     if path == "dataflow":
         for v in values:
             if v not in DATAFLOWS:
@@ -284,8 +300,8 @@ def _number(path: str, value: Any, file: str | None, field: str) -> float:
             return parser(value)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise UnitError("expected a number")
-        return float(value)
-    except UnitError as exc:
+        return float(check_number(value, file=file, field=field))
+    except (UnitError, OverflowError) as exc:
         raise ConfigError(file, field, value, str(exc)) from None
 
 
@@ -308,14 +324,18 @@ def _ranged(path: str, spec: Mapping[str, Any], base: Mapping[str, Any], hw_file
             step = _number(path, spec["step"], file, f"{field}.step")
             if step <= 0:
                 raise ConfigError(file, f"{field}.step", spec["step"], "must be > 0")
-            n = int(math.floor((stop - start) / step * (1 + 1e-12))) + 1
-            values = [start + i * step for i in range(n)]
+            count = math.floor((stop - start) / step * (1 + 1e-12)) + 1
+            check_count(count, MAX_RANGE_VALUES, file=file, field=field, what="values")
+            values = [start + i * step for i in range(int(count))]
         else:
             factor = spec["factor"]
             if isinstance(factor, bool) or not isinstance(factor, (int, float)) or factor <= 1:
                 raise ConfigError(file, f"{field}.factor", factor, "must be a number > 1")
             if start <= 0:
                 raise ConfigError(file, f"{field}.start", spec["start"], "a geometric range needs start > 0")
+            check_number(factor, file=file, field=f"{field}.factor")
+            count = math.floor(math.log(stop / start) / math.log(factor) * (1 + 1e-12)) + 1
+            check_count(count, MAX_RANGE_VALUES, file=file, field=field, what="values")
             v = start
             while v <= stop * (1 + 1e-12):
                 values.append(v)
@@ -341,6 +361,7 @@ def _ranged(path: str, spec: Mapping[str, Any], base: Mapping[str, Any], hw_file
         num = spec["num"]
         if isinstance(num, bool) or not isinstance(num, int) or num <= 0:
             raise ConfigError(file, f"{field}.num", num, "must be a positive integer")
+        check_count(num, MAX_RANGE_VALUES, file=file, field=f"{field}.num", what="values")
         grid = np.geomspace(lo, hi, num) if log else np.linspace(lo, hi, num)
         vals = [int(round(v)) if integer else float(v) for v in grid]
         canon = [canonical(base, hw_file, path, v, file, field) for v in vals]
@@ -370,15 +391,19 @@ def _constraints(raw: Any, params: list[Parameter], file: str | None) -> tuple[C
 def _grid(spec: SweepSpec) -> list[dict[str, Any]]:
     sizes = [len(p.values or ()) for p in spec.parameters]
     total = math.prod(sizes)
-    if total > MAX_GRID:
-        raise ConfigError(spec.file, "parameters", f"{total} points",
-                          f"grid larger than {MAX_GRID}; use random or lhs sampling")
+    check_count(total, MAX_GRID, file=spec.file, field="parameters", what="grid points",
+                hint="use random or lhs sampling")
     names = spec.names
     out = []
-    for combo in itertools.product(*(p.values for p in spec.parameters)):
+    deadline = time.monotonic() + MAX_CONSTRAINT_EVAL_S
+    for i, combo in enumerate(itertools.product(*(p.values for p in spec.parameters))):
         point = dict(zip(names, combo))
         if spec.satisfies(point):
             out.append(point)
+        if i % 4096 == 4095 and time.monotonic() > deadline:
+            raise ConfigError(spec.file, "constraints", f"{total:,} grid points",
+                              f"evaluating the constraints took more than "
+                              f"{MAX_CONSTRAINT_EVAL_S} s; use fewer points or sampling")
     return out
 
 
