@@ -42,7 +42,7 @@ def machine_from_dict(data: Mapping[str, Any], *, file: str | None = None) -> An
     """Build a machine config object from a parsed mapping, dispatching on ``kind``."""
     _ensure_kinds()
     kind = data.get("kind", "systolic")
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         near = difflib.get_close_matches(str(kind), list(KINDS), n=1)
         hint = f" (did you mean '{near[0]}'?)" if near else f" (known: {', '.join(KINDS)})"
         raise ConfigError(file, "kind", kind, "unknown machine kind" + hint)

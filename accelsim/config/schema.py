@@ -112,13 +112,29 @@ def _convert(hint: Any, name: str, value: Any, f: dataclasses.Field, file: str |
     if origin in (dict, Mapping) or hint is dict:
         if not isinstance(value, Mapping):
             raise ConfigError(file, fpath, value, "expected a mapping")
+        _numbers_in_range(value, file, fpath)
         return types.MappingProxyType(dict(value))
     return _scalar(hint, name, value, f, file, fpath)
+
+
+def _numbers_in_range(value: Any, file: str | None, fpath: str, depth: int = 0) -> None:
+    """Every number inside a free-form mapping is finite and within int64 (NaN, ±inf and
+    huge integers are refused here, whatever the mapping's own checks accept)."""
+    if isinstance(value, Mapping):
+        for key, v in value.items():
+            _numbers_in_range(v, file, f"{fpath}.{key}", depth + 1)
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _numbers_in_range(v, file, f"{fpath}[{i}]", depth + 1)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        check_number(value, file=file, field=fpath)
 
 
 def _scalar(hint: Any, name: str, value: Any, f: dataclasses.Field, file: str | None,
             fpath: str) -> Any:
     parser = parser_for_field(name)
+    if isinstance(value, int) and not isinstance(value, bool) and hint is not str:
+        check_number(value, file=file, field=fpath)  # no integer beyond int64, whatever the type
     try:
         if hint is bool:
             if not isinstance(value, bool):

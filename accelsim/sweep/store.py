@@ -20,10 +20,12 @@ Imports: errors, pandas, pyarrow (for Parquet).
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import os
+import signal
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +136,20 @@ def read_results(path: str | os.PathLike, fmt: str | None = None) -> pd.DataFram
     return df.drop_duplicates("point_id", keep="first").reset_index(drop=True)
 
 
+@contextlib.contextmanager
+def _sigint_held() -> Iterator[None]:
+    """Block SIGINT in this thread for the duration (POSIX); it is delivered on exit."""
+    block = getattr(signal, "pthread_sigmask", None)
+    if block is None:
+        yield
+        return
+    old = block(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        block(signal.SIG_SETMASK, old)
+
+
 class ResultStore:
     """An open results file: :meth:`add` rows, :meth:`flush` to disk, :meth:`close` at the end."""
 
@@ -204,29 +220,42 @@ class ResultStore:
         return new
 
     def flush(self) -> None:
-        """Write the queued rows (atomically for Parquet); the file stays valid if interrupted."""
+        """Write the queued rows (atomically for Parquet); the file stays valid if interrupted.
+
+        Ctrl-C is held off (SIGINT blocked) while the rows are written and marked written, so
+        that an interrupt never leaves rows both on disk and still queued (they would be
+        written twice by :meth:`close`); a failed CSV append is cut back off the file.
+        """
         if not self._pending:
             return
         t0 = time.monotonic()
         batch = pd.DataFrame(self._pending, columns=self.columns)
-        if self.fmt == "csv":
-            text = batch.to_csv(index=False, header=False)
-            with open(self.path, "a", newline="") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-            self._pending = []
-        else:
-            frame = batch if self._frame.empty else pd.concat([self._frame, batch], ignore_index=True)
-            try:
-                frame.to_parquet(self._tmp, index=False)
-                os.replace(self._tmp, self.path)
-            except BaseException:
-                if self._tmp.exists():
-                    self._tmp.unlink()
-                raise
-            self._frame = frame
-            self._pending = []
+        with _sigint_held():
+            if self.fmt == "csv":
+                text = batch.to_csv(index=False, header=False)
+                size = self.path.stat().st_size
+                try:
+                    with open(self.path, "a", newline="") as fh:
+                        fh.write(text)
+                        fh.flush()
+                        os.fsync(fh.fileno())
+                except BaseException:
+                    with open(self.path, "rb+") as fh:
+                        fh.truncate(size)
+                    raise
+                self._pending = []
+            else:
+                frame = batch if self._frame.empty else pd.concat([self._frame, batch],
+                                                                  ignore_index=True)
+                try:
+                    frame.to_parquet(self._tmp, index=False)
+                    os.replace(self._tmp, self.path)
+                except BaseException:
+                    if self._tmp.exists():
+                        self._tmp.unlink()
+                    raise
+                self._frame = frame
+                self._pending = []
         self._last_flush = time.monotonic()
         self._flush_cost = self._last_flush - t0
 

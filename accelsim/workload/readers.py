@@ -45,7 +45,7 @@ def op_from_dict(d: dict[str, Any], *, file: str, where: str) -> Any:
     if not isinstance(d, dict):
         raise WorkloadError(file, where, d, "expected a mapping with an 'op' key")
     kind = d.get("op")
-    if kind not in OP_TYPES:
+    if not isinstance(kind, str) or kind not in OP_TYPES:
         near = difflib.get_close_matches(str(kind), list(OP_TYPES), n=1)
         hint = f" (did you mean '{near[0]}'?)" if near else f" (known: {', '.join(OP_TYPES)})"
         raise WorkloadError(file, f"{where}.op", kind, "unknown operator" + hint)
@@ -121,7 +121,8 @@ def read_yaml_workload(path: str | os.PathLike) -> Workload:
     for i, d in enumerate(ops_data):
         where = f"ops[{i}]"
         if isinstance(d, dict):
-            cls = OP_TYPES.get(d.get("op"))
+            op = d.get("op")
+            cls = OP_TYPES.get(op) if isinstance(op, str) else None
             if cls is not None:
                 names = {f.name for f in dataclasses.fields(cls)}
                 d = {**{k: v for k, v in defaults.items() if k in names}, **d}
