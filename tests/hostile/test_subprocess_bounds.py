@@ -24,12 +24,13 @@ ROOT = Path(__file__).resolve().parents[2]
 LIMIT_BYTES = 2 * 2**30
 TIMEOUT_S = 60
 _SLOW = pytest.mark.slow
-SAMPLE = ["config/alias_bomb", "workload/huge_folds", "cli.op/5", "spec/grid_billions",
-          "cli.run/1", pytest.param("spec/constraint.pow_tower", marks=_SLOW),
+SAMPLE = ["config/alias_bomb", "workload/huge_folds", "cli.op/5",
+          pytest.param("spec/grid_billions", marks=_SLOW), pytest.param("cli.run/1", marks=_SLOW),
+          pytest.param("spec/constraint.pow_tower", marks=_SLOW),
           pytest.param("topology/run.field_over_csv_limit", marks=_SLOW),
           pytest.param("onnx/cyclic", marks=_SLOW)]
-"""Alias bomb, a 10^5-cubed GEMM, a 10^9-row GPU GEMM, a 10^12-point grid, ``--set rows=.inf``;
-with ``-m slow`` also a tower of powers, a CSV field over the csv module's limit and a cyclic
+"""Alias bomb, a 10^5-cubed GEMM, a 10^9-row GPU GEMM; with ``-m slow`` also a 10^12-point grid,
+``--set rows=.inf``, a tower of powers, a CSV field over the csv module's limit and a cyclic
 ONNX graph."""
 
 
