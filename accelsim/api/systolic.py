@@ -184,10 +184,11 @@ def simulate(hw: Any, workload: Any, *, dataflow: str | None = None, mode: str =
 
 
 def _check_folds(machine: SystolicMachine, op: Any, dataflow: str, source: str) -> None:
-    """Refuse a layer of more than MAX_LAYER_FOLDS folds before anything is allocated."""
+    """Refuse a layer of more than MAX_LAYER_FOLDS folds (over all its repeats: batch entries
+    with their own weights, conv groups) before anything is allocated."""
     gemm = op.lower()
     g = geometry(gemm.m, gemm.n, gemm.k, machine.array.rows, machine.array.cols, dataflow)
-    check_count(g.folds, MAX_LAYER_FOLDS, file=source, field=getattr(op, "name", "layer"),
+    check_count(g.folds * gemm.repeat, MAX_LAYER_FOLDS, file=source, field=getattr(op, "name", "layer"),
                 what="folds", hint=f"the layer is too large for a {machine.array.rows}x"
                 f"{machine.array.cols} array")
 

@@ -26,15 +26,13 @@ Everything is checked when the spec is read, before any point runs: every hardwa
 value is validated by building the machine with that override, ranges must be non-empty, and
 the constraints must leave at least one point. Errors are one line naming file, field, value.
 
-Imports: errors, units, config, workload, sweep.expr.
+Imports: errors, units, limits, config, workload, sweep.expr, sweep.points.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 import os
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -46,7 +44,6 @@ from accelsim.config.systolic import DATAFLOWS
 from accelsim.errors import ConfigError
 from accelsim.files import locate, read_yaml
 from accelsim.limits import (
-    MAX_CONSTRAINT_EVAL_S,
     MAX_RANGE_VALUES,
     MAX_SWEEP_POINTS,
     check_count,
@@ -61,8 +58,6 @@ SPECIAL = ("dataflow", "workload")
 
 METHODS = ("grid", "random", "lhs")
 MODES = ("analytic", "event")
-MAX_GRID = MAX_SWEEP_POINTS
-"""Largest grid enumerated before constraints (beyond it: use random or lhs sampling)."""
 
 _SPEC_KEYS = ("name", "description", "hardware", "workload", "mode", "sampling", "parameters",
               "constraints", "metrics")
@@ -127,10 +122,9 @@ class SweepSpec:
 
     def points(self) -> list[dict[str, Any]]:
         """The design points, in a deterministic order (grid order, or sampling order)."""
-        if self.method == "grid":
-            pts = _grid(self)
-        else:
-            pts = _sampled(self)
+        from accelsim.sweep.points import grid_points, sampled_points
+
+        pts = grid_points(self) if self.method == "grid" else sampled_points(self)
         if not pts:
             raise ConfigError(self.file, "constraints", " and ".join(c.text for c in self.constraints),
                               "the constraints exclude every point")
@@ -386,52 +380,3 @@ def _constraints(raw: Any, params: list[Parameter], file: str | None) -> tuple[C
             aliases.setdefault(p.alias, p.path)
     return tuple(parse_constraint(t, aliases, file=file, field=f"constraints[{i}]")
                  for i, t in enumerate(items))
-
-
-def _grid(spec: SweepSpec) -> list[dict[str, Any]]:
-    sizes = [len(p.values or ()) for p in spec.parameters]
-    total = math.prod(sizes)
-    check_count(total, MAX_GRID, file=spec.file, field="parameters", what="grid points",
-                hint="use random or lhs sampling")
-    names = spec.names
-    out = []
-    deadline = time.monotonic() + MAX_CONSTRAINT_EVAL_S
-    for i, combo in enumerate(itertools.product(*(p.values for p in spec.parameters))):
-        point = dict(zip(names, combo))
-        if spec.satisfies(point):
-            out.append(point)
-        if i % 4096 == 4095 and time.monotonic() > deadline:
-            raise ConfigError(spec.file, "constraints", f"{total:,} grid points",
-                              f"evaluating the constraints took more than "
-                              f"{MAX_CONSTRAINT_EVAL_S} s; use fewer points or sampling")
-    return out
-
-
-def _sampled(spec: SweepSpec) -> list[dict[str, Any]]:
-    """Random or Latin-hypercube points that satisfy the constraints, without duplicates.
-
-    Rejected and duplicate draws are replaced by further draws (for LHS: further whole
-    hypercubes of ``samples`` points), up to 100 rounds.
-    """
-    rng = np.random.default_rng(spec.seed)
-    n, d = int(spec.samples or 0), len(spec.parameters)
-    seen: set[tuple] = set()
-    out: list[dict[str, Any]] = []
-    for _ in range(100):
-        if spec.method == "lhs":
-            u = (np.argsort(rng.random((d, n)), axis=1).T + rng.random((n, d))) / n
-        else:
-            u = rng.random((n, d))
-        for row in u:
-            point = {p.path: p.from_unit(float(x)) for p, x in zip(spec.parameters, row)}
-            key = tuple(point.values())
-            if key in seen or not spec.satisfies(point):
-                continue
-            seen.add(key)
-            out.append(point)
-            if len(out) == n:
-                return out
-    if out:
-        raise ConfigError(spec.file, "sampling.samples", n,
-                          f"only {len(out)} distinct points satisfy the constraints; ask for fewer")
-    return out

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hostile_files import _set
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -59,16 +60,6 @@ def _leaves(data: object, path: str = "") -> list[tuple[str, object]]:
     return [(path, data)]
 
 
-def _replace(data: dict, path: str, value: object) -> dict:
-    out = yaml.safe_load(yaml.safe_dump(data))
-    node = out
-    parts = path.split(".")
-    for p in parts[:-1]:
-        node = node[p]
-    node[parts[-1]] = value
-    return out
-
-
 MACHINES = {name: yaml.safe_load((ROOT / "configs/hardware" / f"{name}.yaml").read_text())
             for name in ("scalesim_default", "tpu_v4", "h200", "spr_cpu")}
 NUMERIC_LEAVES = [(name, path) for name, data in MACHINES.items() for path, v in _leaves(data)
@@ -85,7 +76,7 @@ def one_line_naming(exc: ConfigError, file: str) -> None:
 @given(leaf=st.sampled_from(NUMERIC_LEAVES), value=HOSTILE)
 def test_a_malformed_machine_config_is_refused_in_one_line(leaf, value):
     name, path = leaf
-    data = _replace(MACHINES[name], path, value)
+    data = _set(MACHINES[name], path, value)
     try:
         machine_from_dict(data, file="m.yaml")
     except ConfigError as exc:
