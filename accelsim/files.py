@@ -23,7 +23,6 @@ from typing import Any
 from accelsim.errors import ConfigError
 from accelsim.safe_yaml import read_file
 
-
 BUILTIN_PACKAGE_DIR = "_builtin"
 """Folder inside the installed ``accelsim`` package that holds ``configs/`` and ``workloads/``."""
 
