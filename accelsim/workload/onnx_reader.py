@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from accelsim.errors import WorkloadError
-from accelsim.limits import check_file_size
+from accelsim.limits import MAX_DIM, check_file_size
 from accelsim.workload.graph import GraphBuilder, ModelGraph
 from accelsim.workload.nn_ops import Elementwise, Embedding, LayerNorm, Softmax
 from accelsim.workload.ops import Conv2d, Gemm, Workload
@@ -106,7 +106,8 @@ def _check_order(g: Any, file: str) -> None:
         defined.update(o for o in node.output if o)
 
 
-def _shapes(model: Any) -> dict[str, tuple[int, ...]]:
+def _shapes(model: Any, file: str) -> dict[str, tuple[int, ...]]:
+    """Tensor name -> shape; a dimension beyond :data:`~accelsim.limits.MAX_DIM` is refused."""
     g = model.graph
     out: dict[str, tuple[int, ...]] = {}
     for vi in (*g.input, *g.value_info, *g.output):
@@ -115,6 +116,11 @@ def _shapes(model: Any) -> dict[str, tuple[int, ...]]:
             out[vi.name] = tuple(d.dim_value for d in dims)
     for init in g.initializer:
         out[init.name] = tuple(init.dims)
+    for name, shape in out.items():
+        for d in shape:
+            if d > MAX_DIM:
+                raise WorkloadError(file, f"tensor '{name}'", d, f"a dimension larger than the "
+                                    f"limit of {MAX_DIM:,}")
     return out
 
 
@@ -134,7 +140,7 @@ def read_onnx_graph(path: str | os.PathLike, dims: dict[str, int] | None = None)
     file = str(path)
     model = _load(path, dict(dims or {}))
     g = model.graph
-    shape = _shapes(model)
+    shape = _shapes(model, file)
     inits = {i.name: i for i in g.initializer}
     elem_types = [i.data_type for i in g.initializer] + [
         i.type.tensor_type.elem_type for i in g.input]

@@ -238,8 +238,9 @@ def _onnx_model(kind: str) -> Callable[[Path], None]:
     def write(p: Path) -> None:
         from onnx import TensorProto, helper
 
-        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 64])
-        y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 64])
+        rows = 10**12 if kind == "huge" else "N"
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [rows, 64])
+        y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [rows, 64])
         w = helper.make_tensor("w", TensorProto.FLOAT, [64, 64], [0.0] * 4096)
         if kind == "cyclic":
             nodes = [helper.make_node("MatMul", ["x", "b"], ["a"], name="m1"),
@@ -267,6 +268,8 @@ def onnx_cases() -> list[Case]:
     cases.append(Case("onnx", "dims_missing", (*run, "{d}/m.onnx", *tail), good, ("m.onnx", "N")))
     cases.append(Case("onnx", "cyclic", (*run, "{d}/c.onnx:N=4", *tail),
                       {"c.onnx": _onnx_model("cyclic")}, ("c.onnx", "cycle")))
+    cases.append(Case("onnx", "huge_fixed_dim", (*run, "{d}/h.onnx", *tail),
+                      {"h.onnx": _onnx_model("huge")}, ("h.onnx", "1000000000000")))
     for name, body in (("garbage", GARBAGE), ("empty", b""), ("text", b"hello onnx\n"),
                        ("truncated_zeros", b"\x08\x07" + b"\x00" * 64)):
         cases.append(Case("onnx", name, (*run, "{d}/m.onnx", *tail), {"m.onnx": body}, ("m.onnx",)))
