@@ -203,6 +203,12 @@ def cli_cases() -> list[Case]:
             (("op", "h200x2", "copy", "--src", "host", "--dst", "gpu9", "--bytes", "1MB"),
              ("gpu9",)),
             (("op", "h200x2", "allreduce", "--bytes", "inf"), ("--bytes",)),
+            (("op", "scalesim_default", "gemm", "--m", "100000", "--n", "100000", "--k", "64"),
+             ("folds",)),
+            (("op", "scalesim_default", "gemm", "--m", "0", "--n", "64", "--k", "64"),
+             ("--m",)),
+            (("op", "scalesim_default", "conv2d", "--n", "1", "--c", "3", "--h", "8", "--w", "8",
+              "--k", "4", "--r", "3", "--s", "3", "--dtype", "fp99"), ("--dtype", "fp99")),
         ],
         "energy": [
             (("energy", "scalesim_default", "{d}/w.yaml", "--dataflows", "os,xx"), ("xx",)),
