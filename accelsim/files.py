@@ -9,7 +9,7 @@ one copy. A wheel carries them inside the package as ``accelsim/_builtin/configs
 found through :mod:`importlib.resources`; a checkout (``PYTHONPATH`` or an editable install)
 reads them where they are. ``ACCELSIM_HOME`` overrides both.
 
-Imports: errors.
+Imports: errors, safe_yaml.
 """
 
 from __future__ import annotations
@@ -20,13 +20,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from accelsim.errors import ConfigError
-
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-"""libyaml's safe loader when PyYAML was built with it (10x faster), else the pure-Python one."""
-
+from accelsim.safe_yaml import read_file
 
 BUILTIN_PACKAGE_DIR = "_builtin"
 """Folder inside the installed ``accelsim`` package that holds ``configs/`` and ``workloads/``."""
@@ -99,18 +94,10 @@ def resolve_path(name_or_path: str | os.PathLike, kind: str,
 
 
 def read_yaml(path: str | os.PathLike) -> dict[str, Any]:
-    """Parse a YAML mapping; a syntax error or a non-mapping is a :class:`ConfigError`."""
+    """Parse a YAML mapping; a syntax error, a non-mapping or a document over the budgets of
+    :mod:`accelsim.safe_yaml` (aliases, nesting, size) is a :class:`ConfigError`."""
     p = Path(path)
-    try:
-        text = p.read_text()
-    except OSError as exc:
-        raise ConfigError(str(p), None, None, f"cannot read file ({exc.strerror})") from None
-    try:
-        data = yaml.load(text, Loader=_LOADER)  # noqa: S506 (a safe loader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark else ""
-        raise ConfigError(str(p), None, None, f"invalid YAML{where}: {getattr(exc, 'problem', exc)}") from None
+    data = read_file(p)
     if not isinstance(data, dict):
         raise ConfigError(str(p), "<root>", type(data).__name__, "expected a YAML mapping")
     return data

@@ -36,10 +36,15 @@ class UnitError(ValueError):
     """A quantity string that cannot be parsed into the requested dimension."""
 
 
+def _short(text: str, limit: int = 40) -> str:
+    """``repr`` of ``text`` cut to ``limit`` characters (messages never carry a huge string)."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + "..."
+
+
 def _split(text: str) -> tuple[float, str]:
     m = _RE.match(text)
     if not m:
-        raise UnitError(f"cannot parse quantity {text!r}")
+        raise UnitError(f"cannot parse quantity {_short(text)}")
     return float(m.group(1)), m.group(2)
 
 
@@ -52,7 +57,23 @@ def _prefix_value(prefix: str) -> float:
 
 
 def _parse(value: object, units: dict[str, float], what: str, allow_bare: bool = True) -> float:
-    """Parse ``value`` with one of ``units`` (unit symbol -> factor to canonical)."""
+    """Parse ``value`` with one of ``units`` (unit symbol -> factor to canonical).
+
+    The result is a finite float: NaN, infinities and numbers beyond the float range
+    (``1e400``, ``10**400``, ``"1e308 TB"``) are a :class:`UnitError` — except a bandwidth,
+    which may be ``+inf`` (written ``.inf`` in YAML): unlimited, as SCALE-Sim's CALC mode.
+    """
+    try:
+        out = _parse_any(value, units, what, allow_bare)
+    except OverflowError:
+        raise UnitError(f"expected a {what} within the floating-point range") from None
+    if not math.isfinite(out) and not (what == "bandwidth" and out == math.inf
+                                       and isinstance(value, float)):
+        raise UnitError(f"expected a finite {what}")
+    return out
+
+
+def _parse_any(value: object, units: dict[str, float], what: str, allow_bare: bool) -> float:
     if isinstance(value, bool):
         raise UnitError(f"expected a {what}, got a boolean")
     if isinstance(value, (int, float)):
@@ -65,7 +86,7 @@ def _parse(value: object, units: dict[str, float], what: str, allow_bare: bool =
     if unit == "":
         if allow_bare:
             return number
-        raise UnitError(f"{value!r} needs a unit ({what})")
+        raise UnitError(f"{_short(value)} needs a unit ({what})")
     # longest unit symbol that is a suffix of the written unit
     for symbol in sorted(units, key=len, reverse=True):
         if unit.endswith(symbol):
@@ -74,7 +95,7 @@ def _parse(value: object, units: dict[str, float], what: str, allow_bare: bool =
                 return number * _prefix_value(prefix) * units[symbol]
             except UnitError:
                 continue
-    raise UnitError(f"{value!r} is not a {what} (units: {', '.join(sorted(units))})")
+    raise UnitError(f"{_short(value)} is not a {what} (units: {', '.join(sorted(units))})")
 
 
 def parse_bytes(value: object) -> float:
@@ -99,10 +120,7 @@ def parse_time(value: object) -> float:
 
 def parse_energy(value: object) -> float:
     """Picojoules from ``"3.9 pJ"``, ``"1.3 nJ"`` or a bare number of picojoules."""
-    joules = {"J": 1e12}
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    return _parse(value, joules, "energy")
+    return _parse(value, {"J": 1e12}, "energy")
 
 
 def parse_power(value: object) -> float:
@@ -114,7 +132,10 @@ def parse_count(value: object) -> float:
     """A dimensionless count, allowing SI suffixes: ``"16k"`` -> 16000, ``"4Ki"`` -> 4096."""
     if isinstance(value, str):
         number, unit = _split(value)
-        return number * _prefix_value(unit)
+        out = number * _prefix_value(unit)
+        if not math.isfinite(out):
+            raise UnitError(f"expected a finite number, got {value[:40]!r}")
+        return out
     return _parse(value, {}, "number")
 
 

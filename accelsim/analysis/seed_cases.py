@@ -48,8 +48,10 @@ def load_cases(path: str | Path | None = None) -> list[dict]:
     with an ``id``), or repeats an id raises :class:`~accelsim.errors.ConfigError` naming it.
     """
     from accelsim.errors import ConfigError
+    from accelsim.limits import check_file_size
 
     file = str(path or DATA_FILE)
+    check_file_size(file)
     try:
         text = Path(file).read_text()
     except (OSError, UnicodeDecodeError) as exc:
@@ -60,6 +62,8 @@ def load_cases(path: str | Path | None = None) -> list[dict]:
     except json.JSONDecodeError as exc:
         raise ConfigError(file, None, None, f"not valid JSON ({exc.msg} at line {exc.lineno}, "
                           f"column {exc.colno})") from None
+    except RecursionError:
+        raise ConfigError(file, None, None, "JSON nested too deeply") from None
     if not isinstance(cases, list):
         raise ConfigError(file, "<top level>", type(cases).__name__,
                           "must be a JSON list of case objects")

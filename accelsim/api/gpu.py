@@ -35,6 +35,7 @@ from accelsim.errors import ConfigError, UnsupportedError
 from accelsim.hw.gpu import plan_op
 from accelsim.hw.gpu.kernel import bound_of
 from accelsim.hw.gpu.sparsity import sparse_peak_flops
+from accelsim.limits import MAX_GPU_CTAS, check_count
 
 MODES = ("event", "analytic")
 
@@ -58,6 +59,9 @@ def simulate_op(hw: str | os.PathLike | GpuMachine, op: object, *, mode: str = "
     plan = plan_op(m, op, precision, sparsity=sparsity)
     macs = float(getattr(op, "macs", 0))
     if mode == "event":
+        check_count(sum(k.ctas for k in plan.kernels), MAX_GPU_CTAS, file=m.name,
+                    field=getattr(op, "name", "op"), what="CTAs",
+                    hint="run it with --mode analytic (closed form)")
         rep = replay_event(plan.kernels, m)
     else:
         rep = replay_closed_form(plan.kernels, m, contention=True)

@@ -21,6 +21,8 @@ from accelsim.config.schema import to_dict
 from accelsim.config.systolic import DATAFLOWS
 from accelsim.engine.systolic_run import MODES, LayerRun, run_layer
 from accelsim.errors import ConfigError, UnsupportedError
+from accelsim.hw.systolic import geometry
+from accelsim.limits import MAX_LAYER_FOLDS, check_count
 from accelsim.mapping.expand import expand_op
 from accelsim.mapping.systolic import plan_layer
 from accelsim.mapping.vector import plan_vector
@@ -160,6 +162,7 @@ def simulate(hw: Any, workload: Any, *, dataflow: str | None = None, mode: str =
     for op in wl.ops:  # map everything first: bad input fails before any work
         for piece in expand_op(op):
             if hasattr(piece, "lower"):
+                _check_folds(machine, piece, df, wl.source or wl.name)
                 plans.append(plan_layer(machine, piece, df, loop_order))
             elif hasattr(piece, "tensor_elements"):
                 plans.append(plan_vector(machine, piece))
@@ -178,6 +181,16 @@ def simulate(hw: Any, workload: Any, *, dataflow: str | None = None, mode: str =
     if energy:
         _attach_energy(result)
     return result
+
+
+def _check_folds(machine: SystolicMachine, op: Any, dataflow: str, source: str) -> None:
+    """Refuse a layer of more than MAX_LAYER_FOLDS folds (over all its repeats: batch entries
+    with their own weights, conv groups) before anything is allocated."""
+    gemm = op.lower()
+    g = geometry(gemm.m, gemm.n, gemm.k, machine.array.rows, machine.array.cols, dataflow)
+    check_count(g.folds * gemm.repeat, MAX_LAYER_FOLDS, file=source, field=getattr(op, "name", "layer"),
+                what="folds", hint=f"the layer is too large for a {machine.array.rows}x"
+                f"{machine.array.cols} array")
 
 
 def _attach_energy(result: Result) -> None:

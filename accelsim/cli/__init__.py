@@ -13,7 +13,7 @@ import importlib
 import sys
 
 from accelsim import __version__
-from accelsim.errors import AccelsimError
+from accelsim.errors import AccelsimError, ConfigError
 
 COMMANDS = ["run", "list"]
 """Subcommand modules under ``accelsim.cli``, in the order ``--help`` lists them."""
@@ -43,6 +43,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+OUTPUT_FILE_FLAGS = {"plot": "--plot", "trace": "--trace", "report": "--report"}
+"""Options that name one output file (a directory there is refused before any work)."""
+
+
+def check_output_args(args: argparse.Namespace) -> None:
+    """Refuse an output file option that names an existing directory, before any work."""
+    from pathlib import Path
+
+    for attr, flag in OUTPUT_FILE_FLAGS.items():
+        value = getattr(args, attr, None)
+        if isinstance(value, str) and Path(value).is_dir():
+            raise ConfigError("command line", flag, value, "is a directory, expected a file")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``accelsim`` console script."""
     argv = [*(sys.argv[1:] if argv is None else argv)]
@@ -55,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        check_output_args(args)
         return int(args.func(args) or 0)
     except AccelsimError as exc:
         print(f"accelsim: error: {exc}", file=sys.stderr)

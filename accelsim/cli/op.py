@@ -28,6 +28,7 @@ from collections.abc import Callable
 
 from accelsim.config.registry import load_machine_dict
 from accelsim.errors import ConfigError, UnsupportedError
+from accelsim.limits import MAX_DIM, check_number
 from accelsim.report.terminal import scaled
 
 GPU_OPS = ("gemm", "conv2d", "attention", "add", "relu", "gelu", "layernorm", "softmax")
@@ -122,13 +123,19 @@ def _gpu_parser(hw: str, op: str, systolic: bool = False) -> argparse.ArgumentPa
 
 def gpu_op(op: str, a: argparse.Namespace):
     """Build the workload operator of GPU op ``op`` from parsed options."""
+    from accelsim.workload.graph import DTYPE_BYTES
     from accelsim.workload.nn_ops import Attention, Elementwise, LayerNorm, Softmax
     from accelsim.workload.ops import Conv2d, Gemm
 
+    if a.dtype not in DTYPE_BYTES:
+        raise ConfigError("command line", "--dtype", a.dtype,
+                          f"unknown precision (known: {', '.join(DTYPE_BYTES)})")
     for name, v in vars(a).items():
         if isinstance(v, int) and not isinstance(v, bool) and v is not None:
+            flag = f"--{name.replace('_', '-')}"
             if v <= 0 and not (name == "pad" and v == 0):
-                raise ConfigError(None, f"--{name.replace('_', '-')}", v, "must be > 0")
+                raise ConfigError("command line", flag, v, "must be > 0")
+            check_number(v, file="command line", field=flag, integer=True, maximum=MAX_DIM)
     try:
         if op == "gemm":
             return Gemm(name="gemm", m=a.m, n=a.n, k=a.k, batch=a.batch,
@@ -146,7 +153,7 @@ def gpu_op(op: str, a: argparse.Namespace):
             return Softmax(name="softmax", rows=a.rows, cols=a.cols, dtype=a.dtype)
         return Elementwise(name=op, rows=a.rows, cols=a.cols, fn=op, dtype=a.dtype)
     except ValueError as exc:
-        raise ConfigError(None, op, None, str(exc)) from None
+        raise ConfigError(f"accelsim op {op}", op, None, str(exc)) from None
 
 
 def run_gpu(hw: str, op: str, argv: list[str]) -> int:

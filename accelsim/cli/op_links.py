@@ -20,6 +20,7 @@ import sys
 
 from accelsim.api import links as api
 from accelsim.errors import ConfigError
+from accelsim.limits import MAX_INT
 from accelsim.units import UnitError, format_bandwidth, format_time, parse_bytes
 
 KIND = "system"
@@ -30,10 +31,14 @@ OPS = ("copy", "allreduce", "allgather", "reducescatter", "alltoall")
 
 
 def _bytes(text: str) -> float:
+    """A byte count: finite, >= 0 and within int64 (one line naming --bytes otherwise)."""
     try:
-        return parse_bytes(text)
+        n = parse_bytes(text)
     except UnitError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+    if n < 0 or n > MAX_INT:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r}: must be within 0 and {MAX_INT:,} bytes")
+    return n
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

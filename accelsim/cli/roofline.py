@@ -141,6 +141,11 @@ def _simulated_layers(machine: Any, workload: Any, args: argparse.Namespace
     if kind == "systolic":
         from accelsim.api import simulate
 
+        own = machine.array.precision
+        if args.precision and args.precision != own:
+            raise ConfigError("command line", "--precision", args.precision,
+                              f"a systolic machine's roofs are at its own precision ({own})")
+
         r = simulate(machine, workload, dataflow=args.dataflow, mode="analytic", energy=False)
         return r.layers, None
     if kind == "cpu":

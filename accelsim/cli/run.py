@@ -15,6 +15,7 @@ from accelsim.cli.run_table import (
     layer_tables,
     systolic_view,
 )
+from accelsim.config.systolic import DATAFLOWS
 from accelsim.errors import ConfigError
 from accelsim.report.terminal import scaled, unit_table
 
@@ -57,19 +58,31 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def parse_sets(items: list[str]) -> dict[str, object]:
-    """``["a.b=3", "c=1 MiB"]`` -> ``{"a.b": 3, "c": "1 MiB"}`` (numbers parsed as YAML)."""
-    import yaml
+class Overrides(dict):
+    """``--set`` values: a mapping whose ``source`` names the flag in error messages."""
 
-    out: dict[str, object] = {}
+    source = "--set"
+
+
+def parse_sets(items: list[str]) -> Overrides:
+    """``["a.b=3", "c=1 MiB"]`` -> ``{"a.b": 3, "c": "1 MiB"}`` (values parsed as YAML within
+    the budgets of :mod:`accelsim.safe_yaml`; text that is not YAML stays a string)."""
+    from accelsim.safe_yaml import YamlSyntaxError, load_text
+
+    out = Overrides()
     for item in items:
         if "=" not in item:
-            raise ConfigError("--set", item, item, "expected PATH=VALUE")
+            raise ConfigError("--set", item, None, "expected PATH=VALUE")
         key, value = item.split("=", 1)
+        key = key.strip()
+        if not key:
+            raise ConfigError("--set", item, None, "expected PATH=VALUE (the path is empty)")
         try:
-            out[key.strip()] = yaml.safe_load(value)
-        except yaml.YAMLError:
-            out[key.strip()] = value
+            out[key] = load_text(value, "--set")
+        except YamlSyntaxError:
+            out[key] = value
+        except ConfigError as exc:
+            raise ConfigError("--set", key, value, exc.reason) from None
     return out
 
 
@@ -183,6 +196,9 @@ def run(args: argparse.Namespace) -> int:
     from accelsim.api import simulate
     from accelsim.report.export import dumps, write_table
 
+    if args.dataflow is not None and args.dataflow not in DATAFLOWS:
+        raise ConfigError("command line", "--dataflow", args.dataflow,
+                          f"must be one of {', '.join(DATAFLOWS)}")
     sets = parse_sets(args.set) or None
     if not sets:
         from accelsim.api import load_hw

@@ -14,6 +14,7 @@ import argparse
 import sys
 
 from accelsim.errors import ConfigError
+from accelsim.limits import MAX_WORKERS
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -44,10 +45,12 @@ def run(args: argparse.Namespace) -> int:
     """Run the sweep; print a one-line summary."""
     from accelsim.sweep.runner import run_sweep
 
-    if args.workers is not None and args.workers < 1:
-        raise ConfigError(None, "--workers", args.workers, "must be >= 1")
+    if args.workers is not None and not 1 <= args.workers <= MAX_WORKERS:
+        raise ConfigError("command line", "--workers", args.workers,
+                          f"must be within 1..{MAX_WORKERS}")
     if args.resume and args.force:
-        raise ConfigError(None, "--resume", "--force", "choose one of --resume and --force")
+        raise ConfigError("command line", "--resume", "--force",
+                          "choose one of --resume and --force")
     evaluator = _import_evaluator(args.evaluator) if args.evaluator else None
     summary = run_sweep(args.spec, args.out, workers=args.workers, scheduler=args.scheduler,
                         resume=args.resume, force=args.force, fmt=args.format,
@@ -59,14 +62,22 @@ def run(args: argparse.Namespace) -> int:
 def _import_evaluator(text: str):
     """``package.module:function`` -> the function (one-line error if it cannot be imported)."""
     import importlib
+    import inspect
 
     module, _, name = text.partition(":")
     if not module or not name:
-        raise ConfigError(None, "--evaluator", text, "expected MODULE:FUNCTION")
+        raise ConfigError("command line", "--evaluator", text, "expected MODULE:FUNCTION")
     try:
         fn = getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError) as exc:
-        raise ConfigError(None, "--evaluator", text, f"cannot import ({exc})") from None
+        raise ConfigError("command line", "--evaluator", text, f"cannot import ({exc})") from None
     if not callable(fn):
-        raise ConfigError(None, "--evaluator", text, "not a function")
+        raise ConfigError("command line", "--evaluator", text, "not a function")
+    try:
+        inspect.signature(fn).bind(None, None)
+    except TypeError:
+        raise ConfigError("command line", "--evaluator", text,
+                          "must take two arguments: FUNCTION(ctx, point)") from None
+    except ValueError:  # a builtin without a signature: left to the first call
+        pass
     return fn

@@ -42,11 +42,24 @@ def machine_from_dict(data: Mapping[str, Any], *, file: str | None = None) -> An
     """Build a machine config object from a parsed mapping, dispatching on ``kind``."""
     _ensure_kinds()
     kind = data.get("kind", "systolic")
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         near = difflib.get_close_matches(str(kind), list(KINDS), n=1)
         hint = f" (did you mean '{near[0]}'?)" if near else f" (known: {', '.join(KINDS)})"
         raise ConfigError(file, "kind", kind, "unknown machine kind" + hint)
-    return build(KINDS[kind], data, file=file)
+    machine = build(KINDS[kind], data, file=file)
+    _check_energy_table(data, file)
+    return machine
+
+
+def _check_energy_table(data: Mapping[str, Any], file: str | None) -> None:
+    """The machine's ``energy.table`` must name an existing table (named by file and field)."""
+    sel = data.get("energy")
+    table = sel.get("table") if isinstance(sel, Mapping) else None
+    if isinstance(table, str):
+        try:
+            resolve_path(table, "energy")
+        except ConfigError as exc:
+            raise ConfigError(file, "energy.table", table, exc.reason) from None
 
 
 def load_machine_dict(name_or_path: str | os.PathLike) -> tuple[dict[str, Any], str]:
@@ -58,9 +71,17 @@ def load_machine_dict(name_or_path: str | os.PathLike) -> tuple[dict[str, Any], 
 def load_machine(name_or_path: str | os.PathLike, overrides: Mapping[str, Any] | None = None) -> Any:
     """Load ``configs/hardware/<name>.yaml`` (or a path), apply dotted-path overrides, validate."""
     data, file = load_machine_dict(name_or_path)
-    if overrides:
-        data = apply_overrides(data, overrides, file=file)
-    return machine_from_dict(data, file=file)
+    if not overrides:
+        return machine_from_dict(data, file=file)
+    source = getattr(overrides, "source", None)  # "--set": errors name the flag, not the file
+    data = apply_overrides(data, overrides, file=source or file)
+    try:
+        return machine_from_dict(data, file=file)
+    except ConfigError as exc:
+        field = exc.field or ""
+        if source and any(field == k or field.startswith((f"{k}.", f"{k}[")) for k in overrides):
+            raise ConfigError(source, field, exc.value, exc.reason) from None
+        raise
 
 
 def apply_overrides(data: Mapping[str, Any], overrides: Mapping[str, Any], *,

@@ -5,7 +5,7 @@ name's suffix, see :data:`accelsim.units.PARSERS`) and a sentence (``param(doc=.
 builder rejects unknown keys (suggesting the closest name), parses unit strings, checks
 constraints, and names the file, the dotted field path and the bad value on any error.
 
-Imports: units, errors.
+Imports: units, errors, limits.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from accelsim.errors import ConfigError
+from accelsim.limits import check_number
 from accelsim.units import UnitError, parser_for_field
 
 T = TypeVar("T")
@@ -111,13 +112,29 @@ def _convert(hint: Any, name: str, value: Any, f: dataclasses.Field, file: str |
     if origin in (dict, Mapping) or hint is dict:
         if not isinstance(value, Mapping):
             raise ConfigError(file, fpath, value, "expected a mapping")
+        _numbers_in_range(value, file, fpath)
         return types.MappingProxyType(dict(value))
     return _scalar(hint, name, value, f, file, fpath)
+
+
+def _numbers_in_range(value: Any, file: str | None, fpath: str, depth: int = 0) -> None:
+    """Every number inside a free-form mapping is finite and within int64 (NaN, ±inf and
+    huge integers are refused here, whatever the mapping's own checks accept)."""
+    if isinstance(value, Mapping):
+        for key, v in value.items():
+            _numbers_in_range(v, file, f"{fpath}.{key}", depth + 1)
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _numbers_in_range(v, file, f"{fpath}[{i}]", depth + 1)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        check_number(value, file=file, field=fpath)
 
 
 def _scalar(hint: Any, name: str, value: Any, f: dataclasses.Field, file: str | None,
             fpath: str) -> Any:
     parser = parser_for_field(name)
+    if isinstance(value, int) and not isinstance(value, bool) and hint is not str:
+        check_number(value, file=file, field=fpath)  # no integer beyond int64, whatever the type
     try:
         if hint is bool:
             if not isinstance(value, bool):
@@ -128,19 +145,16 @@ def _scalar(hint: Any, name: str, value: Any, f: dataclasses.Field, file: str | 
                 raise ConfigError(file, fpath, value, "expected a string")
             out = str(value)
         elif parser is not None:
-            out = parser(value)
+            out = check_number(parser(value), file=file, field=fpath, shown=value,
+                               allow_inf=name.endswith("_bytes_per_s"))
             if hint is int:
                 if out != int(out):
                     raise ConfigError(file, fpath, value, "expected a whole number")
-                out = int(out)
+                out = check_number(out, file=file, field=fpath, integer=True, shown=value)
         elif hint is int:
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
-                raise ConfigError(file, fpath, value, "expected an integer")
-            out = int(value)
+            out = check_number(value, file=file, field=fpath, integer=True)
         elif hint is float:
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ConfigError(file, fpath, value, "expected a number")
-            out = float(value)
+            out = float(check_number(value, file=file, field=fpath))
         else:
             out = value
     except UnitError as exc:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from accelsim.config.schema import param, positive
+from accelsim.limits import MAX_ARRAY_SIDE, MAX_WORD_BYTES
 
 DATAFLOWS = ("os", "ws", "is")
 """Output-, weight- and input-stationary, as SCALE-Sim defines them."""
@@ -21,24 +22,37 @@ ACCUMULATOR = {"int4": "int32", "int8": "int32", "fp8": "fp32", "int16": "int32"
 """Precision of partial sums for each operand precision."""
 
 
+def _side(v: int) -> str | None:
+    """Check: a PE count per side within (0, MAX_ARRAY_SIDE]."""
+    return "must be > 0" if v <= 0 else (
+        f"must be <= {MAX_ARRAY_SIDE:,}" if v > MAX_ARRAY_SIDE else None)
+
+
+def _word(v: float) -> str | None:
+    """Check: a word size within (0, MAX_WORD_BYTES] bytes."""
+    return "must be > 0" if v <= 0 else (
+        f"must be <= {MAX_WORD_BYTES} bytes" if v > MAX_WORD_BYTES else None)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SystolicArray:
     """A grid of ``rows x cols`` multiply-accumulate PEs; ``count`` identical arrays share work."""
 
-    rows: int = param("PE rows (SCALE-Sim ArrayHeight).", check=positive)
-    cols: int = param("PE columns (SCALE-Sim ArrayWidth).", check=positive)
+    rows: int = param("PE rows (SCALE-Sim ArrayHeight).", check=_side)
+    cols: int = param("PE columns (SCALE-Sim ArrayWidth).", check=_side)
     count: int = param("Identical arrays (e.g. MXUs) sharing the folds of a layer.", default=1,
                        check=positive)
     dataflow: str = param("Default dataflow: os, ws or is.", default="os", choices=DATAFLOWS)
     precision: str = param("Operand precision; sets the word size and the MAC action.",
                            default="int8", choices=tuple(PRECISION_BYTES))
     word_bytes: float | None = param(
-        "Bytes per operand word; default from the precision (SCALE-Sim uses 1).", default=None)
+        "Bytes per operand word; default from the precision (SCALE-Sim uses 1).", default=None,
+        check=_word)
     output_word_bytes: float | None = param(
-        "Bytes per final output word; default = word_bytes.", default=None)
+        "Bytes per final output word; default = word_bytes.", default=None, check=_word)
     psum_word_bytes: float | None = param(
         "Bytes per partial sum spilled to DRAM; default from the accumulator precision.",
-        default=None)
+        default=None, check=_word)
 
     @property
     def operand_bytes(self) -> float:

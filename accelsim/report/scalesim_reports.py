@@ -35,11 +35,13 @@ from accelsim.errors import WorkloadError
 from accelsim.files import locate
 from accelsim.hw.systolic import (
     FoldGeometry,
+    geometry,
     scalesim_compute_cycles,
     scalesim_compute_util,
     scalesim_ofmap_writes,
     sram_accesses,
 )
+from accelsim.limits import MAX_DIM, MAX_LAYER_FOLDS, check_count, check_file_size
 from accelsim.mapping.systolic import plan_layer
 from accelsim.workload.ops import Conv2d, Gemm
 
@@ -90,6 +92,9 @@ def _ints(file: str, line: int, names: tuple[str, ...], fields: list[str]) -> li
                                 "not an integer") from None
         if v <= 0:
             raise WorkloadError(file, f"row {line} column '{name}'", text.strip(), "must be > 0")
+        if v > MAX_DIM:
+            raise WorkloadError(file, f"row {line} column '{name}'", text.strip(),
+                                f"too large (limit {MAX_DIM:,})")
         out.append(v)
     return out
 
@@ -109,6 +114,7 @@ def read_topology(path: str | os.PathLike, input_type: str = "conv") -> list[Sca
     file = str(path)
     if input_type not in INPUT_TYPES:
         raise WorkloadError(file, "input type", input_type, "must be conv or gemm")
+    check_file_size(path, file=file)
     try:
         with open(locate(path), encoding="utf-8") as fh:
             lines = fh.read().splitlines()
@@ -361,6 +367,10 @@ def run_scalesim(cfg_path: str | os.PathLike, topology: str | os.PathLike | None
         raise WorkloadError(str(cfg_path), "network_presets.TopologyCsvLoc", None,
                             "no topology given (pass -t TOPOLOGY)")
     layers = read_topology(topo, input_type)
+    arr = cfg.machine.array
+    for layer in layers:  # refuse a layer too large to replay before any work
+        g = geometry(layer.m, layer.n, layer.k, arr.rows, arr.cols, cfg.dataflow)
+        check_count(g.folds, MAX_LAYER_FOLDS, file=str(topo), field=layer.name, what="folds")
     reports = [layer_report(cfg, layer, mode) for layer in layers]
     folder = write_reports(outdir, cfg.run_name, reports)
     return folder, layers, reports

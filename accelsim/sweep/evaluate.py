@@ -289,10 +289,15 @@ def check_metrics(ctx: SweepContext, point: Mapping[str, Any],
     cannot be evaluated at all (before any work is distributed).
     """
     try:
-        produced = dict(ctx.evaluator(ctx, point))
+        result = ctx.evaluator(ctx, point)
     except AccelsimError as exc:
         raise ConfigError(file, "parameters", dict(point),
                           f"the first point cannot be evaluated: {exc}") from None
+    name = getattr(ctx.evaluator, "__name__", "evaluator")
+    if not isinstance(result, Mapping) or not all(isinstance(k, str) for k in result):
+        raise ConfigError("--evaluator", name, result,
+                          "must return a mapping of metric name (str) -> value")
+    produced = dict(result)
     if ctx.metrics is None:
         return tuple(sorted(produced)), produced
     missing = [m for m in ctx.metrics if m not in produced]

@@ -26,12 +26,11 @@ Everything is checked when the spec is read, before any point runs: every hardwa
 value is validated by building the machine with that override, ranges must be non-empty, and
 the constraints must leave at least one point. Errors are one line naming file, field, value.
 
-Imports: errors, units, config, workload, sweep.expr.
+Imports: errors, units, limits, config, workload, sweep.expr, sweep.points.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 import os
 from collections.abc import Mapping
@@ -44,6 +43,12 @@ from accelsim.config.registry import apply_overrides, load_machine_dict, machine
 from accelsim.config.systolic import DATAFLOWS
 from accelsim.errors import ConfigError
 from accelsim.files import locate, read_yaml
+from accelsim.limits import (
+    MAX_RANGE_VALUES,
+    MAX_SWEEP_POINTS,
+    check_count,
+    check_number,
+)
 from accelsim.sweep.expr import Constraint, parse_constraint
 from accelsim.units import UnitError, parser_for_field
 from accelsim.workload.readers import load_workload
@@ -53,8 +58,6 @@ SPECIAL = ("dataflow", "workload")
 
 METHODS = ("grid", "random", "lhs")
 MODES = ("analytic", "event")
-MAX_GRID = 5_000_000
-"""Largest grid enumerated before constraints (beyond it: use random or lhs sampling)."""
 
 _SPEC_KEYS = ("name", "description", "hardware", "workload", "mode", "sampling", "parameters",
               "constraints", "metrics")
@@ -119,10 +122,9 @@ class SweepSpec:
 
     def points(self) -> list[dict[str, Any]]:
         """The design points, in a deterministic order (grid order, or sampling order)."""
-        if self.method == "grid":
-            pts = _grid(self)
-        else:
-            pts = _sampled(self)
+        from accelsim.sweep.points import grid_points, sampled_points
+
+        pts = grid_points(self) if self.method == "grid" else sampled_points(self)
         if not pts:
             raise ConfigError(self.file, "constraints", " and ".join(c.text for c in self.constraints),
                               "the constraints exclude every point")
@@ -146,7 +148,11 @@ def spec_from_dict(data: Mapping[str, Any], *, file: str | None = None) -> Sweep
         if key not in data:
             raise ConfigError(file, key, None, "missing required field")
     hardware = _near(file, str(data["hardware"]))
-    base_hw, hw_file = load_machine_dict(hardware)
+    try:
+        base_hw, hw_file = load_machine_dict(hardware)
+    except ConfigError as exc:
+        raise ConfigError(file, "hardware", data["hardware"],
+                          exc.reason if exc.file == hardware else str(exc)) from None
     machine_from_dict(base_hw, file=hw_file)  # the base machine itself must be valid
     mode = data.get("mode", "analytic")
     if mode not in MODES:
@@ -200,9 +206,12 @@ def _sampling(s: Any, file: str | None) -> tuple[str, int | None, int]:
         if isinstance(samples, bool) or not isinstance(samples, int) or samples <= 0:
             raise ConfigError(file, "sampling.samples", samples,
                               f"{method} sampling needs a positive integer number of samples")
+        check_number(samples, file=file, field="sampling.samples", integer=True,
+                     maximum=MAX_SWEEP_POINTS)
     seed = s.get("seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ConfigError(file, "sampling.seed", seed, "expected a non-negative integer")
+    check_number(seed, file=file, field="sampling.seed", integer=True)
     return method, samples, seed
 
 
@@ -266,6 +275,7 @@ def _parameter(path: str, spec: Any, base: Mapping[str, Any], hw_file: str, meth
     values = list(spec) if isinstance(spec, (list, tuple)) else [spec]
     if not values:
         raise ConfigError(file, field, spec, "empty list of values")
+    check_count(len(values), MAX_RANGE_VALUES, file=file, field=field, what="values")
     if path == "dataflow":
         for v in values:
             if v not in DATAFLOWS:
@@ -284,8 +294,8 @@ def _number(path: str, value: Any, file: str | None, field: str) -> float:
             return parser(value)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise UnitError("expected a number")
-        return float(value)
-    except UnitError as exc:
+        return float(check_number(value, file=file, field=field))
+    except (UnitError, OverflowError) as exc:
         raise ConfigError(file, field, value, str(exc)) from None
 
 
@@ -308,14 +318,18 @@ def _ranged(path: str, spec: Mapping[str, Any], base: Mapping[str, Any], hw_file
             step = _number(path, spec["step"], file, f"{field}.step")
             if step <= 0:
                 raise ConfigError(file, f"{field}.step", spec["step"], "must be > 0")
-            n = int(math.floor((stop - start) / step * (1 + 1e-12))) + 1
-            values = [start + i * step for i in range(n)]
+            count = math.floor((stop - start) / step * (1 + 1e-12)) + 1
+            check_count(count, MAX_RANGE_VALUES, file=file, field=field, what="values")
+            values = [start + i * step for i in range(int(count))]
         else:
             factor = spec["factor"]
             if isinstance(factor, bool) or not isinstance(factor, (int, float)) or factor <= 1:
                 raise ConfigError(file, f"{field}.factor", factor, "must be a number > 1")
             if start <= 0:
                 raise ConfigError(file, f"{field}.start", spec["start"], "a geometric range needs start > 0")
+            check_number(factor, file=file, field=f"{field}.factor")
+            count = math.floor(math.log(stop / start) / math.log(factor) * (1 + 1e-12)) + 1
+            check_count(count, MAX_RANGE_VALUES, file=file, field=field, what="values")
             v = start
             while v <= stop * (1 + 1e-12):
                 values.append(v)
@@ -341,6 +355,7 @@ def _ranged(path: str, spec: Mapping[str, Any], base: Mapping[str, Any], hw_file
         num = spec["num"]
         if isinstance(num, bool) or not isinstance(num, int) or num <= 0:
             raise ConfigError(file, f"{field}.num", num, "must be a positive integer")
+        check_count(num, MAX_RANGE_VALUES, file=file, field=f"{field}.num", what="values")
         grid = np.geomspace(lo, hi, num) if log else np.linspace(lo, hi, num)
         vals = [int(round(v)) if integer else float(v) for v in grid]
         canon = [canonical(base, hw_file, path, v, file, field) for v in vals]
@@ -365,48 +380,3 @@ def _constraints(raw: Any, params: list[Parameter], file: str | None) -> tuple[C
             aliases.setdefault(p.alias, p.path)
     return tuple(parse_constraint(t, aliases, file=file, field=f"constraints[{i}]")
                  for i, t in enumerate(items))
-
-
-def _grid(spec: SweepSpec) -> list[dict[str, Any]]:
-    sizes = [len(p.values or ()) for p in spec.parameters]
-    total = math.prod(sizes)
-    if total > MAX_GRID:
-        raise ConfigError(spec.file, "parameters", f"{total} points",
-                          f"grid larger than {MAX_GRID}; use random or lhs sampling")
-    names = spec.names
-    out = []
-    for combo in itertools.product(*(p.values for p in spec.parameters)):
-        point = dict(zip(names, combo))
-        if spec.satisfies(point):
-            out.append(point)
-    return out
-
-
-def _sampled(spec: SweepSpec) -> list[dict[str, Any]]:
-    """Random or Latin-hypercube points that satisfy the constraints, without duplicates.
-
-    Rejected and duplicate draws are replaced by further draws (for LHS: further whole
-    hypercubes of ``samples`` points), up to 100 rounds.
-    """
-    rng = np.random.default_rng(spec.seed)
-    n, d = int(spec.samples or 0), len(spec.parameters)
-    seen: set[tuple] = set()
-    out: list[dict[str, Any]] = []
-    for _ in range(100):
-        if spec.method == "lhs":
-            u = (np.argsort(rng.random((d, n)), axis=1).T + rng.random((n, d))) / n
-        else:
-            u = rng.random((n, d))
-        for row in u:
-            point = {p.path: p.from_unit(float(x)) for p, x in zip(spec.parameters, row)}
-            key = tuple(point.values())
-            if key in seen or not spec.satisfies(point):
-                continue
-            seen.add(key)
-            out.append(point)
-            if len(out) == n:
-                return out
-    if out:
-        raise ConfigError(spec.file, "sampling.samples", n,
-                          f"only {len(out)} distinct points satisfy the constraints; ask for fewer")
-    return out

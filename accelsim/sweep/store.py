@@ -6,8 +6,10 @@ Two formats, picked by ``fmt`` or the file suffix (``.csv`` -> CSV, anything els
   file beside it, then ``os.replace``-d over it). Whatever interrupts the sweep (Ctrl-C, a
   kill), the file on disk is the last complete version. Flushes are spaced so that rewriting
   costs at most ~10 % of the run (at least one second apart).
-* **CSV**: the header once, then rows appended at each flush. A row torn by a hard kill (a last
-  line without its newline) is cut off when the file is opened again.
+* **CSV**: the header once, then rows appended at each flush. On ``resume``, every complete
+  row is kept whatever follows or surrounds it (a row torn by a hard kill, a garbage tail with
+  or without newlines, binary junk); only the damaged lines are dropped (:func:`_repair_csv`).
+  A damaged Parquet file cannot be partly read: it is refused, and left as it is.
 
 Rows are kept unique by ``point_id`` in memory and on disk; :func:`read_results` also drops
 any duplicate key it meets, keeping the first. Opening an existing file needs ``resume=True``
@@ -18,9 +20,12 @@ Imports: errors, pandas, pyarrow (for Parquet).
 
 from __future__ import annotations
 
+import contextlib
+import csv
 import os
+import signal
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,21 +48,69 @@ def infer_format(path: str | os.PathLike, fmt: str | None = None) -> str:
     return "csv" if str(path).lower().endswith(".csv") else "parquet"
 
 
-def _repair_csv(path: Path) -> None:
-    """Cut a torn last line (no trailing newline) off a CSV file."""
-    with open(path, "rb+") as fh:
-        fh.seek(0, os.SEEK_END)
-        size = fh.tell()
-        if size == 0:
-            return
-        fh.seek(size - 1)
-        if fh.read(1) == b"\n":
-            return
-        step = min(size, 1 << 16)
-        fh.seek(size - step)
-        tail = fh.read(step)
-        cut = tail.rfind(b"\n")
-        fh.truncate(size - step + cut + 1 if cut >= 0 else 0)
+def _line_ok(line: bytes, width: int, pid: int) -> bool:
+    """Whether ``line`` (newline included) is one complete CSV row of ``width`` fields."""
+    if not line.endswith(b"\n") or b"\x00" in line:
+        return False
+    try:
+        text = line.decode("utf-8")
+        fields = next(csv.reader([text.rstrip("\r\n")]))
+    except (UnicodeDecodeError, csv.Error, StopIteration):
+        return False
+    return len(fields) == width and bool(fields[pid].strip())
+
+
+def _tail(path: Path) -> bytes:
+    """Everything after the first 1 MiB line of ``path`` (the rest of an over-long header)."""
+    with open(path, "rb") as fh:
+        fh.readline(1 << 20)
+        return fh.read(1 << 20)
+
+
+def _repair_csv(path: Path) -> int:
+    """Keep every complete row of a CSV results file, whatever damage follows or sits between.
+
+    A row is complete when it ends with a newline, is UTF-8 text and parses into as many
+    fields as the header has, with a non-empty ``point_id``. Torn last rows (a kill during an
+    append), garbage tails with or without newlines, binary junk and NUL bytes are dropped;
+    the file is rewritten atomically only when something was dropped. A file whose header is
+    not a results header is left alone (:func:`read_results` then names it). Returns the
+    number of lines dropped.
+    """
+    with open(path, "rb") as fh:
+        header = fh.readline(1 << 20)
+    if header and not header.endswith(b"\n") and b"\n" not in _tail(path):
+        with open(path, "rb+") as fh:  # not one complete line: nothing to keep
+            fh.truncate(0)
+        return 1
+    try:
+        names = next(csv.reader([header.decode("utf-8").rstrip("\r\n")]))
+    except (UnicodeDecodeError, csv.Error, StopIteration):
+        return 0
+    if not header.endswith(b"\n") or "point_id" not in names:
+        return 0
+    width, pid = len(names), names.index("point_id")
+    bad = 0
+    with open(path, "rb") as fh:
+        fh.readline()
+        for line in fh:
+            bad += not _line_ok(line, width, pid)
+    if not bad:
+        return 0
+    tmp = path.with_name(f".{path.name}.repair")
+    try:
+        with open(path, "rb") as src, open(tmp, "wb") as dst:
+            dst.write(src.readline())
+            for line in src:
+                if _line_ok(line, width, pid):
+                    dst.write(line)
+            dst.flush()
+            os.fsync(dst.fileno())
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return bad
 
 
 def read_results(path: str | os.PathLike, fmt: str | None = None) -> pd.DataFrame:
@@ -83,6 +136,20 @@ def read_results(path: str | os.PathLike, fmt: str | None = None) -> pd.DataFram
     return df.drop_duplicates("point_id", keep="first").reset_index(drop=True)
 
 
+@contextlib.contextmanager
+def _sigint_held() -> Iterator[None]:
+    """Block SIGINT in this thread for the duration (POSIX); it is delivered on exit."""
+    block = getattr(signal, "pthread_sigmask", None)
+    if block is None:
+        yield
+        return
+    old = block(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        block(signal.SIG_SETMASK, old)
+
+
 class ResultStore:
     """An open results file: :meth:`add` rows, :meth:`flush` to disk, :meth:`close` at the end."""
 
@@ -97,6 +164,8 @@ class ResultStore:
         self._last_flush = time.monotonic()
         self._flush_cost = 0.0
         self.done: set[str] = set()
+        self.repaired_lines = 0
+        """Damaged lines dropped from a CSV file opened with ``resume``."""
         self._tmp = self.path.with_name(f".{self.path.name}.tmp")
         if self._tmp.exists():
             self._tmp.unlink()  # left by a run killed mid-write; the real file is intact
@@ -117,7 +186,7 @@ class ResultStore:
 
     def _load_existing(self) -> None:
         if self.fmt == "csv":
-            _repair_csv(self.path)
+            self.repaired_lines = _repair_csv(self.path)
         old = read_results(self.path, self.fmt)
         if old.empty and self.fmt == "csv":
             with open(self.path, "w", newline="") as fh:
@@ -151,29 +220,42 @@ class ResultStore:
         return new
 
     def flush(self) -> None:
-        """Write the queued rows (atomically for Parquet); the file stays valid if interrupted."""
+        """Write the queued rows (atomically for Parquet); the file stays valid if interrupted.
+
+        Ctrl-C is held off (SIGINT blocked) while the rows are written and marked written, so
+        that an interrupt never leaves rows both on disk and still queued (they would be
+        written twice by :meth:`close`); a failed CSV append is cut back off the file.
+        """
         if not self._pending:
             return
         t0 = time.monotonic()
         batch = pd.DataFrame(self._pending, columns=self.columns)
-        if self.fmt == "csv":
-            text = batch.to_csv(index=False, header=False)
-            with open(self.path, "a", newline="") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-            self._pending = []
-        else:
-            frame = batch if self._frame.empty else pd.concat([self._frame, batch], ignore_index=True)
-            try:
-                frame.to_parquet(self._tmp, index=False)
-                os.replace(self._tmp, self.path)
-            except BaseException:
-                if self._tmp.exists():
-                    self._tmp.unlink()
-                raise
-            self._frame = frame
-            self._pending = []
+        with _sigint_held():
+            if self.fmt == "csv":
+                text = batch.to_csv(index=False, header=False)
+                size = self.path.stat().st_size
+                try:
+                    with open(self.path, "a", newline="") as fh:
+                        fh.write(text)
+                        fh.flush()
+                        os.fsync(fh.fileno())
+                except BaseException:
+                    with open(self.path, "rb+") as fh:
+                        fh.truncate(size)
+                    raise
+                self._pending = []
+            else:
+                frame = batch if self._frame.empty else pd.concat([self._frame, batch],
+                                                                  ignore_index=True)
+                try:
+                    frame.to_parquet(self._tmp, index=False)
+                    os.replace(self._tmp, self.path)
+                except BaseException:
+                    if self._tmp.exists():
+                        self._tmp.unlink()
+                    raise
+                self._frame = frame
+                self._pending = []
         self._last_flush = time.monotonic()
         self._flush_cost = self._last_flush - t0
 

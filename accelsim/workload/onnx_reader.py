@@ -17,7 +17,7 @@ tagged so the fusion pass makes it one kernel. ``Reshape``, ``Flatten``, ``Squee
 Every other op is costed as a memory-bound copy (read and write ``max(input, output)``
 elements, no FLOPs) and listed in one ``UserWarning``; none is dropped.
 
-Imports: errors, workload.ops, workload.nn_ops, workload.graph, workload.readers.
+Imports: errors, limits, workload.ops, workload.nn_ops, workload.graph, workload.readers.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from accelsim.errors import WorkloadError
+from accelsim.limits import MAX_DIM, check_file_size
 from accelsim.workload.graph import GraphBuilder, ModelGraph
 from accelsim.workload.nn_ops import Elementwise, Embedding, LayerNorm, Softmax
 from accelsim.workload.ops import Conv2d, Gemm, Workload
@@ -56,13 +57,16 @@ def _load(path: str | os.PathLike, dims: dict[str, int]) -> Any:
     file = str(path)
     if not Path(file).is_file():
         raise WorkloadError(file, None, None, "no such file")
+    check_file_size(file)
     try:
         model = onnx.load(file)
     except Exception as exc:  # protobuf raises several types for garbage input
         raise WorkloadError(file, None, None, f"not an ONNX model ({type(exc).__name__})") from None
     if model.ir_version == 0 or not model.graph.node:
         raise WorkloadError(file, None, None, "not an ONNX model (no IR version or no nodes)")
+    _check_order(model.graph, file)
     inits = {i.name for i in model.graph.initializer}
+    used: set[str] = set()
     for inp in model.graph.input:
         if inp.name in inits:
             continue
@@ -74,13 +78,36 @@ def _load(path: str | os.PathLike, dims: dict[str, int]) -> Any:
                 raise WorkloadError(file, f"input '{inp.name}' dim {axis}", key or "?",
                                     f"dynamic dimension not given (pass dims={{'{key}': N}})")
             d.dim_value = int(dims[key])
+            used.add(key)
+    for key in dims:
+        if key not in used:
+            raise WorkloadError(file, key, dims[key], "names no dynamic dimension of the model's "
+                                f"inputs ({', '.join(sorted(used)) or 'it has none'})")
     try:
         return onnx.shape_inference.infer_shapes(model, strict_mode=True)
     except Exception as exc:
         raise WorkloadError(file, None, None, f"ONNX shape inference failed: {exc}") from None
 
 
-def _shapes(model: Any) -> dict[str, tuple[int, ...]]:
+def _check_order(g: Any, file: str) -> None:
+    """Refuse a graph whose nodes read a tensor before it is computed (a cycle, or nodes out
+    of the topological order that ONNX requires) or that no node, input or weight defines."""
+    produced_at = {o: i for i, n in enumerate(g.node) for o in n.output if o}
+    defined = {i.name for i in g.input} | {i.name for i in g.initializer}
+    for i, node in enumerate(g.node):
+        for t in node.input:
+            if not t or t in defined:
+                continue
+            name = node.name or f"{node.op_type}_{i}"
+            if t in produced_at:
+                raise WorkloadError(file, f"node '{name}'", t, "reads a tensor computed by a later "
+                                    "node: the graph has a cycle or is not topologically sorted")
+            raise WorkloadError(file, f"node '{name}'", t, "reads a tensor that nothing defines")
+        defined.update(o for o in node.output if o)
+
+
+def _shapes(model: Any, file: str) -> dict[str, tuple[int, ...]]:
+    """Tensor name -> shape; a dimension beyond :data:`~accelsim.limits.MAX_DIM` is refused."""
     g = model.graph
     out: dict[str, tuple[int, ...]] = {}
     for vi in (*g.input, *g.value_info, *g.output):
@@ -89,6 +116,11 @@ def _shapes(model: Any) -> dict[str, tuple[int, ...]]:
             out[vi.name] = tuple(d.dim_value for d in dims)
     for init in g.initializer:
         out[init.name] = tuple(init.dims)
+    for name, shape in out.items():
+        for d in shape:
+            if d > MAX_DIM:
+                raise WorkloadError(file, f"tensor '{name}'", d, f"a dimension larger than the "
+                                    f"limit of {MAX_DIM:,}")
     return out
 
 
@@ -108,7 +140,7 @@ def read_onnx_graph(path: str | os.PathLike, dims: dict[str, int] | None = None)
     file = str(path)
     model = _load(path, dict(dims or {}))
     g = model.graph
-    shape = _shapes(model)
+    shape = _shapes(model, file)
     inits = {i.name: i for i in g.initializer}
     elem_types = [i.data_type for i in g.initializer] + [
         i.type.tensor_type.elem_type for i in g.input]

@@ -10,7 +10,7 @@ accelsim YAML::
 
 Every error names the file, the row or op and the bad value.
 
-Imports: units, errors, files, workload.ops.
+Imports: units, errors, limits, files, workload.ops, workload.graph.
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from accelsim.errors import WorkloadError, closest
+from accelsim.errors import ConfigError, WorkloadError, closest
+from accelsim.limits import MAX_CSV_FIELD_BYTES, MAX_DIM, check_file_size, check_number
+from accelsim.workload.graph import DTYPE_BYTES
 from accelsim.workload.ops import Conv2d, Gemm, Workload
 
 OP_TYPES: dict[str, type] = {"gemm": Gemm, "conv2d": Conv2d}
@@ -43,7 +45,7 @@ def op_from_dict(d: dict[str, Any], *, file: str, where: str) -> Any:
     if not isinstance(d, dict):
         raise WorkloadError(file, where, d, "expected a mapping with an 'op' key")
     kind = d.get("op")
-    if kind not in OP_TYPES:
+    if not isinstance(kind, str) or kind not in OP_TYPES:
         near = difflib.get_close_matches(str(kind), list(OP_TYPES), n=1)
         hint = f" (did you mean '{near[0]}'?)" if near else f" (known: {', '.join(OP_TYPES)})"
         raise WorkloadError(file, f"{where}.op", kind, "unknown operator" + hint)
@@ -57,14 +59,7 @@ def op_from_dict(d: dict[str, Any], *, file: str, where: str) -> Any:
             near = difflib.get_close_matches(str(key), list(fields), n=1)
             hint = f" (did you mean '{near[0]}'?)" if near else f" (fields: {', '.join(fields)})"
             raise WorkloadError(file, f"{where}.{key}", value, "unknown field" + hint)
-        ftype = fields[key].type
-        if ftype in ("int", int):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
-                raise WorkloadError(file, f"{where}.{key}", value, "expected an integer")
-            if value <= 0 and key != "pad":
-                raise WorkloadError(file, f"{where}.{key}", value, "must be > 0")
-            value = int(value)
-        kwargs[key] = value
+        kwargs[key] = _field_value(fields[key].type, key, value, file, f"{where}.{key}")
     missing = [f.name for f in fields.values()
                if f.name not in kwargs and f.default is dataclasses.MISSING
                and f.default_factory is dataclasses.MISSING]
@@ -74,6 +69,36 @@ def op_from_dict(d: dict[str, Any], *, file: str, where: str) -> Any:
         return cls(**kwargs)
     except (TypeError, ValueError) as exc:
         raise WorkloadError(file, where, kwargs.get("name", ""), str(exc)) from None
+
+
+def _field_value(ftype: Any, key: str, value: Any, file: str, field: str) -> Any:
+    """One operator field checked against its declared type: dimensions are whole, finite,
+    positive (``pad`` may be 0) and at most :data:`~accelsim.limits.MAX_DIM`; ``dtype`` is a
+    known precision."""
+    ftype = str(getattr(ftype, "__name__", ftype))
+    optional = "None" in ftype
+    if value is None and optional:
+        return None
+    if key == "dtype":
+        if not isinstance(value, str) or value not in DTYPE_BYTES:
+            raise WorkloadError(file, field, value,
+                                f"unknown precision (known: {', '.join(DTYPE_BYTES)})")
+        return value
+    base = ftype.replace("| None", "").strip()
+    if base == "int":
+        return check_number(value, file=file, field=field, integer=True, maximum=MAX_DIM,
+                            positive=key != "pad", non_negative=key == "pad", error=WorkloadError)
+    if base == "float":
+        return check_number(value, file=file, field=field, error=WorkloadError)
+    if base == "bool":
+        if not isinstance(value, bool):
+            raise WorkloadError(file, field, value, "expected true or false")
+        return value
+    if base == "str":
+        if not isinstance(value, (str, int)) or isinstance(value, bool):
+            raise WorkloadError(file, field, value, "expected a string")
+        return str(value)
+    return value
 
 
 def read_yaml_workload(path: str | os.PathLike) -> Workload:
@@ -90,11 +115,14 @@ def read_yaml_workload(path: str | os.PathLike) -> Workload:
     if not isinstance(ops_data, list) or not ops_data:
         raise WorkloadError(file, "ops", ops_data, "expected a non-empty list of operators")
     defaults = data.get("defaults") or {}
+    if not isinstance(defaults, dict):
+        raise WorkloadError(file, "defaults", defaults, "expected a mapping of field -> value")
     ops = []
     for i, d in enumerate(ops_data):
         where = f"ops[{i}]"
         if isinstance(d, dict):
-            cls = OP_TYPES.get(d.get("op"))
+            op = d.get("op")
+            cls = OP_TYPES.get(op) if isinstance(op, str) else None
             if cls is not None:
                 names = {f.name for f in dataclasses.fields(cls)}
                 d = {**{k: v for k, v in defaults.items() if k in names}, **d}
@@ -112,11 +140,7 @@ def read_scalesim_topology(path: str | os.PathLike, mode: str = "auto") -> Workl
     Layers whose name contains ``DP`` are depthwise (SCALE-Sim's convention).
     """
     file = str(path)
-    try:
-        with open(path, newline="") as fh:
-            rows = [r for r in csv.reader(fh)]
-    except OSError as exc:
-        raise WorkloadError(file, None, None, f"cannot read file ({exc.strerror})") from None
+    rows = _csv_rows(path, file)
     rows = [[c.strip() for c in r] for r in rows]
     rows = [r[:-1] if r and r[-1] == "" else r for r in rows]
     rows = [r for r in rows if any(r)]
@@ -138,13 +162,7 @@ def read_scalesim_topology(path: str | os.PathLike, mode: str = "auto") -> Workl
                                 f"expected {need} columns ({'name, ' + ', '.join(names)}), got {len(row)}")
         vals = []
         for col, text in zip(names, row[1:need]):
-            try:
-                v = float(text)
-            except ValueError:
-                raise WorkloadError(file, f"row {i} column '{col}'", text, "not a number") from None
-            if v != int(v) or v <= 0:
-                raise WorkloadError(file, f"row {i} column '{col}'", text, "must be a positive integer")
-            vals.append(int(v))
+            vals.append(_cell_dim(text, file, f"row {i} column '{col}'"))
         name = row[0] or f"layer{i - 1}"
         if mode == "gemm":
             m, n, k = vals
@@ -161,6 +179,46 @@ def read_scalesim_topology(path: str | os.PathLike, mode: str = "auto") -> Workl
     return Workload(Path(file).stem, tuple(ops), file)
 
 
+def _csv_rows(path: str | os.PathLike, file: str) -> list[list[str]]:
+    """The rows of a CSV file: size-checked, UTF-8, fields at most MAX_CSV_FIELD_BYTES long."""
+    if os.path.isdir(path):
+        raise WorkloadError(file, None, None, "is a directory, expected a CSV file")
+    check_file_size(path, file=file)
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            reader = csv.reader(fh)
+            rows = []
+            for row in reader:
+                if any(len(c) > MAX_CSV_FIELD_BYTES for c in row):
+                    raise WorkloadError(file, f"row {reader.line_num}", None,
+                                        f"a field longer than {MAX_CSV_FIELD_BYTES:,} characters")
+                rows.append(row)
+    except OSError as exc:
+        raise WorkloadError(file, None, None, f"cannot read file ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise WorkloadError(file, None, None, f"not UTF-8 text (offset {exc.start}): "
+                            "a binary file?") from None
+    except csv.Error as exc:
+        raise WorkloadError(file, None, None, f"not a CSV file ({str(exc)[:80]})") from None
+    return rows
+
+
+def _cell_dim(text: str, file: str, field: str) -> int:
+    """A topology cell as a dimension: a whole, finite, positive number <= MAX_DIM."""
+    try:
+        v: float | int = int(text)
+    except ValueError:
+        try:
+            v = float(text)
+        except ValueError:
+            raise WorkloadError(file, field, text, "not a number") from None
+    try:
+        return check_number(v, file=file, field=field, integer=True, positive=True,
+                            maximum=MAX_DIM, shown=text)
+    except ConfigError as exc:
+        raise WorkloadError(file, field, text, f"must be a positive integer ({exc.reason})") from None
+
+
 def load_workload(name_or_path: str | os.PathLike, mode: str = "auto") -> Workload:
     """A workload by file path, built-in short name (``workloads/<name>.yaml|.csv``) or model-zoo
     spec (``llama3_8b_decode:batch=8,context=4096``).
@@ -168,7 +226,6 @@ def load_workload(name_or_path: str | os.PathLike, mode: str = "auto") -> Worklo
     An ONNX file with dynamic dimensions takes their values after a colon:
     ``model.onnx:N=8,S=128``.
     """
-    from accelsim.errors import ConfigError
     from accelsim.files import builtin_names, resolve_path
 
     text = str(name_or_path)
@@ -178,10 +235,13 @@ def load_workload(name_or_path: str | os.PathLike, mode: str = "auto") -> Worklo
         text += ".onnx"
         for item in filter(None, (s.strip() for s in spec.split(","))):
             key, eq, value = item.partition("=")
-            if not eq or not value.strip().isdigit() or int(value) <= 0:
+            if not eq or not key.strip() or not value.strip().isdigit():
                 raise WorkloadError(text, key.strip() or item, value or item,
                                     "ONNX dimensions are given as NAME=positive integer")
-            dims[key.strip()] = int(value)
+            if len(value.strip()) > 19:
+                raise WorkloadError(text, key.strip(), value, "out of range (beyond int64)")
+            dims[key.strip()] = check_number(int(value), file=text, field=key.strip(),
+                                             integer=True, positive=True, maximum=MAX_DIM, error=WorkloadError)
         name_or_path = text
     try:
         path = resolve_path(name_or_path, "workloads", suffixes=(".yaml", ".yml", ".csv", ".onnx"))

@@ -80,7 +80,7 @@ def test_analytic_mode_agrees_with_event_mode_for_a_compute_bound_gemm():
     (["op", "h200", "attention", "--batch", "1", "--heads", "3", "--seq", "8",
       "--head-dim", "64", "--kv-heads", "2"], "kv_heads"),
     (["op", "h200", "gemm", "--m", "8", "--n", "8", "--k", "8", "--dtype", "fp64"],
-     "unknown precision 'fp64'"),
+     "--dtype = 'fp64': unknown precision"),
     (["op", "h200", "matmul", "--m", "8"], "not a GPU operator"),
     (["op", "v100", "gemm", "--m", "64", "--n", "64", "--k", "64", "--dtype", "fp16",
       "--sparsity", "2:4"], "no sparse tensor cores"),

@@ -47,7 +47,7 @@ def test_cli_bad_input_is_one_line_and_exit_2(write_spec, tmp_path, capsys):
     assert "compute.array.rowz" in err and str(spec) in err
     assert not out.exists()
     good = write_spec(grid_spec(), name="good.yaml")
-    for args, message in [(["--workers", "0"], "--workers = 0: must be >= 1"),
+    for args, message in [(["--workers", "0"], "--workers = 0: must be within 1.."),
                           (["--evaluator", "nowhere:f"], "--evaluator = 'nowhere:f': cannot import"),
                           (["--resume", "--force"], "choose one of --resume and --force")]:
         assert main(["sweep", str(good), "--out", str(out), *args]) == 2

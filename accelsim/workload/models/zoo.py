@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from accelsim.errors import WorkloadError, closest
+from accelsim.limits import MAX_DIM, check_number
 from accelsim.workload.graph import DTYPE_BYTES, ModelGraph
 from accelsim.workload.models.cnn import mobilenet_v2, resnet50
 from accelsim.workload.models.dlrm import dlrm
@@ -86,6 +87,11 @@ def get(name: str, **params: Any) -> ModelGraph:
             near = difflib.get_close_matches(key, list(known), n=1)
             hint = f"did you mean '{near[0]}'?" if near else f"parameters: {', '.join(known)}"
             raise WorkloadError("zoo", f"{name}.{key}", value, f"unknown parameter ({hint})")
+        default = known[key]
+        if (default is None or isinstance(default, int)) and not isinstance(default, bool) \
+                and value is not None:
+            check_number(value, file="zoo", field=f"{name}.{key}", integer=True, positive=True,
+                         maximum=MAX_DIM, error=WorkloadError)
     dtype = params.get("dtype")
     if dtype is not None and dtype not in DTYPE_BYTES:
         raise WorkloadError("zoo", f"{name}.dtype", dtype,
