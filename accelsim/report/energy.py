@@ -25,7 +25,7 @@ inside each PE; :func:`pe_register_actions` adds them from the MAC count and the
 (one read per MAC of each operand a PE uses, one write per MAC of each operand it receives from
 a neighbour, and the accumulator read and written per MAC).
 
-Imports: config, units, errors (pandas).
+Imports: config, hw.dataflows, units, errors (pandas).
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from accelsim.config.energy import EnergyTable, load_energy_table
 from accelsim.config.energy_ref import EnergySelection
 from accelsim.config.systolic import ACCUMULATOR, PRECISION_BYTES
 from accelsim.errors import ConfigError
+from accelsim.hw import dataflows
 from accelsim.report.power import machine_clock_hz
 from accelsim.units import BITS_PER_BYTE, FLOP_PER_MAC
 
@@ -159,7 +160,7 @@ def pe_register_actions(actions: pd.DataFrame, layers: pd.DataFrame) -> pd.DataF
         acc = PRECISION_BYTES[ACCUMULATOR[prec]] * BITS_PER_BYTE
         flow = flows.get(row.layer, "os")
         n = row.count
-        stationary = {"os": None, "ws": "weight", "is": "input"}.get(flow)
+        stationary = dataflows.get(flow).stationary if flow in dataflows.names("systolic") else None
         for operand in ("input", "weight"):
             recs.append(_rec(row.layer, "rf", operand, "read", n, w, prec))
             if operand == stationary:
