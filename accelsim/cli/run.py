@@ -37,7 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"built-in hardware name or YAML path (default {DEFAULT_HW})")
     p.add_argument("workload", nargs="?", default=DEFAULT_WORKLOAD,
                    help=f"built-in workload name, YAML or SCALE-Sim CSV (default {DEFAULT_WORKLOAD})")
-    p.add_argument("--dataflow", help="os, ws or is (default: the machine's)")
+    p.add_argument("--dataflow", help="os, ws, is or rs (rs: machines with per-PE scratchpads; "
+                   "default: the machine's)")
     p.add_argument("--exec", dest="exec_mode", metavar="MODE",
                    help="GPUs: how the framework runs the model: eager (default: PyTorch eager, "
                         "every op dispatched by the host), graph (CUDA-graph replay) or "

@@ -52,6 +52,11 @@ class SystolicArray:
         "Global-buffer partition and array network of a spatial array (row-stationary timing).",
         default=None)
 
+    def __post_init__(self) -> None:
+        if self.dataflow == "rs" and self.scratchpads is None:
+            raise ValueError("dataflow rs (row-stationary) needs per-PE scratchpads "
+                             "(compute.array.scratchpads)")
+
     @property
     def operand_bytes(self) -> float:
         """Bytes of one input or weight word."""

@@ -40,7 +40,6 @@ from accelsim.hw._systolic_kernels import best_order, fold_traffic
 from accelsim.hw.dataflows.base import FoldGeometry, SramAccesses
 
 
-
 def geometry(m: int, n: int, k: int, rows: int, cols: int, dataflow: str) -> FoldGeometry:
     """Fold geometry of ``out[m x n] = in[m x k] @ w[k x n]`` on ``rows x cols``.
 

@@ -15,7 +15,8 @@ scratchpads: ``p*q*S <= filter``, ``q*S <= ifmap``, ``p <= psum`` words.
 
 **Passes and the global buffer** (JSSC Fig. 7). A pass processes ``n`` images, ``q*r``
 channels, ``p*t`` filters and ``e`` ofmap rows. The buffer holds the ifmap block
-(``n*q*r`` channels of ``(e-1)U+R`` rows) and the psums of ``m`` ofmap channels
+(``n*q*r`` channels of ``(e-1)U+R`` rows; zero padding is neither stored nor sent, the
+PEs insert it) and the psums of ``m`` ofmap channels
 (``n*m*e*F`` words) so psums never leave the chip; loop order ``for images, strips, filter
 blocks of m: for channel groups: load ifmap block; for filter groups in the block: pass``.
 DRAM: each filter is read once per (image group, strip), the ifmap once per filter block
@@ -25,11 +26,17 @@ DRAM: each filter is read once per (image group, strip), the ifmap once per filt
 (``p t q r R S / filter_words_per_cycle`` cycles), reads its psums back when a channel group
 continues an accumulation, computes ``n p q F S`` MACs per PE (1 per cycle) while the
 ifmap network streams ``n q r ((e-1)U+R) W`` distinct words (multicast: a word reaches all
-its PEs in one cycle), and drains ``n p t e F`` psums; plus ``pass_setup_cycles``.
+its PEs in one cycle) and the psum networks read back and drain ``n p t e F`` psums as the
+columns produce them (the slowest of the three streams sets the pass); plus
+``pass_setup_cycles``.
 
-**Mapping search.** Every feasible ``(e, n, p, q, r, t, m)`` is costed and the one with the
-lowest energy in the ISCA 2016 normalised units (:data:`NORMALISED_COST`) plus one unit per
-PE-cycle (clock and leakage) is kept; ties keep the fewer cycles.
+**Mapping search.** Every ``(e, n, p, q, r)`` (block sizes that give distinct block counts)
+with the most filter sets ``t`` and then the largest psum block ``m`` that fit is costed, and
+the one with the
+lowest energy in the ISCA 2016 normalised units (:data:`NORMALISED_COST`; feature maps in
+DRAM at their run-length-coded size) plus one unit per PE-cycle (clock and leakage: the
+calibrated ``leakage.pe_per_cycle`` of ``configs/energy/eyeriss_65nm.yaml`` is about one MAC)
+is kept; ties keep the fewer cycles.
 
 Counts are words of the operand precision; cycles are array clock cycles.
 
@@ -65,6 +72,10 @@ class ConvShape:
     groups: int = 1
     raw_fraction: float = 1.0
     """Unpadded / padded ifmap area: the share of delivered ifmap words stored in DRAM."""
+    ifmap_code_ratio: float = 1.0
+    """DRAM bits per raw ifmap bit (run-length coding; 1 = uncoded)."""
+    ofmap_code_ratio: float = 1.0
+    """DRAM bits per raw ofmap bit."""
 
     @property
     def macs(self) -> int:
@@ -127,14 +138,19 @@ class RsCost:
         """Processing cycles of the layer (passes one after another)."""
         return int(math.ceil(self.passes * self.pass_cycles))
 
-    def objective(self, pes: int) -> float:
-        """Energy in ISCA 2016 units plus one unit per PE-cycle (the search's score)."""
+    def objective(self, pes: int, shape: ConvShape | None = None) -> float:
+        """Energy in ISCA 2016 units plus one unit per PE-cycle (the search's score).
+
+        DRAM feature-map words count at their coded size when ``shape`` gives code ratios.
+        """
         w = self.words
         c = NORMALISED_COST
         rf = sum(v for k, v in w.items() if k.startswith("spad_"))
         glb = sum(v for k, v in w.items() if k.startswith("glb_"))
         noc = sum(v for k, v in w.items() if k.startswith("noc_"))
-        dram = w["dram_ifmap"] + w["dram_filter"] + w["dram_ofmap"]
+        ri = shape.ifmap_code_ratio if shape else 1.0
+        ro = shape.ofmap_code_ratio if shape else 1.0
+        dram = w["dram_ifmap"] * ri + w["dram_filter"] + w["dram_ofmap"] * ro
         return (c["mac"] * w["macs"] + c["rf"] * rf + c["noc"] * noc + c["glb"] * glb
                 + c["dram"] * dram + pes * self.cycles)
 
@@ -153,7 +169,7 @@ def cost(hw: RsHardware, shape: ConvShape, mp: RsMapping) -> RsCost | None:
     """Passes, cycles and per-level words of ``shape`` under ``mp``; None if it does not fit."""
     s = shape
     rows_in = (mp.e - 1) * s.u + s.r
-    ifm_block = mp.n * mp.q * mp.r * rows_in * s.w
+    ifm_block = mp.n * mp.q * mp.r * rows_in * s.w * s.raw_fraction   # padding is not stored
     psum_block = mp.n * mp.m * mp.e * s.f
     flt_pass = mp.p * mp.t * mp.q * mp.r * s.r * s.s
     fmap_need = ifm_block + psum_block + (flt_pass if hw.glb_filter == 0 else 0)
@@ -167,8 +183,8 @@ def cost(hw: RsHardware, shape: ConvShape, mp: RsMapping) -> RsCost | None:
     psum_pass = mp.n * mp.p * mp.t * mp.e * s.f
     compute = mp.n * mp.p * mp.q * s.f * s.s
     stream = ifm_block / hw.ifmap_bw
-    pass_cycles = (hw.setup_cycles + flt_pass / hw.filter_bw + max(compute, stream)
-                   + psum_pass / hw.psum_bw * (1 + (cg - 1) / cg))
+    psum_stream = psum_pass / hw.psum_bw * (1 + (cg - 1) / cg)
+    pass_cycles = hw.setup_cycles + flt_pass / hw.filter_bw + max(compute, stream, psum_stream)
     active = mp.r * mp.t * s.r * mp.e
     macs = s.n * s.m * s.c * s.e * s.f * s.r * s.s
     ifmap_dram = mb * s.n * s.c * strip_rows * s.w * s.raw_fraction
@@ -197,14 +213,9 @@ def cost(hw: RsHardware, shape: ConvShape, mp: RsMapping) -> RsCost | None:
 
 
 def _divisor_steps(total: int, limit: int) -> list[int]:
-    """Values v <= limit giving distinct ceil(total / v) (the useful block sizes)."""
-    out, seen = [], set()
-    for v in range(min(total, limit), 0, -1):
-        k = math.ceil(total / v)
-        if k not in seen:
-            seen.add(k)
-            out.append(v)
-    return out
+    """Balanced block sizes ``ceil(total / k) <= limit``, one per block count ``k``, largest first."""
+    return sorted({math.ceil(total / k) for k in range(1, total + 1)
+                   if math.ceil(total / k) <= limit}, reverse=True)
 
 
 @functools.lru_cache(maxsize=512)
@@ -222,31 +233,39 @@ def best_mapping(hw: RsHardware, shape: ConvShape) -> RsCost:
         for q in range(1, qmax + 1):
             pmax = min(hw.psum_spad, hw.filter_spad // (q * shape.s), shape.m)
             for p in _divisor_steps(shape.m, pmax):
-                for r in range(1, min(sets, math.ceil(shape.c / q)) + 1):
-                    for t in range(1, min(sets // r, math.ceil(shape.m / p)) + 1):
-                        for n in _divisor_steps(shape.n, shape.n):
-                            for m in _blocks(shape.m, p * t):
-                                mp = RsMapping(e, n, p, q, r, t, m, seg)
-                                c = cost(hw, shape, mp)
-                                if c is None:
-                                    continue
-                                if best is None or _better(c, best, pes):
-                                    best = c
-                                break      # the largest m that fits is the cheapest
+                for r in _divisor_steps(math.ceil(shape.c / q), sets):
+                    tmax = min(sets // r, math.ceil(shape.m / p))
+                    for n in _divisor_steps(shape.n, shape.n):
+                        c = _largest_fit(hw, shape, e, n, p, q, r, tmax, seg)
+                        if c is not None and (best is None or _better(c, best, pes, shape)):
+                            best = c
     if best is None:
         raise ConfigError(hw.name, "memory.sram.capacity_bytes", f"{hw.glb_fmap} words",
                           f"no row-stationary mapping of {shape} fits the global buffer")
     return best
 
 
-def _blocks(m: int, step: int) -> list[int]:
-    """Psum blocks m (multiples of ``step``, up to all of M), largest first."""
-    out = list(range(min(m, step * math.ceil(m / step)), 0, -step))
-    return out or [step]
+def _largest_fit(hw: RsHardware, shape: ConvShape, e: int, n: int, p: int, q: int, r: int,
+                 tmax: int, seg: int) -> RsCost | None:
+    """The mapping with the most filter sets ``t <= tmax`` and then the largest psum block
+    ``m`` (a multiple of ``p t``) that fit the buffers: more of either only removes passes and
+    DRAM reads."""
+    s = shape
+    ifm_block = n * q * r * ((e - 1) * s.u + s.r) * s.w * s.raw_fraction
+    for t in range(tmax, 0, -1):
+        step = p * t
+        flt_pass = step * q * r * s.r * s.s
+        if hw.glb_filter and flt_pass > hw.glb_filter:
+            continue
+        free = hw.glb_fmap - ifm_block - (0 if hw.glb_filter else flt_pass)
+        m = min(s.m, int(free // (n * e * s.f)) // step * step)
+        if m >= min(step, s.m):
+            return cost(hw, shape, RsMapping(e, n, p, q, r, t, m, seg))
+    return None
 
 
-def _better(a: RsCost, b: RsCost, pes: int) -> bool:
-    oa, ob = a.objective(pes), b.objective(pes)
+def _better(a: RsCost, b: RsCost, pes: int, shape: ConvShape) -> bool:
+    oa, ob = a.objective(pes, shape), b.objective(pes, shape)
     return oa < ob - 1e-9 or (abs(oa - ob) <= 1e-9 and a.cycles < b.cycles)
 
 
