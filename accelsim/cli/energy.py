@@ -17,7 +17,7 @@ from pathlib import Path
 from accelsim.config.systolic import ALL_DATAFLOWS
 from accelsim.errors import ConfigError
 
-SHOWN = ["dataflow", "cycles", "energy_pj", "mac_pj", "rf_pj", "sram_pj", "dram_pj",
+SHOWN = ["dataflow", "cycles", "energy_pj", "mac_pj", "rf_pj", "noc_pj", "sram_pj", "dram_pj",
          "input_pj", "weight_pj", "output_pj", "psum_pj", "pj_per_mac", "tops_per_w",
          "avg_power_w"]
 
