@@ -141,17 +141,20 @@ def fit_power_constants(data: dict[str, Any], layers: Iterable[str] = ("CONV1", 
 
 
 def dataflow_energy(data: dict[str, Any], flows: Iterable[str] = ("rs", "ws", "os", "is"),
-                    hw: Any = "eyeriss") -> pd.DataFrame:
+                    hw: Any = "eyeriss", layers: Iterable[str] | None = None) -> pd.DataFrame:
     """ISCA 2016-style comparison: pJ per MAC by level for each dataflow, same storage budget.
 
     Dense data and no run-length coding for every dataflow (the ISCA analysis); os/ws/is run
     the same 12 x 14 PEs as a systolic array whose global buffer also gets the bytes the
-    scratchpads take in row-stationary.
+    scratchpads take in row-stationary. ``layers``: a subset of the CONV layers (default all).
     """
     machine = load_hw(hw)
     sp = machine.array.scratchpads
     spad_total = machine.array.pes * (sp.filter_bytes + sp.ifmap_bytes + sp.psum_bytes)
     wl = alexnet_workload(data)
+    if layers is not None:
+        keep = set(layers)
+        wl = Workload(wl.name, tuple(op for op in wl.ops if op.name in keep))
     rows = []
     for flow in flows:
         if flow == "rs":
