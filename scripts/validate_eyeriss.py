@@ -2,7 +2,7 @@
 
     PYTHONPATH=. python scripts/validate_eyeriss.py           # per-layer table and targets
     PYTHONPATH=. python scripts/validate_eyeriss.py --fit     # re-derive the fitted constants
-    PYTHONPATH=. python scripts/validate_eyeriss.py --dataflows  # + the ISCA 2016 comparison
+    PYTHONPATH=. python scripts/validate_eyeriss.py --dataflows  # + ISCA 2016: rs vs ws, os, nlr
 
 Measured: Chen et al., JSSC 2017, Table V (``scripts/data/eyeriss_jssc2017.json``, with the
 source of every number): AlexNet CONV1-5 at batch 4, 1 V, 200 MHz core / 60 MHz link clock.
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fit", action="store_true", help="re-derive the fitted energy constants")
     ap.add_argument("--dataflows", action="store_true",
-                    help="also compare rs with ws, os and is (ISCA 2016, same storage)")
+                    help="also compare rs with ws, os, nlr and is (ISCA 2016, same storage)")
     args = ap.parse_args(argv)
     data = load_measurements()
     print(f"Eyeriss, AlexNet CONV layers, batch {data['batch']}: predicted / measured (error)")

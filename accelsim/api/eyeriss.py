@@ -18,7 +18,8 @@ check the table was fitted on CONV1 and CONV5 only.
 
 :func:`dataflow_energy` reproduces the ISCA 2016 comparison: AlexNet CONV layers under the
 same on-chip storage (the systolic dataflows get the scratchpad bytes added to their global
-buffer), dense data, no compression, energy per MAC by level.
+buffer), dense data, no compression, energy per MAC by level, for rs, ws, os, nlr (the ISCA
+set) and is.
 
 Imports: api.systolic, workload, config, report.
 """
@@ -140,13 +141,13 @@ def fit_power_constants(data: dict[str, Any], layers: Iterable[str] = ("CONV1", 
     return {"mac_pj": float(u), "pe_per_cycle_pj": float(k)}
 
 
-def dataflow_energy(data: dict[str, Any], flows: Iterable[str] = ("rs", "ws", "os", "is"),
+def dataflow_energy(data: dict[str, Any], flows: Iterable[str] = ("rs", "ws", "os", "nlr", "is"),
                     hw: Any = "eyeriss", layers: Iterable[str] | None = None) -> pd.DataFrame:
     """ISCA 2016-style comparison: pJ per MAC by level for each dataflow, same storage budget.
 
     Dense data and no run-length coding for every dataflow (the ISCA analysis); os/ws/is run
-    the same 12 x 14 PEs as a systolic array whose global buffer also gets the bytes the
-    scratchpads take in row-stationary. ``layers``: a subset of the CONV layers (default all).
+    the same 12 x 14 PEs as a systolic array, nlr (no local reuse) as PEs that keep nothing;
+    their global buffer also gets the bytes the scratchpads take in row-stationary. ``layers``: a subset of the CONV layers (default all).
     """
     machine = load_hw(hw)
     sp = machine.array.scratchpads
@@ -157,10 +158,10 @@ def dataflow_energy(data: dict[str, Any], flows: Iterable[str] = ("rs", "ws", "o
         wl = Workload(wl.name, tuple(op for op in wl.ops if op.name in keep))
     rows = []
     for flow in flows:
-        if flow == "rs":
-            over = {"compute.array.network.rlc": False, "compute.array.network.zero_gating": False}
-        else:
-            over = {"memory.sram.capacity_bytes": machine.memory.sram.capacity_bytes + spad_total}
+        over: dict[str, Any] = {"compute.array.network.rlc": False,
+                                "compute.array.network.zero_gating": False}
+        if flow != "rs":
+            over["memory.sram.capacity_bytes"] = machine.memory.sram.capacity_bytes + spad_total
         m = load_hw(hw, over) if isinstance(hw, str) else load_hw("eyeriss", over)
         r = simulate(m, wl, dataflow=flow, mode="analytic")
         s = r.energy.summary

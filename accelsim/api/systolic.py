@@ -21,6 +21,7 @@ from accelsim.config.schema import to_dict
 from accelsim.config.systolic import ALL_DATAFLOWS
 from accelsim.engine.systolic_run import MODES, LayerRun, run_layer
 from accelsim.errors import ConfigError, UnsupportedError
+from accelsim.hw import dataflows
 from accelsim.mapping.expand import expand_op
 from accelsim.mapping.row_stationary import RsPlan, plan_rs, zero_fractions
 from accelsim.mapping.systolic import plan_layer
@@ -142,7 +143,7 @@ def simulate(hw: Any, workload: Any, *, dataflow: str | None = None, mode: str =
     """Simulate ``workload`` on systolic machine ``hw``; ``mode`` is ``"event"`` or ``"analytic"``.
 
     ``dataflow``: a registered dataflow name (os, ws, is; rs on machines with per-PE
-    scratchpads), default the machine's.
+    scratchpads; nlr), default the machine's.
     ``overrides``: dotted paths into the hardware YAML, e.g. ``{"compute.array.rows": 64}``.
     ``energy``: price the actions with the machine's energy table (when energy support exists).
     ``sparsity``: zero fraction of each layer's input activations (one number or ``{layer:
@@ -160,8 +161,8 @@ def simulate(hw: Any, workload: Any, *, dataflow: str | None = None, mode: str =
     df = dataflow or machine.array.dataflow
     if df not in ALL_DATAFLOWS:
         raise ConfigError(None, "dataflow", df, f"must be one of {', '.join(ALL_DATAFLOWS)}")
-    if df == "rs":
-        return _simulate_rs(machine, wl, mode, energy, sparsity, progress)
+    if df in dataflows.names("spatial"):
+        return _simulate_spatial(machine, wl, df, mode, energy, sparsity, progress)
     runs: list[LayerRun] = []
     rows = []
     plans = []
@@ -188,10 +189,10 @@ def simulate(hw: Any, workload: Any, *, dataflow: str | None = None, mode: str =
     return result
 
 
-def _simulate_rs(machine: SystolicMachine, wl: Workload, mode: str, energy: bool,
-                 sparsity: Mapping[str, float] | float | None,
-                 progress: Callable[[int, int, str], None] | None) -> Result:
-    """The row-stationary path: Conv2d/GEMM layers mapped by the ``rs`` strategy."""
+def _simulate_spatial(machine: SystolicMachine, wl: Workload, df: str, mode: str, energy: bool,
+                      sparsity: Mapping[str, float] | float | None,
+                      progress: Callable[[int, int, str], None] | None) -> Result:
+    """The spatial path: Conv2d/GEMM layers mapped by the ``rs`` or ``nlr`` strategy."""
     pieces = [p for op in wl.ops for p in expand_op(op)]
     array_ops = [p for p in pieces if hasattr(p, "lower")]
     zeros = dict(zip([p.name for p in array_ops],
@@ -201,7 +202,7 @@ def _simulate_rs(machine: SystolicMachine, wl: Workload, mode: str, energy: bool
         if hasattr(piece, "lower"):
             zin, zout = zeros[piece.name]
             plans.append(plan_rs(machine, piece, ifmap_zero_fraction=zin,
-                                 ofmap_zero_fraction=zout, first_layer=i == 0))
+                                 ofmap_zero_fraction=zout, first_layer=i == 0, dataflow=df))
         elif hasattr(piece, "tensor_elements"):
             plans.append(plan_vector(machine, piece))
         else:
@@ -223,7 +224,7 @@ def _simulate_rs(machine: SystolicMachine, wl: Workload, mode: str, energy: bool
             progress(i + 1, len(plans), plan.name)
     layers = pd.DataFrame(rows)
     actions = pd.concat([pd.DataFrame(recs), actions_table(machine, others)], ignore_index=True)
-    result = Result(machine, wl, "rs", mode, layers, actions, runs)
+    result = Result(machine, wl, df, mode, layers, actions, runs)
     if energy:
         _attach_energy(result)
     return result

@@ -13,8 +13,9 @@ from accelsim.config.spatial import ArrayNetwork, Scratchpads
 DATAFLOWS = ("os", "ws", "is")
 """Output-, weight- and input-stationary, as SCALE-Sim defines them (the systolic engine)."""
 
-ALL_DATAFLOWS = (*DATAFLOWS, "rs")
-"""Every registered dataflow name (:mod:`accelsim.hw.dataflows`); ``rs`` is row-stationary."""
+ALL_DATAFLOWS = (*DATAFLOWS, "rs", "nlr")
+"""Every registered dataflow name (:mod:`accelsim.hw.dataflows`): ``rs`` row-stationary and
+``nlr`` no-local-reuse are spatial (Eyeriss-style arrays)."""
 
 PRECISION_BYTES = {"int4": 0.5, "int8": 1, "fp8": 1, "int16": 2, "fp16": 2, "bf16": 2,
                    "int32": 4, "fp32": 4, "tf32": 4}
@@ -33,7 +34,7 @@ class SystolicArray:
     cols: int = param("PE columns (SCALE-Sim ArrayWidth).", check=positive)
     count: int = param("Identical arrays (e.g. MXUs) sharing the folds of a layer.", default=1,
                        check=positive)
-    dataflow: str = param("Default dataflow: os, ws, is or rs (rs needs scratchpads).",
+    dataflow: str = param("Default dataflow: os, ws, is, rs or nlr (rs needs scratchpads).",
                           default="os", choices=ALL_DATAFLOWS)
     precision: str = param("Operand precision; sets the word size and the MAC action.",
                            default="int8", choices=tuple(PRECISION_BYTES))

@@ -48,10 +48,11 @@ def rlc_ratio(zero_fraction: float, word_bits: float = 16.0) -> float:
     return pairs * RLC_BITS_PER_PAIR / word_bits
 
 
-def rs_hardware(machine: SystolicMachine) -> RsHardware:
-    """The RS view of ``machine``; one without per-PE scratchpads is a :class:`ConfigError`."""
+def rs_hardware(machine: SystolicMachine, need_scratchpads: bool = True) -> RsHardware:
+    """The RS view of ``machine``; one without per-PE scratchpads is a :class:`ConfigError`
+    (unless ``need_scratchpads`` is false: no-local-reuse keeps nothing in the PEs)."""
     arr = machine.array
-    if arr.scratchpads is None:
+    if arr.scratchpads is None and need_scratchpads:
         raise ConfigError(machine.name, "compute.array.scratchpads", None,
                           "row-stationary (rs) needs per-PE scratchpads (filter, ifmap, psum); "
                           "this machine is a systolic array: use os, ws or is")
@@ -63,7 +64,8 @@ def rs_hardware(machine: SystolicMachine) -> RsHardware:
     wb = arr.operand_bytes
     glb = machine.memory.sram.capacity_bytes
     frac = net.fmap_buffer_fraction if net else 1.0
-    words = {f: int(getattr(sp, f"{f}_bytes") // wb) for f in ("filter", "ifmap", "psum")}
+    words = {f: int(getattr(sp, f"{f}_bytes") // wb) if sp else 0
+             for f in ("filter", "ifmap", "psum")}
     return RsHardware(
         name=machine.name, rows=arr.rows, cols=arr.cols, filter_spad=words["filter"],
         ifmap_spad=words["ifmap"], psum_spad=words["psum"], glb_fmap=int(glb * frac // wb),
@@ -94,6 +96,7 @@ class RsPlan:
 
     name: str
     op_kind: str
+    dataflow: str
     shape: ConvShape
     cost: RsCost
     fold_cycles: int
@@ -132,9 +135,12 @@ class RsPlan:
 
 
 def plan_rs(machine: SystolicMachine, op: object, *, ifmap_zero_fraction: float = 0.0,
-            ofmap_zero_fraction: float = 0.0, first_layer: bool = False) -> RsPlan:
-    """Map ``op`` onto ``machine`` with row-stationary; DRAM bytes after RLC where enabled."""
-    hw = rs_hardware(machine)
+            ofmap_zero_fraction: float = 0.0, first_layer: bool = False,
+            dataflow: str = "rs") -> RsPlan:
+    """Map ``op`` onto ``machine`` with a spatial dataflow (``rs`` or ``nlr``); DRAM bytes
+    after RLC where enabled."""
+    strategy = get_dataflow(dataflow)
+    hw = rs_hardware(machine, strategy.needs_scratchpads)
     net = machine.array.network
     wb = machine.array.operand_bytes
     bits = wb * 8
@@ -142,7 +148,7 @@ def plan_rs(machine: SystolicMachine, op: object, *, ifmap_zero_fraction: float 
     r_in = 1.0 if (first_layer or not rlc) else min(1.0, rlc_ratio(ifmap_zero_fraction, bits))
     r_out = min(1.0, rlc_ratio(ofmap_zero_fraction, bits)) if rlc else 1.0
     shape = replace(conv_shape(op), ifmap_code_ratio=r_in, ofmap_code_ratio=r_out)
-    c = get_dataflow("rs").map(hw, shape)
+    c = strategy.map(hw, shape)
     w = c.words
     dram = {("input", "read"): w["dram_ifmap"] * wb * r_in,
             ("weight", "read"): w["dram_filter"] * wb,
@@ -151,7 +157,7 @@ def plan_rs(machine: SystolicMachine, op: object, *, ifmap_zero_fraction: float 
     if net is not None and not net.overlap_fmap_io:
         fmap = dram[("input", "read")] + dram[("output", "write")]
         serial = int(math.ceil(fmap / machine.dram_bytes_per_cycle))
-    return RsPlan(getattr(op, "name", "layer"), getattr(op, "kind", "conv2d"), shape, c,
+    return RsPlan(getattr(op, "name", "layer"), getattr(op, "kind", "conv2d"), dataflow, shape, c,
                   int(math.ceil(c.pass_cycles)), float(ifmap_zero_fraction),
                   float(ofmap_zero_fraction), dram, serial)
 

@@ -1,8 +1,9 @@
-"""Row-stationary runs -> tables: a ``Result.layers`` row and the action records per layer.
+"""Spatial (row-stationary, no-local-reuse) runs -> tables: a ``Result.layers`` row and the action records per layer.
 
 The row has every column of :data:`accelsim.report.tables.LAYER_COLUMNS` (``m, n, k`` are the
 layer's im2col GEMM; ``sram_*`` count global-buffer words; ``folds`` are processing passes)
-plus the RS mapping (``rs_e, rs_n, rs_p, rs_q, rs_r, rs_t, rs_m``), ``active_pes``,
+plus the mapping (``rs_e, rs_n, rs_p, rs_q, rs_r, rs_t, rs_m``; ``nlr_cm, nlr_cc, ...``
+for no-local-reuse), ``active_pes``,
 ``processing_cycles`` (the engine's schedule: DRAM overlapped with processing) and
 ``io_cycles`` (ifmap/ofmap transfers the array waits for when the machine does not overlap
 them; ``total_cycles`` = processing + io).
@@ -44,7 +45,7 @@ def rs_layer_row(machine: Any, run: LayerRun) -> dict[str, Any]:
     writes = w["glb_ifmap_write"] + w["glb_filter_write"] + w["glb_psum_write"]
     row = {
         "layer": plan.name, "op": plan.op_kind, "m": sh.n * sh.e * sh.f, "n": sh.m,
-        "k": sh.c * sh.r * sh.s, "repeat": sh.groups, "dataflow": "rs", "loop_order": "",
+        "k": sh.c * sh.r * sh.s, "repeat": sh.groups, "dataflow": plan.dataflow, "loop_order": "",
         "folds": plan.folds, "fold_cycles": plan.fold_cycles,
         "compute_cycles": s.compute_cycles, "stall_cycles": s.stall_cycles,
         "prologue_cycles": s.first_compute, "epilogue_cycles": s.epilogue_cycles,
@@ -57,7 +58,7 @@ def rs_layer_row(machine: Any, run: LayerRun) -> dict[str, Any]:
         "sram_ofmap_writes": w["glb_psum_write"], "sram_ofmap_reads": w["glb_psum_read"],
         "sram_reads": reads, "sram_writes": writes, **dram, "dram_bytes": dram_bytes,
         "dram_bw_bytes_per_s": dram_bytes / time_s if time_s else 0.0,
-        **{f"rs_{k}": v for k, v in c.mapping.as_dict().items()},
+        **{f"{plan.dataflow}_{k}": v for k, v in c.mapping.as_dict().items()},
         "active_pes": c.active_pes, "processing_cycles": s.end,
         "io_cycles": plan.serial_io_cycles, "ifmap_zero_fraction": plan.ifmap_zero_fraction,
     }
@@ -88,12 +89,13 @@ def rs_actions(machine: Any, run: LayerRun, total_cycles: int) -> list[dict[str,
 
     add("mac", "-", "compute", live, bits)
     add("mac", "-", "idle", max(arr.pes * total_cycles - live, 0.0), bits)
-    add("rf", "weight", "read", live, bits)
+    gate = 1.0 - z      # a zero ifmap skips the filter read and the psum update
+    add("rf", "weight", "read", w["spad_filter_read"] * gate, bits)
     add("rf", "weight", "write", w["spad_filter_write"], bits)
     add("rf", "input", "read", w["spad_ifmap_read"], bits)
     add("rf", "input", "write", w["spad_ifmap_write"], bits)
-    add("rf", "psum", "read", live, psum_bits)
-    add("rf", "psum", "write", live, psum_bits)
+    add("rf", "psum", "read", w["spad_psum_read"] * gate, psum_bits)
+    add("rf", "psum", "write", w["spad_psum_write"] * gate, psum_bits)
     add("noc", "weight", "transfer", w["noc_filter"], bits)
     add("noc", "input", "transfer", w["noc_ifmap"], bits)
     add("noc", "psum", "transfer", w["noc_psum"], psum_bits)
@@ -105,4 +107,6 @@ def rs_actions(machine: Any, run: LayerRun, total_cycles: int) -> list[dict[str,
         if nbytes:
             wb = bits
             add("dram", operand, direction, nbytes * BITS_PER_BYTE / wb, wb, 0.0, tech)
-    return [r for r in recs if r["count"] > 0 or r["direction"] == "compute"]
+    # rf records stay even when empty (no-local-reuse): the PE registers are counted here,
+    # not derived from the MACs as for systolic arrays
+    return [r for r in recs if r["count"] > 0 or r["direction"] == "compute" or r["level"] == "rf"]

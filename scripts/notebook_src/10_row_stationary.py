@@ -83,10 +83,12 @@ pred[["layer", "rs_e", "rs_n", "rs_p", "rs_q", "rs_r", "rs_t", "rs_m", "rs_segme
 # E = 13) fit four 3 x 13 sets (156 PEs) — the same PE counts the chip reports. Every mapping
 # respects the scratchpads: ``p q S <= 224``, ``q S <= 12``, ``p <= 24``.
 #
-# ## 3. Four dataflows on one layer, same storage budget
+# ## 3. The dataflows on one layer, same storage budget
 # CONV3 of AlexNet, dense data, no compression. OS, WS and IS run the same 168 PEs as a
-# systolic array with one register per operand; the bytes RS spends on scratchpads
-# (168 x 520 B) go to their global buffer instead, so all four have the same on-chip storage.
+# systolic array with one register per operand; NLR (no local reuse, DianNao-style) keeps
+# nothing in the PEs and reads every weight from the buffer. The bytes RS spends on
+# scratchpads (168 x 520 B) go to the others' global buffer, so all have the same on-chip
+# storage.
 
 # %%
 conv3 = dataflow_energy(data, layers=["CONV3"])
@@ -104,10 +106,11 @@ plt.show()
 # %% [markdown]
 # RS spends less in the scratchpads than OS/WS (each operand is read from a scratchpad once
 # per MAC; the systolic PEs also pass operands and 32-bit partial sums between registers
-# every cycle), and much less in the global buffer and DRAM. The ``mac`` bar includes the
-# clock and leakage of every PE-cycle, which is why IS, the slowest here, pays more there.
-# ISCA 2016 found RS 1.4-2.5x more energy-efficient than the other dataflows on AlexNet's
-# CONV layers; over all five layers the model gives:
+# every cycle), and much less in the global buffer and DRAM. NLR has no register energy at
+# all but pays for it many times over in buffer reads and network deliveries. The ``mac``
+# bar includes the clock and leakage of every PE-cycle, which is why IS, the slowest here,
+# pays more there. ISCA 2016 found RS 1.4-2.5x more energy-efficient than WS, OS and NLR on
+# AlexNet's CONV layers; over all five layers the model gives:
 
 # %%
 allconv = dataflow_energy(data)

@@ -14,7 +14,7 @@ def test_registry_names_match_the_config_choices():
     """The config accepts exactly the registered names; os/ws/is are the systolic ones."""
     assert dataflows.names() == ALL_DATAFLOWS
     assert dataflows.names("systolic") == DATAFLOWS
-    assert dataflows.names("spatial") == ("rs",)
+    assert dataflows.names("spatial") == ("rs", "nlr")
 
 
 def test_each_systolic_strategy_has_its_own_kernel_code():
@@ -41,7 +41,7 @@ def test_geometry_is_the_strategy_geometry():
 
 
 def test_unknown_or_spatial_names_are_refused_by_name():
-    with pytest.raises(ConfigError, match="unknown dataflow.*os, ws, is, rs"):
+    with pytest.raises(ConfigError, match="unknown dataflow.*os, ws, is, rs, nlr"):
         dataflows.get("xs")
     with pytest.raises(ConfigError, match="'rs' is not a systolic dataflow"):
         geometry(10, 10, 10, 4, 4, "rs")

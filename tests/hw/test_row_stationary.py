@@ -91,3 +91,20 @@ def test_run_length_coding_follows_the_jssc_format():
     assert rlc_ratio(0.0) == pytest.approx(4 / 3)
     assert rlc_ratio(0.75) == pytest.approx(1 / 3, rel=0.01)
     assert rlc_ratio(1.0) == pytest.approx(4 / 3 / 32)     # one zero level per 32 zeros
+
+
+def test_no_local_reuse_reads_every_weight_from_the_buffer():
+    """NLR (ISCA 2016's fourth dataflow): no scratchpad traffic; one buffer read per weight
+    use, one ifmap read per cm PEs sharing it, one psum update per cc channels reduced."""
+    from accelsim.hw.dataflows import get
+
+    c = get("nlr").map(EYERISS, CONV5)
+    w, mp = c.words, c.mapping
+    assert all(v == 0 for k, v in w.items() if k.startswith("spad_"))
+    assert w["glb_filter_read"] == w["macs"]
+    assert w["glb_ifmap_read"] == pytest.approx(w["macs"] / mp.cm)
+    assert w["glb_psum_write"] == pytest.approx(w["macs"] / mp.cc)
+    assert mp.cm * mp.cc <= 168 and c.active_pes == mp.cm * mp.cc
+    rs = best_mapping(EYERISS, CONV5)
+    assert w["glb_filter_read"] + w["glb_ifmap_read"] > 10 * (
+        rs.words["glb_filter_read"] + rs.words["glb_ifmap_read"])

@@ -10,11 +10,14 @@ ws     :mod:`.weight_stationary`            systolic
 is     :mod:`.input_stationary`             systolic
 rs     :mod:`.row_stationary`               spatial (Eyeriss: per-PE scratchpads, 1-D
                                             convolution primitives, multicast NoC)
+nlr    :mod:`.no_local_reuse`               spatial (no scratchpads: every operand from
+                                            the global buffer; ISCA 2016's fourth)
 =====  ===================================  ==========================================
 
 A systolic strategy gives fold geometry and array-side SRAM accesses of a GEMM; the per-fold
 DRAM traffic runs in the compiled kernels selected by the strategy's ``code``. The spatial
-``rs`` strategy maps convolutions itself (mapping search, passes, per-level actions).
+strategies (rs, nlr) map convolutions themselves (mapping search, passes, per-level
+actions) and share :class:`~.row_stationary.RsCost`.
 Adding a dataflow = one module + one line in ``_MODULES``.
 
 Imports: errors, hw.dataflows.*.
@@ -28,7 +31,7 @@ from typing import Any
 from accelsim.errors import ConfigError
 
 _MODULES = {"os": "output_stationary", "ws": "weight_stationary", "is": "input_stationary",
-            "rs": "row_stationary"}
+            "rs": "row_stationary", "nlr": "no_local_reuse"}
 _CACHE: dict[str, Any] = {}
 
 

@@ -48,6 +48,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from accelsim.errors import ConfigError
 
@@ -124,7 +125,8 @@ class RsMapping:
 class RsCost:
     """One layer (all groups) under one mapping: passes, cycles and words per level."""
 
-    mapping: RsMapping
+    mapping: Any
+    """The strategy's mapping parameters (:class:`RsMapping`; ``as_dict()`` for tables)."""
     passes: int
     pass_cycles: float
     active_pes: int
@@ -293,6 +295,7 @@ class RowStationary:
     title: str = "row-stationary"
     kind: str = "spatial"
     stationary: str | None = "filter row"
+    needs_scratchpads: bool = True
 
     def map(self, hw: RsHardware, shape: ConvShape) -> RsCost:
         """Best mapping of ``shape`` (see :func:`best_mapping`)."""
