@@ -43,6 +43,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="GPUs: how the framework runs the model: eager (default: PyTorch eager, "
                         "every op dispatched by the host), graph (CUDA-graph replay) or "
                         "compiled (torch.compile fused kernels); tables in configs/lowering/")
+    p.add_argument("--sparsity", default=None, metavar="FRACTION",
+                   help="share of zero input activations in every layer (row-stationary zero "
+                        "gating and run-length coding; default 0, dense)")
     p.add_argument("--mode", default="event", choices=["event", "analytic"],
                    help="event: SimPy replay (default); analytic: the exact numba fast path")
     p.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
@@ -96,14 +99,25 @@ def progress_printer(after_s: float = 1.0):
     return show
 
 
+def _fraction(text: str) -> float:
+    """``--sparsity`` value: a number within [0, 1]."""
+    try:
+        v = float(text)
+    except ValueError:
+        v = float("nan")
+    if not 0.0 <= v <= 1.0:
+        raise ConfigError("--sparsity", "--sparsity", text, "must be a fraction within [0, 1]")
+    return v
+
+
 def run_device(args: argparse.Namespace, machine: object) -> int:
     """``accelsim run`` on a GPU or CPU: one kernel per operator, in sequence."""
     from accelsim.api.model_run import run_model
     from accelsim.report.export import dumps, write_table
 
     gpu = machine.kind == "gpu"
-    for flag, value in (("--dataflow", args.dataflow), ("--report", args.report),
-                        ("--trace", None if gpu else args.trace)):
+    for flag, value in (("--dataflow", args.dataflow), ("--sparsity", args.sparsity),
+                        ("--report", args.report), ("--trace", None if gpu else args.trace)):
         if value:
             raise ConfigError(flag, flag, value, f"applies to systolic machines, not {machine.kind}s")
     if args.exec_mode and not gpu:
@@ -193,8 +207,9 @@ def run(args: argparse.Namespace) -> int:
             return run_device(args, machine)
     if args.exec_mode:
         raise ConfigError("--exec", "--exec", args.exec_mode, "applies to GPUs, not systolic machines")
+    sparsity = _fraction(args.sparsity) if args.sparsity is not None else None
     result = simulate(args.hw, args.workload, dataflow=args.dataflow, mode=args.mode,
-                      overrides=sets, progress=progress_printer())
+                      overrides=sets, sparsity=sparsity, progress=progress_printer())
     out = output_dir(args)
     stem = f"{result.machine.name}-{result.workload.name}-{result.dataflow}"
     written: list[str] = []
