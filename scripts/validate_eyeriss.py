@@ -33,6 +33,7 @@ import pandas as pd
 
 from accelsim.api.eyeriss import (
     dataflow_energy,
+    fit_dram_rate,
     fit_power_constants,
     load_measurements,
     validation_table,
@@ -93,6 +94,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nfit on CONV1, CONV5 power: mac.int16 = {fit['mac_pj']:.3f} pJ "
               f"(table {table.require('mac.int16'):.3f}), leakage.pe_per_cycle = "
               f"{fit['pe_per_cycle_pj']:.3f} pJ (table {table.get('leak.pe'):.3f})")
+        rate = fit_dram_rate(data)
+        ey = load_machine("eyeriss").memory.dram.bandwidth_bytes_per_s
+        print(f"fit on CONV1 wait for DRAM: memory.dram.bandwidth_bytes_per_s = "
+              f"{rate / 1e6:.0f} MB/s (hardware YAML {ey / 1e6:.0f} MB/s)")
     if args.dataflows:
         d = dataflow_energy(data)
         print("\nISCA 2016 comparison (AlexNet CONV, dense, no RLC, same on-chip storage):")

@@ -11,6 +11,8 @@ measured side by side:
 * power: chip energy (every level but DRAM) / total latency, in mW;
 * DRAM accesses per MAC (16-bit accesses, after run-length coding) and global-buffer MB.
 
+:func:`fit_dram_rate` gives the DRAM interface rate that reproduces CONV1's wait for its
+ifmap/ofmap transfers (the machine's third calibrated constant), and
 :func:`fit_power_constants` solves for the two calibrated constants of
 ``configs/energy/eyeriss_65nm.yaml`` (the MAC energy ``u`` that scales every ISCA 2016 ratio,
 and the clock/leakage energy per PE-cycle) from the power of the layers named, so a reader can
@@ -139,6 +141,19 @@ def fit_power_constants(data: dict[str, Any], layers: Iterable[str] = ("CONV1", 
     b = np.array([meas.loc[n, "power_mw"] for n in names], dtype=float)
     (u, k), *_ = np.linalg.lstsq(a, b, rcond=None)
     return {"mac_pj": float(u), "pe_per_cycle_pj": float(k)}
+
+
+def fit_dram_rate(data: dict[str, Any], layer: str = "CONV1", hw: Any = "eyeriss") -> float:
+    """DRAM interface bytes/s at which ``layer``'s ifmap/ofmap transfers (which the chip does
+    not overlap) take the measured total - processing latency."""
+    machine = load_hw(hw)
+    pred = predict(data, machine).set_index("layer")
+    meas = pd.DataFrame(data["measured"]).set_index("layer")
+    wait_s = (pred.loc[layer, "total_latency_ms"] - pred.loc[layer, "processing_latency_ms"]) / 1e3
+    fmap_bytes = wait_s * machine.memory.dram.sustained_bytes_per_s
+    measured_wait_s = (meas.loc[layer, "total_latency_ms"]
+                       - meas.loc[layer, "processing_latency_ms"]) / 1e3
+    return float(fmap_bytes / measured_wait_s)
 
 
 def dataflow_energy(data: dict[str, Any], flows: Iterable[str] = ("rs", "ws", "os", "nlr", "is"),

@@ -81,6 +81,14 @@ def test_the_shipped_energy_table_is_the_fit_on_conv1_and_conv5(data):
     assert t.require("dram.DDR3") * 16 == pytest.approx(200 * u, rel=0.01)
 
 
+def test_the_dram_rate_in_the_yaml_is_the_fit_on_conv1(data):
+    from accelsim.api.eyeriss import fit_dram_rate
+    from accelsim.config.registry import load_machine
+
+    yaml_rate = load_machine("eyeriss").memory.dram.bandwidth_bytes_per_s
+    assert fit_dram_rate(data) == pytest.approx(yaml_rate, rel=0.02)
+
+
 def test_row_stationary_beats_the_other_dataflows_as_in_isca_2016(data):
     """Same storage budget, dense data: RS lowest energy per MAC, WS, OS, NLR (and IS)
     1.4-2.5x above; NLR pays in the global buffer and network what RS keeps in scratchpads."""
