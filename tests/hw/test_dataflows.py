@@ -45,3 +45,15 @@ def test_unknown_or_spatial_names_are_refused_by_name():
         dataflows.get("xs")
     with pytest.raises(ConfigError, match="'rs' is not a systolic dataflow"):
         geometry(10, 10, 10, 4, 4, "rs")
+
+
+def test_register_actions_follow_what_stays_in_the_pe():
+    """WS writes a weight register once per weight loaded, OS keeps its accumulator as
+    ``output``; moving operands are written once per MAC."""
+    loaded = {"input": 50.0, "weight": 7.0}
+    ws = dict(((op, d), n) for op, d, n in dataflows.get("ws").register_accesses(1000, loaded))
+    assert ws[("weight", "write")] == 7 and ws[("input", "write")] == 1000
+    assert ws[("psum", "read")] == ws[("psum", "write")] == 1000
+    os_ = dict(((op, d), n) for op, d, n in dataflows.get("os").register_accesses(1000, loaded))
+    assert os_[("weight", "write")] == os_[("input", "write")] == 1000
+    assert ("output", "write") in os_ and ("psum", "write") not in os_

@@ -92,6 +92,24 @@ class SystolicDataflow:
             return SramAccesses(fc * m * k, k * n, fr * m * n, (fr - 1) * m * n)
         return SramAccesses(m * k, fc * k * n, fr * m * n, (fr - 1) * m * n)
 
+    def register_accesses(self, macs: float, loaded: dict[str, float],
+                          ) -> list[tuple[str, str, float]]:
+        """PE register ``(operand, direction, count)`` of ``macs`` MACs (the ``rf`` level).
+
+        Per MAC every PE reads the input and weight registers it multiplies and reads and
+        writes its accumulator (``output`` when it stays, ``psum`` when it moves on). A moving
+        operand is written once per MAC into the receiving PE's register; the stationary one
+        once per word loaded into the array (``loaded[operand]``, its SRAM reads).
+        """
+        out = []
+        for operand in ("input", "weight"):
+            out.append((operand, "read", macs))
+            written = loaded.get(operand, 0.0) if operand == self.stationary else macs
+            out.append((operand, "write", written))
+        acc = self.accumulator_operand()
+        out += [(acc, "read", macs), (acc, "write", macs)]
+        return out
+
     def accumulator_operand(self) -> str:
         """Where a PE's running sum lives: ``output`` (stays, os) or ``psum`` (moves on)."""
         return "output" if self.stationary is None else "psum"
