@@ -37,6 +37,7 @@ from accelsim.api.eyeriss import (
     fit_power_constants,
     load_measurements,
     validation_table,
+    vgg16_heldout,
 )
 from accelsim.config.energy import load_energy_table
 from accelsim.config.registry import load_machine
@@ -107,6 +108,11 @@ def main(argv: list[str] | None = None) -> int:
         lo, hi = data["isca2016"]["ratio_range"]
         others = d[d["dataflow"] != "rs"]["vs_rs"]
         print(f"others / rs: {others.min():.2f}-{others.max():.2f}x (paper: {lo}-{hi}x)")
+    print(f"\nheld out, not a target: VGG-16 CONV layers, batch 3 "
+          f"({data['vgg16_heldout']['source']}; {data['vgg16_heldout']['assumption']})")
+    g = vgg16_heldout(data)
+    for row in g.itertuples(index=False):
+        print(f"  {row.quantity:20s} {row.pred:10.4g} / {row.meas:<10.4g} ({row.err:+.1%})")
     missed = check_targets(v)
     print("\ntargets: " + ("all met" if not missed else "MISSED\n  " + "\n  ".join(missed)))
     return 1 if missed else 0

@@ -18,6 +18,8 @@ ifmap/ofmap transfers (the machine's third calibrated constant), and
 and the clock/leakage energy per PE-cycle) from the power of the layers named, so a reader can
 check the table was fitted on CONV1 and CONV5 only.
 
+:func:`vgg16_heldout` compares the VGG-16 totals the paper reports (nothing fitted on them).
+
 :func:`dataflow_energy` reproduces the ISCA 2016 comparison: AlexNet CONV layers under the
 same on-chip storage (the systolic dataflows get the scratchpad bytes added to their global
 buffer), dense data, no compression, energy per MAC by level, for rs, ws, os, nlr (the ISCA
@@ -48,13 +50,38 @@ def load_measurements(path: str | Path = DATA) -> dict[str, Any]:
     return json.loads(Path(path).read_text())
 
 
+def conv_workload(name: str, layers: Iterable[dict[str, Any]], batch: int) -> Workload:
+    """:class:`Conv2d` ops from the data file's layer shapes, at ``batch`` images."""
+    ops = tuple(Conv2d(name=d["name"], n=int(batch), c=d["c"], h=d["h"], w=d["w"], k=d["k"],
+                       r=d["r"], s=d["s"], stride=d["stride"], pad=d["pad"], groups=d["groups"])
+                for d in layers)
+    return Workload(name, ops)
+
+
 def alexnet_workload(data: dict[str, Any]) -> Workload:
     """AlexNet's CONV layers at the paper's batch size, as :class:`Conv2d` ops."""
-    n = int(data["batch"])
-    ops = tuple(Conv2d(name=d["name"], n=n, c=d["c"], h=d["h"], w=d["w"], k=d["k"], r=d["r"],
-                       s=d["s"], stride=d["stride"], pad=d["pad"], groups=d["groups"])
-                for d in data["network"]["layers"])
-    return Workload("alexnet_conv_jssc2017", ops)
+    return conv_workload("alexnet_conv_jssc2017", data["network"]["layers"], data["batch"])
+
+
+def vgg16_heldout(data: dict[str, Any], hw: Any = "eyeriss") -> pd.DataFrame:
+    """VGG-16 totals (JSSC 2017 Sec. VI-B), predicted vs measured; nothing was fitted on them.
+
+    The ifmap zero fraction of every layer after the first is an assumption stated in the
+    data file (Table VI's per-layer zeros are not transcribed).
+    """
+    v = data["vgg16_heldout"]
+    wl = conv_workload("vgg16_conv", v["layers"], v["batch"])
+    zeros = {op.name: (0.0 if i == 0 else v["ifmap_zero_fraction_assumed"])
+             for i, op in enumerate(wl.ops)}
+    r = simulate(load_hw(hw), wl, dataflow="rs", mode="analytic", sparsity=zeros)
+    time_s = float(r.layers["time_s"].sum())
+    chip_pj = float(r.energy.priced.loc[r.energy.priced["level"] != "dram", "pj"].sum())
+    dram = float(r.layers["dram_bytes"].sum())
+    pred = {"frames_per_s": v["batch"] / time_s, "power_mw": chip_pj * 1e-9 / time_s,
+            "dram_accesses_mb": dram / 1e6,
+            "dram_access_per_mac": dram / 2 / float(r.layers["macs"].sum())}
+    return pd.DataFrame([{"quantity": k, "pred": p, "meas": v["measured"][k],
+                          "err": p / v["measured"][k] - 1.0} for k, p in pred.items()])
 
 
 def _sparsity(data: dict[str, Any]) -> dict[str, float]:

@@ -25,6 +25,7 @@ from accelsim.api.eyeriss import (
     load_measurements,
     predict,
     validation_table,
+    vgg16_heldout,
 )
 from accelsim.config.energy import load_energy_table
 from accelsim.config.registry import load_machine
@@ -149,7 +150,12 @@ plt.show()
 # layer (the chip's own counting of psum and ifmap traffic is not published in detail);
 # latency misses are mostly in how long each pass takes to ramp up (the model loads filters
 # over the 64-bit filter network and streams ifmaps over the 16-bit one, with no fixed
-# per-pass overhead).
+# per-pass overhead). That gap shows on a network nothing was fitted on: VGG-16 (JSSC 2017,
+# batch 3) gets its DRAM traffic per MAC right but runs about twice as fast as the chip's
+# 0.7 frames/s, whose large early layers "spend more time on ramping up the processing".
+
+# %%
+vgg16_heldout(data).round(4)
 #
 # ## Exercises
 # 1. Halve the filter scratchpad (`--set compute.array.scratchpads.filter_bytes=224 B`):
