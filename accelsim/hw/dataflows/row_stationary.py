@@ -31,12 +31,10 @@ columns produce them (the slowest of the three streams sets the pass); plus
 ``pass_setup_cycles``.
 
 **Mapping search.** Every ``(e, n, p, q, r)`` (block sizes that give distinct block counts)
-with the most filter sets ``t`` and then the largest psum block ``m`` that fit is costed, and
-the one with the
-lowest energy in the ISCA 2016 normalised units (:data:`NORMALISED_COST`; feature maps in
-DRAM at their run-length-coded size) plus one unit per PE-cycle (clock and leakage: the
-calibrated ``leakage.pe_per_cycle`` of ``configs/energy/eyeriss_65nm.yaml`` is about one MAC)
-is kept; ties keep the fewer cycles.
+with the most filter sets ``t`` and then the largest psum block ``m`` that fit is costed,
+and the one with the lowest energy in the ISCA 2016 normalised units
+(:data:`NORMALISED_COST`; feature maps in DRAM at their run-length-coded size) plus
+:data:`CYCLE_COST` per PE-cycle (clock and leakage) is kept; ties keep the fewer cycles.
 
 Counts are words of the operand precision; cycles are array clock cycles.
 
@@ -54,6 +52,10 @@ from accelsim.errors import ConfigError
 
 NORMALISED_COST = {"mac": 1.0, "rf": 1.0, "noc": 2.0, "glb": 6.0, "dram": 200.0}
 """Energy per access relative to a 16-bit MAC at 65 nm (Chen et al., ISCA 2016, Table IV)."""
+
+CYCLE_COST = 2.0
+"""Clock and leakage of one PE for one cycle, in the same units: the calibrated 3.66 pJ per
+PE-cycle of ``configs/energy/eyeriss_65nm.yaml`` is about two 1.79 pJ MACs."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +143,7 @@ class RsCost:
         return int(math.ceil(self.passes * self.pass_cycles))
 
     def objective(self, pes: int, shape: ConvShape | None = None) -> float:
-        """Energy in ISCA 2016 units plus one unit per PE-cycle (the search's score).
+        """Energy in ISCA 2016 units plus :data:`CYCLE_COST` per PE-cycle (the search's score).
 
         DRAM feature-map words count at their coded size when ``shape`` gives code ratios.
         """
@@ -154,7 +156,7 @@ class RsCost:
         ro = shape.ofmap_code_ratio if shape else 1.0
         dram = w["dram_ifmap"] * ri + w["dram_filter"] + w["dram_ofmap"] * ro
         return (c["mac"] * w["macs"] + c["rf"] * rf + c["noc"] * noc + c["glb"] * glb
-                + c["dram"] * dram + pes * self.cycles)
+                + c["dram"] * dram + CYCLE_COST * pes * self.cycles)
 
 
 def placement(hw: RsHardware, shape: ConvShape, e: int) -> tuple[int, int] | None:
