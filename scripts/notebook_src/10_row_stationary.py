@@ -14,9 +14,6 @@
 # Units: pJ, ms, mW; 1 MAC = 2 operations; one access moves one 16-bit word.
 
 # %%
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
 
@@ -102,7 +99,6 @@ bars = conv3.assign(**{f"{lv}_pj": conv3[f"{lv}_pj_per_mac"]
 ax = plot_energy_by_dataflow(bars, parts=["mac", "rf", "noc", "sram", "dram"],
                              title="AlexNet CONV3 on Eyeriss: pJ per MAC by level")
 ax.set_ylabel("pJ per MAC")
-plt.show()
 
 # %% [markdown]
 # RS spends less in the scratchpads than OS/WS (each operand is read from a scratchpad once
@@ -143,7 +139,6 @@ for ax, (key, label) in zip(axes, [("total_latency_ms", "latency (ms)"), ("power
     ax.set_title(label)
 axes[0].legend()
 fig.tight_layout()
-plt.show()
 
 # %% [markdown]
 # What the model leaves out: the global-buffer access counts differ by up to about 40 % per

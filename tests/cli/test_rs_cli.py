@@ -8,7 +8,7 @@ import pandas as pd
 def test_run_eyeriss_alexnet_row_stationary(cli, tmp_path):
     r = cli("run", "eyeriss", "alexnet", "--dataflow", "rs", "--out", str(tmp_path))
     assert r.returncode == 0, r.stderr
-    assert "alexnet on eyeriss" in r.stdout and ", rs," in r.stdout
+    assert "on eyeriss (" in r.stdout and ", rs," in r.stdout
     layers = pd.read_csv(tmp_path / "eyeriss-alexnet-rs-layers.csv")
     assert (layers["dataflow"] == "rs").all()
     assert {"rs_p", "rs_q", "rs_r", "rs_t", "active_pes", "io_cycles"} <= set(layers.columns)
