@@ -18,14 +18,17 @@ from accelsim import __version__
 from accelsim.config.machine import SystolicMachine
 from accelsim.config.registry import load_machine
 from accelsim.config.schema import to_dict
-from accelsim.config.systolic import DATAFLOWS
+from accelsim.config.systolic import ALL_DATAFLOWS
 from accelsim.engine.systolic_run import MODES, LayerRun, run_layer
 from accelsim.errors import ConfigError, UnsupportedError
+from accelsim.hw import dataflows
 from accelsim.hw.systolic import geometry
 from accelsim.limits import MAX_LAYER_FOLDS, check_count
 from accelsim.mapping.expand import expand_op
+from accelsim.mapping.row_stationary import RsPlan, plan_rs, zero_fractions
 from accelsim.mapping.systolic import plan_layer
 from accelsim.mapping.vector import plan_vector
+from accelsim.report.rs_tables import rs_actions, rs_layer_row
 from accelsim.report.tables import actions_table, layer_row, totals_of
 from accelsim.units import format_time
 from accelsim.workload.ops import Workload
@@ -137,12 +140,16 @@ class Result:
 
 def simulate(hw: Any, workload: Any, *, dataflow: str | None = None, mode: str = "event",
              overrides: Mapping[str, Any] | None = None, loop_order: str = "auto",
-             energy: bool = True,
+             energy: bool = True, sparsity: Mapping[str, float] | float | None = None,
              progress: Callable[[int, int, str], None] | None = None) -> Result:
     """Simulate ``workload`` on systolic machine ``hw``; ``mode`` is ``"event"`` or ``"analytic"``.
 
+    ``dataflow``: a registered dataflow name (os, ws, is; rs on machines with per-PE
+    scratchpads; nlr), default the machine's.
     ``overrides``: dotted paths into the hardware YAML, e.g. ``{"compute.array.rows": 64}``.
     ``energy``: price the actions with the machine's energy table (when energy support exists).
+    ``sparsity``: zero fraction of each layer's input activations (one number or ``{layer:
+    fraction}``), used by row-stationary zero gating and run-length coding; default dense.
     ``progress``: called as ``progress(done, total, layer_name)`` after each layer.
     """
     machine = load_hw(hw, overrides)
@@ -154,8 +161,10 @@ def simulate(hw: Any, workload: Any, *, dataflow: str | None = None, mode: str =
     if mode not in MODES:
         raise ConfigError(None, "mode", mode, f"must be one of {', '.join(MODES)}")
     df = dataflow or machine.array.dataflow
-    if df not in DATAFLOWS:
-        raise ConfigError(None, "dataflow", df, f"must be one of {', '.join(DATAFLOWS)}")
+    if df not in ALL_DATAFLOWS:
+        raise ConfigError(None, "dataflow", df, f"must be one of {', '.join(ALL_DATAFLOWS)}")
+    if df in dataflows.names("spatial"):
+        return _simulate_spatial(machine, wl, df, mode, energy, sparsity, progress)
     runs: list[LayerRun] = []
     rows = []
     plans = []
@@ -191,6 +200,47 @@ def _check_folds(machine: SystolicMachine, op: Any, dataflow: str, source: str) 
     check_count(g.folds * gemm.repeat, MAX_LAYER_FOLDS, file=source, field=getattr(op, "name", "layer"),
                 what="folds", hint=f"the layer is too large for a {machine.array.rows}x"
                 f"{machine.array.cols} array")
+
+
+def _simulate_spatial(machine: SystolicMachine, wl: Workload, df: str, mode: str, energy: bool,
+                      sparsity: Mapping[str, float] | float | None,
+                      progress: Callable[[int, int, str], None] | None) -> Result:
+    """The spatial path: Conv2d/GEMM layers mapped by the ``rs`` or ``nlr`` strategy."""
+    pieces = [p for op in wl.ops for p in expand_op(op)]
+    array_ops = [p for p in pieces if hasattr(p, "lower")]
+    zeros = dict(zip([p.name for p in array_ops],
+                     zero_fractions([p.name for p in array_ops], sparsity), strict=True))
+    plans: list[Any] = []
+    for i, piece in enumerate(pieces):  # map everything first: bad input fails before any work
+        if hasattr(piece, "lower"):
+            zin, zout = zeros[piece.name]
+            plans.append(plan_rs(machine, piece, ifmap_zero_fraction=zin,
+                                 ofmap_zero_fraction=zout, first_layer=i == 0, dataflow=df))
+        elif hasattr(piece, "tensor_elements"):
+            plans.append(plan_vector(machine, piece))
+        else:
+            raise UnsupportedError(f"{getattr(piece, 'name', piece)}: operator kind "
+                                   f"'{getattr(piece, 'kind', type(piece).__name__)}' has no "
+                                   "row-stationary model")
+    runs, rows, recs, others = [], [], [], []
+    for i, plan in enumerate(plans):
+        run = run_layer(machine, plan, mode)
+        runs.append(run)
+        if isinstance(plan, RsPlan):
+            row = rs_layer_row(machine, run)
+            recs.extend(rs_actions(machine, run, row["total_cycles"]))
+        else:
+            row = layer_row(machine, run)
+            others.append(run)
+        rows.append(row)
+        if progress is not None:
+            progress(i + 1, len(plans), plan.name)
+    layers = pd.DataFrame(rows)
+    actions = pd.concat([pd.DataFrame(recs), actions_table(machine, others)], ignore_index=True)
+    result = Result(machine, wl, df, mode, layers, actions, runs)
+    if energy:
+        _attach_energy(result)
+    return result
 
 
 def _attach_energy(result: Result) -> None:

@@ -15,7 +15,7 @@ from accelsim.cli.run_table import (
     layer_tables,
     systolic_view,
 )
-from accelsim.config.systolic import DATAFLOWS
+from accelsim.config.systolic import ALL_DATAFLOWS
 from accelsim.errors import ConfigError
 from accelsim.report.terminal import scaled, unit_table
 
@@ -38,11 +38,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"built-in hardware name or YAML path (default {DEFAULT_HW})")
     p.add_argument("workload", nargs="?", default=DEFAULT_WORKLOAD,
                    help=f"built-in workload name, YAML or SCALE-Sim CSV (default {DEFAULT_WORKLOAD})")
-    p.add_argument("--dataflow", help="os, ws or is (default: the machine's)")
+    p.add_argument("--dataflow", help="os, ws, is or rs (rs: machines with per-PE scratchpads; "
+                   "default: the machine's)")
     p.add_argument("--exec", dest="exec_mode", metavar="MODE",
                    help="GPUs: how the framework runs the model: eager (default: PyTorch eager, "
                         "every op dispatched by the host), graph (CUDA-graph replay) or "
                         "compiled (torch.compile fused kernels); tables in configs/lowering/")
+    p.add_argument("--sparsity", default=None, metavar="FRACTION",
+                   help="share of zero input activations in every layer (row-stationary zero "
+                        "gating and run-length coding; default 0, dense)")
     p.add_argument("--mode", default="event", choices=["event", "analytic"],
                    help="event: SimPy replay (default); analytic: the exact numba fast path")
     p.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
@@ -108,14 +112,25 @@ def progress_printer(after_s: float = 1.0):
     return show
 
 
+def _fraction(text: str) -> float:
+    """``--sparsity`` value: a number within [0, 1]."""
+    try:
+        v = float(text)
+    except ValueError:
+        v = float("nan")
+    if not 0.0 <= v <= 1.0:
+        raise ConfigError("--sparsity", "--sparsity", text, "must be a fraction within [0, 1]")
+    return v
+
+
 def run_device(args: argparse.Namespace, machine: object) -> int:
     """``accelsim run`` on a GPU or CPU: one kernel per operator, in sequence."""
     from accelsim.api.model_run import run_model
     from accelsim.report.export import dumps, write_table
 
     gpu = machine.kind == "gpu"
-    for flag, value in (("--dataflow", args.dataflow), ("--report", args.report),
-                        ("--trace", None if gpu else args.trace)):
+    for flag, value in (("--dataflow", args.dataflow), ("--sparsity", args.sparsity),
+                        ("--report", args.report), ("--trace", None if gpu else args.trace)):
         if value:
             raise ConfigError(flag, flag, value, f"applies to systolic machines, not {machine.kind}s")
     if args.exec_mode and not gpu:
@@ -196,9 +211,9 @@ def run(args: argparse.Namespace) -> int:
     from accelsim.api import simulate
     from accelsim.report.export import dumps, write_table
 
-    if args.dataflow is not None and args.dataflow not in DATAFLOWS:
+    if args.dataflow is not None and args.dataflow not in ALL_DATAFLOWS:
         raise ConfigError("command line", "--dataflow", args.dataflow,
-                          f"must be one of {', '.join(DATAFLOWS)}")
+                          f"must be one of {', '.join(ALL_DATAFLOWS)}")
     sets = parse_sets(args.set) or None
     if not sets:
         from accelsim.api import load_hw
@@ -208,8 +223,9 @@ def run(args: argparse.Namespace) -> int:
             return run_device(args, machine)
     if args.exec_mode:
         raise ConfigError("--exec", "--exec", args.exec_mode, "applies to GPUs, not systolic machines")
+    sparsity = _fraction(args.sparsity) if args.sparsity is not None else None
     result = simulate(args.hw, args.workload, dataflow=args.dataflow, mode=args.mode,
-                      overrides=sets, progress=progress_printer())
+                      overrides=sets, sparsity=sparsity, progress=progress_printer())
     out = output_dir(args)
     stem = f"{result.machine.name}-{result.workload.name}-{result.dataflow}"
     written: list[str] = []

@@ -1,6 +1,6 @@
 """Parameters of a systolic array (one or more identical arrays sharing one memory system).
 
-Imports: units, errors, config.schema.
+Imports: units, errors, config.schema, config.spatial.
 """
 
 from __future__ import annotations
@@ -8,10 +8,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from accelsim.config.schema import param, positive
+from accelsim.config.spatial import ArrayNetwork, Scratchpads
 from accelsim.limits import MAX_ARRAY_SIDE, MAX_WORD_BYTES
 
 DATAFLOWS = ("os", "ws", "is")
-"""Output-, weight- and input-stationary, as SCALE-Sim defines them."""
+"""Output-, weight- and input-stationary, as SCALE-Sim defines them (the systolic engine)."""
+
+ALL_DATAFLOWS = (*DATAFLOWS, "rs", "nlr")
+"""Every registered dataflow name (:mod:`accelsim.hw.dataflows`): ``rs`` row-stationary and
+``nlr`` no-local-reuse are spatial (Eyeriss-style arrays)."""
 
 PRECISION_BYTES = {"int4": 0.5, "int8": 1, "fp8": 1, "int16": 2, "fp16": 2, "bf16": 2,
                    "int32": 4, "fp32": 4, "tf32": 4}
@@ -42,7 +47,8 @@ class SystolicArray:
     cols: int = param("PE columns (SCALE-Sim ArrayWidth).", check=_side)
     count: int = param("Identical arrays (e.g. MXUs) sharing the folds of a layer.", default=1,
                        check=positive)
-    dataflow: str = param("Default dataflow: os, ws or is.", default="os", choices=DATAFLOWS)
+    dataflow: str = param("Default dataflow: os, ws, is, rs or nlr (rs needs scratchpads).",
+                          default="os", choices=ALL_DATAFLOWS)
     precision: str = param("Operand precision; sets the word size and the MAC action.",
                            default="int8", choices=tuple(PRECISION_BYTES))
     word_bytes: float | None = param(
@@ -53,6 +59,18 @@ class SystolicArray:
     psum_word_bytes: float | None = param(
         "Bytes per partial sum spilled to DRAM; default from the accumulator precision.",
         default=None, check=_word)
+
+    scratchpads: Scratchpads | None = param(
+        "Per-PE scratchpads (Eyeriss-style spatial array); None: a systolic array with one "
+        "register per operand per PE.", default=None)
+    network: ArrayNetwork | None = param(
+        "Global-buffer partition and array network of a spatial array (row-stationary timing).",
+        default=None)
+
+    def __post_init__(self) -> None:
+        if self.dataflow == "rs" and self.scratchpads is None:
+            raise ValueError("dataflow rs (row-stationary) needs per-PE scratchpads "
+                             "(compute.array.scratchpads)")
 
     @property
     def operand_bytes(self) -> float:

@@ -209,8 +209,11 @@ def evaluate_layer_batch(machine, op, points, *, parallel: bool = True):
         if bad:
             raise ConfigError(None, "dataflow", bad[0], f"must be one of {', '.join(DATAFLOWS)}")
         df = np.array([DATAFLOWS.index(str(d)) for d in points["dataflow"]], np.int64)
-    else:
+    elif arr.dataflow in DATAFLOWS:
         df = np.full(npts, DATAFLOWS.index(arr.dataflow), np.int64)
+    else:   # a spatial default (rs on Eyeriss) has no batch kernel: evaluate point by point
+        raise ConfigError(None, "compute.array.dataflow", arr.dataflow,
+                          f"the batch evaluator runs {', '.join(DATAFLOWS)} only")
     rows = col("compute.array.rows", arr.rows, int, np.int64)
     cols = col("compute.array.cols", arr.cols, int, np.int64)
     count = col("compute.array.count", arr.count, int, np.int64)

@@ -6,6 +6,7 @@ Imports: mapping, engine.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -14,7 +15,6 @@ from accelsim.engine.analytic import schedule_analytic
 from accelsim.engine.replay import schedule_event
 from accelsim.engine.schedule import FoldSchedule
 from accelsim.mapping.systolic import LayerPlan
-from accelsim.mapping.vector import VectorPlan
 
 MODES = ("event", "analytic")
 
@@ -23,12 +23,13 @@ MODES = ("event", "analytic")
 class LayerRun:
     """A layer's plan, its schedule, and the bytes the DMA queue moved per operand."""
 
-    plan: LayerPlan | VectorPlan
+    plan: Any
+    """A :class:`LayerPlan`, a :class:`VectorPlan` or a row-stationary plan (same stream API)."""
     schedule: FoldSchedule
     moved_bytes: dict
 
 
-def run_layer(machine: SystolicMachine, plan: LayerPlan | VectorPlan, mode: str = "event") -> LayerRun:
+def run_layer(machine: SystolicMachine, plan: Any, mode: str = "event") -> LayerRun:
     """Schedule ``plan`` on ``machine`` by discrete events (``"event"``) or recurrence."""
     load, drain = plan.stream()
     args = (load, drain, plan.fold_cycles, plan.arrays, machine.dram_bytes_per_cycle,
@@ -42,9 +43,9 @@ def run_layer(machine: SystolicMachine, plan: LayerPlan | VectorPlan, mode: str 
     return LayerRun(plan, sched, moved_bytes(plan))
 
 
-def moved_bytes(plan: LayerPlan | VectorPlan) -> dict[tuple[str, str], float]:
+def moved_bytes(plan: Any) -> dict[tuple[str, str], float]:
     """DRAM bytes moved per operand and direction by the layer's transfers."""
-    if isinstance(plan, VectorPlan):
+    if not isinstance(plan, LayerPlan):   # vector and row-stationary plans know their bytes
         return plan.moved()
     t = plan.traffic
     r = plan.repeat

@@ -25,7 +25,7 @@ Utilisation definitions (every report uses these names):
 
 All counts are in words (operand elements) unless a name ends in ``_bytes``.
 
-Imports: numpy, numba, config, workload.
+Imports: numpy, numba, hw.dataflows (the strategies), config, workload.
 """
 
 from __future__ import annotations
@@ -35,46 +35,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from accelsim.hw import dataflows
 from accelsim.hw._systolic_kernels import best_order, fold_traffic
-
-DATAFLOW_CODE = {"os": 0, "ws": 1, "is": 2}
-
-
-@dataclass(frozen=True, slots=True)
-class FoldGeometry:
-    """How one GEMM maps onto an ``R x C`` array under a dataflow."""
-
-    dataflow: str
-    rows: int
-    cols: int
-    sr: int
-    sc: int
-    t: int
-    row_folds: int
-    col_folds: int
-    fold_cycles: int
-
-    @property
-    def folds(self) -> int:
-        """Number of folds F = Fr * Fc."""
-        return self.row_folds * self.col_folds
+from accelsim.hw.dataflows.base import FoldGeometry, SramAccesses
 
 
 def geometry(m: int, n: int, k: int, rows: int, cols: int, dataflow: str) -> FoldGeometry:
-    """Fold geometry of ``out[m x n] = in[m x k] @ w[k x n]`` on ``rows x cols``."""
-    if dataflow == "os":
-        sr, sc, t = m, n, k
-        p = t + rows + cols - 2
-    elif dataflow == "ws":
-        sr, sc, t = k, n, m
-        p = 2 * rows + cols + t - 2
-    elif dataflow == "is":
-        sr, sc, t = k, m, n
-        p = 2 * rows + cols + t - 2
-    else:
-        raise ValueError(f"unknown dataflow {dataflow!r}")
-    return FoldGeometry(dataflow, rows, cols, sr, sc, t, math.ceil(sr / rows),
-                        math.ceil(sc / cols), p)
+    """Fold geometry of ``out[m x n] = in[m x k] @ w[k x n]`` on ``rows x cols``.
+
+    ``dataflow`` names a registered systolic strategy (:mod:`accelsim.hw.dataflows`).
+    """
+    return dataflows.systolic(dataflow).geometry(m, n, k, rows, cols)
 
 
 def compute_cycles(g: FoldGeometry) -> int:
@@ -105,29 +76,14 @@ def scalesim_compute_util(g: FoldGeometry) -> float:
     return mapping_efficiency(g) * g.t / length
 
 
-@dataclass(frozen=True, slots=True)
-class SramAccesses:
-    """Array-side SRAM accesses of one GEMM, in words."""
-
-    ifmap_reads: int
-    filter_reads: int
-    ofmap_writes: int
-    ofmap_reads: int
-
-
 def sram_accesses(m: int, n: int, k: int, g: FoldGeometry) -> SramAccesses:
     """SRAM reads/writes the array makes (words); equals SCALE-Sim's counts except the OS quirk.
 
-    Under ws/is every row fold writes its partial sums (``Fr * M * N`` writes) and every fold
-    after the first reads the previous partial sums back (``(Fr-1) * M * N`` reads; SCALE-Sim
+    Delegates to the strategy (:meth:`SystolicDataflow.sram_accesses`): under ws/is every row
+    fold writes its partial sums and every fold after the first reads them back (SCALE-Sim
     does not count these reads).
     """
-    fr, fc = g.row_folds, g.col_folds
-    if g.dataflow == "os":
-        return SramAccesses(fc * m * k, fr * k * n, m * n, 0)
-    if g.dataflow == "ws":
-        return SramAccesses(fc * m * k, k * n, fr * m * n, (fr - 1) * m * n)
-    return SramAccesses(m * k, fc * k * n, fr * m * n, (fr - 1) * m * n)
+    return dataflows.systolic(g.dataflow).sram_accesses(m, n, k, g)
 
 
 def scalesim_ofmap_writes(m: int, n: int, g: FoldGeometry) -> int:
@@ -197,7 +153,7 @@ def dram_traffic(g: FoldGeometry, *, word_bytes: float, out_bytes: float, psum_b
     matrix repeats input elements (raw input / im2col size): the address generator fetches
     each input element once per tile.
     """
-    arrays = fold_traffic(DATAFLOW_CODE[g.dataflow], g.sr, g.sc, g.t, g.rows, g.cols,
+    arrays = fold_traffic(dataflows.systolic(g.dataflow).code, g.sr, g.sc, g.t, g.rows, g.cols,
                           float(word_bytes), float(out_bytes), float(psum_bytes),
                           float(ifmap_capacity), float(filter_capacity), float(ofmap_capacity),
                           bool(sr_outer), int(block), float(ifmap_fetch_factor))
@@ -208,7 +164,7 @@ def best_fold_order(g: FoldGeometry, *, word_bytes: float, out_bytes: float, psu
                     ifmap_capacity: float, filter_capacity: float, ofmap_capacity: float,
                     ifmap_fetch_factor: float = 1.0) -> tuple[bool, int]:
     """``(sr_outer, block)`` that moves the fewest DRAM bytes (see :func:`dram_traffic`)."""
-    sr_outer, block = best_order(DATAFLOW_CODE[g.dataflow], g.sr, g.sc, g.t, g.rows, g.cols,
+    sr_outer, block = best_order(dataflows.systolic(g.dataflow).code, g.sr, g.sc, g.t, g.rows, g.cols,
                                  float(word_bytes), float(out_bytes), float(psum_bytes),
                                  float(ifmap_capacity), float(filter_capacity),
                                  float(ofmap_capacity), float(ifmap_fetch_factor))

@@ -25,7 +25,7 @@ inside each PE; :func:`pe_register_actions` adds them from the MAC count and the
 (one read per MAC of each operand a PE uses, one write per MAC of each operand it receives from
 a neighbour, and the accumulator read and written per MAC).
 
-Imports: config, units, errors (pandas).
+Imports: config, hw.dataflows, units, errors (pandas).
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from accelsim.config.energy import EnergyTable, load_energy_table
 from accelsim.config.energy_ref import EnergySelection
 from accelsim.config.systolic import ACCUMULATOR, PRECISION_BYTES
 from accelsim.errors import ConfigError
+from accelsim.hw import dataflows
 from accelsim.report.power import machine_clock_hz
 from accelsim.units import BITS_PER_BYTE, FLOP_PER_MAC
 
@@ -140,11 +141,14 @@ def _rec(layer: str, level: str, operand: str, direction: str, count: float, wor
 def pe_register_actions(actions: pd.DataFrame, layers: pd.DataFrame) -> pd.DataFrame:
     """PE register reads/writes implied by the MACs and the dataflow of each layer.
 
-    Per MAC, every PE reads the input and weight registers it multiplies and reads and writes
-    its accumulator (``output`` in OS, where it stays; ``psum`` in WS/IS, where it moves to the
-    next PE). An operand that moves through the array is also written once per MAC into the
-    receiving PE's register; a stationary operand is written once per word loaded into the
-    array (the SRAM reads of that operand).
+    The counts are the dataflow strategy's
+    (:meth:`accelsim.hw.dataflows.base.SystolicDataflow.register_accesses`): per MAC, every
+    PE reads the input and weight registers it multiplies and reads and writes its accumulator
+    (``output`` in OS, where it stays; ``psum`` in WS/IS, where it moves to the next PE). An
+    operand that moves through the array is also written once per MAC into the receiving
+    PE's register; a stationary operand is written once per word loaded into the array (the
+    SRAM reads of that operand). Priced at the operand width, accumulators at the
+    accumulator width.
     """
     macs = actions[(actions["level"] == "mac") & (actions["direction"] == "compute")]
     if macs.empty:
@@ -158,18 +162,11 @@ def pe_register_actions(actions: pd.DataFrame, layers: pd.DataFrame) -> pd.DataF
         w = PRECISION_BYTES[prec] * BITS_PER_BYTE
         acc = PRECISION_BYTES[ACCUMULATOR[prec]] * BITS_PER_BYTE
         flow = flows.get(row.layer, "os")
-        n = row.count
-        stationary = {"os": None, "ws": "weight", "is": "input"}.get(flow)
-        for operand in ("input", "weight"):
-            recs.append(_rec(row.layer, "rf", operand, "read", n, w, prec))
-            if operand == stationary:
-                loaded = loaded_words.get((row.layer, operand), 0.0)
-                recs.append(_rec(row.layer, "rf", operand, "write", loaded, w, prec))
-            else:
-                recs.append(_rec(row.layer, "rf", operand, "write", n, w, prec))
-        acc_operand = "output" if stationary is None else "psum"
-        recs.append(_rec(row.layer, "rf", acc_operand, "read", n, acc, prec))
-        recs.append(_rec(row.layer, "rf", acc_operand, "write", n, acc, prec))
+        strategy = dataflows.get(flow if flow in dataflows.names("systolic") else "os")
+        loaded = {op: loaded_words.get((row.layer, op), 0.0) for op in ("input", "weight")}
+        for operand, direction, count in strategy.register_accesses(row.count, loaded):
+            bits = w if operand in ("input", "weight") else acc
+            recs.append(_rec(row.layer, "rf", operand, direction, count, bits, prec))
     return pd.DataFrame(recs, columns=ACTION_COLUMNS)
 
 

@@ -24,8 +24,10 @@ from accelsim.config.energy_scaling import scale_dynamic_energy
 from accelsim.config.registry import load_machine
 from accelsim.config.systolic import PRECISION_BYTES
 from accelsim.engine.systolic_run import run_layer
+from accelsim.mapping.row_stationary import plan_rs
 from accelsim.mapping.systolic import plan_layer
 from accelsim.report.energy import ACTION_COLUMNS, compute_energy, price_actions
+from accelsim.report.rs_tables import rs_actions, rs_layer_row
 from accelsim.report.tables import actions_table, layer_row
 from accelsim.units import BITS_PER_BYTE
 from accelsim.workload.ops import Gemm
@@ -37,10 +39,16 @@ SEED_TABLE = "seed_napkin"
 def run_gemm_energy(machine: Any, gemm: Gemm, dataflow: str, table_name: str | None = None,
                     ) -> tuple[pd.DataFrame, pd.DataFrame, Any]:
     """Map, replay and price one GEMM: (layers table, action records, EnergyReport)."""
-    plan = plan_layer(machine, gemm, dataflow)
-    run = run_layer(machine, plan, "analytic")
-    layers = pd.DataFrame([layer_row(machine, run)])
-    actions = actions_table(machine, [run])
+    if dataflow == "rs":    # row-stationary machines (Eyeriss): the spatial mapping
+        run = run_layer(machine, plan_rs(machine, gemm), "analytic")
+        row = rs_layer_row(machine, run)
+        layers = pd.DataFrame([row])
+        actions = pd.DataFrame(rs_actions(machine, run, row["total_cycles"]))
+    else:
+        plan = plan_layer(machine, gemm, dataflow)
+        run = run_layer(machine, plan, "analytic")
+        layers = pd.DataFrame([layer_row(machine, run)])
+        actions = actions_table(machine, [run])
     table = load_energy_table(table_name) if table_name else None
     return layers, actions, compute_energy(actions, layers, machine, table)
 
@@ -169,23 +177,23 @@ DVFS_FRAME = Gemm(name="frame", m=1024, n=1024, k=1024)
 """One frame of the DVFS case's workload: a 1024^3 GEMM."""
 
 
-def frame_time_s(machine: Any, frame: Gemm = DVFS_FRAME) -> float:
+def frame_time_s(machine: Any, frame: Gemm = DVFS_FRAME, dataflow: str | None = None) -> float:
     """Seconds the engine takes for one frame on ``machine`` (analytic fold schedule)."""
-    layers, _, _ = run_gemm_energy(machine, frame, machine.array.dataflow)
+    layers, _, _ = run_gemm_energy(machine, frame, dataflow or machine.array.dataflow)
     return float(layers["time_s"].sum())
 
 
 def dvfs(fps: float = 30.0, f_ratio: float = 0.5, machine: str = DVFS_MACHINE,
-         frame: Gemm = DVFS_FRAME) -> dict[str, float]:
+         frame: Gemm = DVFS_FRAME, dataflow: str | None = None) -> dict[str, float]:
     """DVFS: P_dyn ~ V^2 f. The clock of ``machine`` is scaled by ``f_ratio`` and the frame
     is run by the engine at both clocks: the throttled frame rate is ``fps`` times the ratio
     of the frame times (a compute-bound frame slows by 1/f_ratio; a DRAM-bound one less,
     since DRAM bandwidth does not scale with the array clock). Power at the lower clock:
-    constant V scales as f, V scaled with f as f^3."""
+    constant V scales as f, V scaled with f as f^3. ``dataflow``: default the machine's."""
     base = load_machine(machine)
     slow = load_machine(machine, {"clock_hz": base.clock_hz * f_ratio})
     f = slow.clock_hz / base.clock_hz
-    t_base, t_slow = frame_time_s(base, frame), frame_time_s(slow, frame)
+    t_base, t_slow = frame_time_s(base, frame, dataflow), frame_time_s(slow, frame, dataflow)
     return {"P_half_f_const_V_ratio": dynamic_power(1.0, f_ratio=f, v_ratio=1.0),
             "P_half_f_half_V_ratio": dynamic_power(1.0, f_ratio=f, v_ratio=f),
             "frame_time_s": t_base, "throttled_frame_time_s": t_slow,

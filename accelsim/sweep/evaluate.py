@@ -204,11 +204,16 @@ def systolic_totals(machine: Any, workload: Any, dataflow: str | None, mode: str
     """
     import pandas as pd
 
+    from accelsim.config.systolic import DATAFLOWS
     from accelsim.engine.systolic_run import run_layer
     from accelsim.mapping.systolic import plan_layer
     from accelsim.report.tables import layer_row, totals_of
 
     df = dataflow or machine.array.dataflow
+    if df not in DATAFLOWS:     # spatial dataflows (rs, nlr) have their own pipeline
+        from accelsim.api import simulate
+
+        return simulate(machine, workload, dataflow=df, mode=mode, energy=False).totals
     rows = [layer_row(machine, run_layer(machine, plan_layer(machine, op, df, "auto"), mode))
             for op in workload.ops]
     return totals_of(pd.DataFrame(rows), machine)

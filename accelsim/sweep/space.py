@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from accelsim.config.registry import apply_overrides, load_machine_dict, machine_from_dict
-from accelsim.config.systolic import DATAFLOWS
+from accelsim.config.systolic import ALL_DATAFLOWS
 from accelsim.errors import ConfigError
 from accelsim.files import locate, read_yaml
 from accelsim.limits import (
@@ -278,8 +278,8 @@ def _parameter(path: str, spec: Any, base: Mapping[str, Any], hw_file: str, meth
     check_count(len(values), MAX_RANGE_VALUES, file=file, field=field, what="values")
     if path == "dataflow":
         for v in values:
-            if v not in DATAFLOWS:
-                raise ConfigError(file, field, v, f"unknown dataflow (known: {', '.join(DATAFLOWS)})")
+            if v not in ALL_DATAFLOWS:
+                raise ConfigError(file, field, v, f"unknown dataflow (known: {', '.join(ALL_DATAFLOWS)})")
         return Parameter(path, tuple(dict.fromkeys(values)))
     if path == "workload":
         return Parameter(path, tuple(dict.fromkeys(str(v) for v in values)))

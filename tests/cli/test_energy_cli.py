@@ -14,7 +14,7 @@ def test_energy_prints_one_row_per_dataflow_and_writes_plot_and_csv(cli, tmp_pat
             "--out", str(tmp_path))
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert "energy table eyeriss_like" in lines[0]
+    assert "energy table eyeriss_65nm" in lines[0]
     for flow in ("os", "ws", "is"):
         assert any(line.startswith(flow + " ") for line in lines)
     assert "pj_per_mac" in r.stdout and "lowest energy:" in r.stdout
@@ -48,8 +48,9 @@ def test_run_json_includes_energy(cli, tmp_path):
 
 
 @pytest.mark.parametrize("args, needle", [
-    (["energy", "eyeriss", "alexnet", "--dataflows", "rs"], "row-stationary is not modelled"),
-    (["energy", "eyeriss", "alexnet", "--dataflows", "os,xs"], "'xs': must be among os, ws, is"),
+    (["energy", "tpu_v4", "alexnet", "--dataflows", "rs"],
+     "tpu_v4: compute.array.scratchpads: row-stationary (rs) needs per-PE scratchpads"),
+    (["energy", "eyeriss", "alexnet", "--dataflows", "os,xs"], "'xs': must be among os, ws, is, rs"),
     (["energy", "eyeriss", "alexnet", "--table", "horowitz"], "did you mean"),
     (["energy", "tpu_v4", "alexnet", "--set", "energy.overrides={mac.bf16: -1 pJ}"], ">= 0"),
 ])

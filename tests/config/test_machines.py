@@ -49,8 +49,16 @@ def test_misspelt_key_suggests_the_right_one():
 
 
 def test_unknown_dataflow_lists_the_choices():
-    with pytest.raises(ConfigError, match="must be one of os, ws, is"):
+    with pytest.raises(ConfigError, match="must be one of os, ws, is, rs"):
+        load_machine("tpu_v4", {"compute.array.dataflow": "xs"})
+
+
+def test_row_stationary_default_needs_scratchpads():
+    """A machine may default to rs only if its PEs have scratchpads (Eyeriss does)."""
+    with pytest.raises(ConfigError, match=r"compute.array.*rs.*scratchpads"):
         load_machine("tpu_v4", {"compute.array.dataflow": "rs"})
+    ey = load_machine("eyeriss")
+    assert ey.array.dataflow == "rs" and ey.array.scratchpads.filter_bytes == 448
 
 
 def test_bad_unit_is_reported():

@@ -186,9 +186,10 @@ def test_machine_overrides_change_the_price():
 
 def test_a_bigger_sram_costs_more_per_access_but_saves_dram():
     """Eyeriss on AlexNet: 16x the global buffer cuts DRAM energy and raises pJ per SRAM bit."""
-    small = simulate("eyeriss", "alexnet", dataflow="ws", mode="analytic")
+    like = {"energy.table": "eyeriss_like"}   # its SRAM rule spans 384 B - 128 KiB
+    small = simulate("eyeriss", "alexnet", dataflow="ws", mode="analytic", overrides=like)
     big = simulate("eyeriss", "alexnet", dataflow="ws", mode="analytic",
-                   overrides={"memory.sram.capacity_bytes": "1728 kB"})
+                   overrides={**like, "memory.sram.capacity_bytes": "1728 kB"})
     s, b = small.energy.summary["by_level_pj"], big.energy.summary["by_level_pj"]
     assert b["dram"] < s["dram"]
     per_bit = [r.energy.priced.query("level == 'sram' and direction == 'read'")["pj_per_unit"].max()
@@ -197,7 +198,8 @@ def test_a_bigger_sram_costs_more_per_access_but_saves_dram():
 
 
 def test_leakage_appears_for_tables_that_have_it():
-    r = simulate("eyeriss", "alexnet", mode="analytic")
+    r = simulate("eyeriss", "alexnet", dataflow="ws", mode="analytic",
+                 overrides={"energy.table": "eyeriss_like"})
     leak = r.energy.priced.query("direction == 'leak'")
     cycles = r.layers["total_cycles"].sum()
     assert leak["count"].sum() == cycles

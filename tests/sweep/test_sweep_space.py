@@ -97,7 +97,7 @@ def test_relative_paths_are_found_next_to_the_spec(write_spec, tmp_path, monkeyp
     ({"compute.array.rows": {"low": 9, "high": 1}}, None, "empty range"),
     ({"compute.array.rows": [0, 8]}, None, "must be > 0"),
     ({"memory.sram.capacity_bytes": ["4 furlongs"]}, None, "capacity_bytes"),
-    ({"dataflow": ["os", "rs"]}, None, "unknown dataflow"),
+    ({"dataflow": ["os", "xs"]}, None, "unknown dataflow"),
     ({"compute.array.rows": [8, 16]}, ["rows > 100"], "the constraints exclude every point"),
     ({"compute.array.rows": [8, 16]}, ["rows == colz"], "unknown parameter name 'colz'"),
     ({"compute.array.rows": [8]}, ["__import__('os').system('true')"], "not allowed"),
