@@ -214,9 +214,6 @@ class GpuHost:
                                   default=0.0, check=non_negative)
     sync_s: float = param("Host time of one stream synchronize once the GPU is done, "
                           "seconds.", default=0.0, check=non_negative)
-    collective_call_s: float = param(
-        "Host floor of one framework collective call (torch.distributed: dispatch, NCCL "
-        "enqueue), seconds.", default=0.0, check=non_negative)
 
     def call_s(self, call_class: str) -> float:
         """Host dispatch time of one eager call of ``call_class``, seconds.
