@@ -33,8 +33,8 @@ def table(data):
 
 
 def test_the_measured_rows_add_up_to_the_papers_totals(data):
-    """A transcription check: per-layer latency, DRAM and GLB sum to the totals row, and the
-    latency-weighted power is the 278 mW average."""
+    """A transcription check: per-layer latency, DRAM, GLB and MACs sum to the totals row, and
+    the latency-weighted power and active PEs are its 278 mW and 148 PE averages."""
     m, t = data["measured"], data["totals"]
     assert sum(r["total_latency_ms"] for r in m) == pytest.approx(t["total_latency_ms"], abs=0.05)
     assert sum(r["processing_latency_ms"] for r in m) == pytest.approx(t["processing_latency_ms"], abs=0.05)
@@ -42,6 +42,9 @@ def test_the_measured_rows_add_up_to_the_papers_totals(data):
     assert sum(r["glb_accesses_mb"] for r in m) == pytest.approx(t["glb_accesses_mb"], abs=0.15)
     power = sum(r["power_mw"] * r["total_latency_ms"] for r in m) / t["total_latency_ms"]
     assert power == pytest.approx(t["power_mw"], abs=0.5)
+    pes = sum(r["active_pes"] * r["total_latency_ms"] for r in m) / t["total_latency_ms"]
+    assert pes == pytest.approx(t["active_pes"], abs=0.5)
+    assert sum(r["macs_m"] for r in m) / 1e3 == pytest.approx(t["macs_g"], abs=0.005)
     macs = alexnet_workload(data).ops
     for op, row in zip(macs, m, strict=True):
         assert op.macs / 1e6 == pytest.approx(row["macs_m"], abs=0.5)
