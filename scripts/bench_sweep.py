@@ -14,7 +14,11 @@ Rows of the table:
   through ``run_sweep`` on ``--workers`` processes, wall time including the process pool's
   start and the Parquet file. ``--energy`` adds a run that also prices energy.
 
-Targets (issue 7): >= 10,000 single-layer points/s; the ResNet-50 sweep in <= 60 s on 2 cores.
+* ``llama3_8b_decode sweep``: the same array x SRAM grid over Llama-3-8B decode
+  (``workloads/sweeps/llama3_8b_decode_tpu_v4_array_sram.yaml``).
+
+Targets (issue 15): >= 10,000 single-layer points/s for a whole sweep; the ResNet-50 sweep in
+<= 10 s and the Llama-3-8B decode sweep in <= 60 s on 2 cores.
 """
 
 from __future__ import annotations
@@ -93,7 +97,8 @@ def bench_sweep(spec, out: Path, workers: int) -> tuple[int, float]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workers", type=int, default=2, help="processes for the sweeps (default 2)")
-    ap.add_argument("--single", type=int, default=4000, help="single-layer design points")
+    ap.add_argument("--single", type=int, nargs="+", default=[4000, 20000],
+                    help="single-layer design points (one sweep per count)")
     ap.add_argument("--energy", action="store_true", help="also time the ResNet-50 sweep with energy")
     ap.add_argument("--skip-resnet", action="store_true", help="single-layer rows only")
     args = ap.parse_args(argv)
@@ -109,15 +114,20 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
-        spec = spec_from_dict(single_layer_spec(tmp, args.single), file="<bench>")
-        add("single layer, batch (engine)", bench_batch(spec), ">= 10,000 pt/s")
-        add("single layer, per point, 1 process", bench_per_point(spec), ">= 10,000 pt/s")
-        add(f"single layer, sweep, {args.workers} workers",
-            bench_sweep(spec, tmp / "single.parquet", args.workers), ">= 10,000 pt/s")
+        for n in args.single:
+            spec = spec_from_dict(single_layer_spec(tmp, n), file="<bench>")
+            if n == args.single[0]:
+                add("single layer, batch (engine)", bench_batch(spec), ">= 10,000 pt/s")
+                add("single layer, per point, 1 process", bench_per_point(spec), ">= 10,000 pt/s")
+            add(f"single layer, sweep, {args.workers} workers",
+                bench_sweep(spec, tmp / f"single{n}.parquet", args.workers), ">= 10,000 pt/s")
         if not args.skip_resnet:
             rspec = load_spec(ROOT / "workloads/sweeps/resnet50_tpu_v4_array_sram.yaml")
             add(f"resnet50 sweep, {args.workers} workers",
-                bench_sweep(rspec, tmp / "resnet.parquet", args.workers), "1,000 pt <= 60 s")
+                bench_sweep(rspec, tmp / "resnet.parquet", args.workers), "1,000 pt <= 10 s")
+            lspec = load_spec(ROOT / "workloads/sweeps/llama3_8b_decode_tpu_v4_array_sram.yaml")
+            add(f"llama3_8b_decode sweep, {args.workers} workers",
+                bench_sweep(lspec, tmp / "llama.parquet", args.workers), "1,000 pt <= 60 s")
             if args.energy:
                 espec = dataclasses.replace(rspec, metrics=rspec.metrics + ("energy_j",))
                 add(f"resnet50 sweep + energy, {args.workers} workers",

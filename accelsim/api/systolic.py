@@ -5,6 +5,7 @@ Imports: config, workload, mapping, engine, report.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -19,7 +20,7 @@ from accelsim.config.machine import SystolicMachine
 from accelsim.config.registry import load_machine
 from accelsim.config.schema import to_dict
 from accelsim.config.systolic import ALL_DATAFLOWS
-from accelsim.engine.systolic_run import MODES, LayerRun, run_layer
+from accelsim.engine.systolic_run import MODES, resolve_mode, run_layer, run_layers
 from accelsim.errors import ConfigError, UnsupportedError
 from accelsim.hw import dataflows
 from accelsim.hw.systolic import geometry
@@ -138,11 +139,16 @@ class Result:
         return doc
 
 
-def simulate(hw: Any, workload: Any, *, dataflow: str | None = None, mode: str = "event",
+def simulate(hw: Any, workload: Any, *, dataflow: str | None = None, mode: str = "auto",
              overrides: Mapping[str, Any] | None = None, loop_order: str = "auto",
              energy: bool = True, sparsity: Mapping[str, float] | float | None = None,
              progress: Callable[[int, int, str], None] | None = None) -> Result:
-    """Simulate ``workload`` on systolic machine ``hw``; ``mode`` is ``"event"`` or ``"analytic"``.
+    """Simulate ``workload`` on systolic machine ``hw``.
+
+    ``mode``: ``"auto"`` (default: the exact recurrence wherever it is proven equal to the
+    event replay, which on systolic machines is every run; see
+    :mod:`accelsim.engine.systolic_run`), ``"event"`` (the SimPy replay) or ``"analytic"``.
+    ``Result.mode`` names the engine that ran.
 
     ``dataflow``: a registered dataflow name (os, ws, is; rs on machines with per-PE
     scratchpads; nlr), default the machine's.
@@ -163,33 +169,41 @@ def simulate(hw: Any, workload: Any, *, dataflow: str | None = None, mode: str =
     df = dataflow or machine.array.dataflow
     if df not in ALL_DATAFLOWS:
         raise ConfigError(None, "dataflow", df, f"must be one of {', '.join(ALL_DATAFLOWS)}")
+    engine = resolve_mode(mode)
     if df in dataflows.names("spatial"):
-        return _simulate_spatial(machine, wl, df, mode, energy, sparsity, progress)
-    runs: list[LayerRun] = []
-    rows = []
-    plans = []
-    for op in wl.ops:  # map everything first: bad input fails before any work
-        for piece in expand_op(op):
-            if hasattr(piece, "lower"):
-                _check_folds(machine, piece, df, wl.source or wl.name)
-                plans.append(plan_layer(machine, piece, df, loop_order))
-            elif hasattr(piece, "tensor_elements"):
-                plans.append(plan_vector(machine, piece))
-            else:
-                raise UnsupportedError(f"{getattr(piece, 'name', piece)}: operator kind "
-                                       f"'{getattr(piece, 'kind', type(piece).__name__)}' has no systolic model")
-    for i, plan in enumerate(plans):
-        run = run_layer(machine, plan, mode)
-        runs.append(run)
-        rows.append(layer_row(machine, run))
-        if progress is not None:
-            progress(i + 1, len(plans), plan.name)
-    layers = pd.DataFrame(rows)
+        return _simulate_spatial(machine, wl, df, engine, energy, sparsity, progress)
+    plans = plan_workload(machine, wl, df, loop_order)
+    runs = run_layers(machine, plans, engine, progress)
+    layers = pd.DataFrame([layer_row(machine, run) for run in runs])
+    layers["mode"] = engine  # which engine computed each row
     actions = actions_table(machine, runs)
-    result = Result(machine, wl, df, mode, layers, actions, runs)
+    result = Result(machine, wl, df, engine, layers, actions, runs)
     if energy:
         _attach_energy(result)
     return result
+
+
+def plan_workload(machine: SystolicMachine, wl: Workload, dataflow: str,
+                  loop_order: str = "auto") -> list:
+    """Every primitive op of ``wl`` mapped onto ``machine``, in order; ops that differ only in
+    their name (the blocks of a Transformer) are mapped once and the plan renamed. Mapping
+    everything first makes bad input fail before any work."""
+    plans = []
+    mapped: dict[Any, Any] = {}
+    for op in wl.ops:
+        for piece in expand_op(op):
+            key = op_key(piece)
+            plan = mapped.get(key) if key is not None else None
+            if plan is None:
+                if hasattr(piece, "lower"):
+                    _check_folds(machine, piece, dataflow, wl.source or wl.name)
+                plan = _plan(machine, piece, dataflow, loop_order)
+                if key is not None:
+                    mapped[key] = plan
+            elif plan.name != getattr(piece, "name", plan.name):
+                plan = dataclasses.replace(plan, name=piece.name)
+            plans.append(plan)
+    return plans
 
 
 def _check_folds(machine: SystolicMachine, op: Any, dataflow: str, source: str) -> None:
@@ -236,11 +250,35 @@ def _simulate_spatial(machine: SystolicMachine, wl: Workload, df: str, mode: str
         if progress is not None:
             progress(i + 1, len(plans), plan.name)
     layers = pd.DataFrame(rows)
+    layers["mode"] = mode  # which engine computed each row
     actions = pd.concat([pd.DataFrame(recs), actions_table(machine, others)], ignore_index=True)
     result = Result(machine, wl, df, mode, layers, actions, runs)
     if energy:
         _attach_energy(result)
     return result
+
+
+def _plan(machine: SystolicMachine, piece: Any, dataflow: str, loop_order: str) -> Any:
+    """The layer plan (GEMM/conv) or vector plan of one primitive op."""
+    if hasattr(piece, "lower"):
+        return plan_layer(machine, piece, dataflow, loop_order)
+    if hasattr(piece, "tensor_elements"):
+        return plan_vector(machine, piece)
+    raise UnsupportedError(f"{getattr(piece, 'name', piece)}: operator kind "
+                           f"'{getattr(piece, 'kind', type(piece).__name__)}' has no systolic model")
+
+
+def op_key(piece: Any) -> Any:
+    """A key equal for ops that differ only in name (None if the op is not a hashable
+    dataclass with a name): what lets a model's repeated blocks be costed once."""
+    if not dataclasses.is_dataclass(piece) or not hasattr(piece, "name"):
+        return None
+    try:
+        key = (type(piece), dataclasses.replace(piece, name=""))
+        hash(key)
+    except (TypeError, ValueError):
+        return None
+    return key
 
 
 def _attach_energy(result: Result) -> None:

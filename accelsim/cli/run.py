@@ -47,8 +47,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sparsity", default=None, metavar="FRACTION",
                    help="share of zero input activations in every layer (row-stationary zero "
                         "gating and run-length coding; default 0, dense)")
-    p.add_argument("--mode", default="event", choices=["event", "analytic"],
-                   help="event: SimPy replay (default); analytic: the exact numba fast path")
+    p.add_argument("--mode", default="auto", choices=["auto", "event", "analytic"],
+                   help="auto (default): the exact fast path wherever it equals the event "
+                        "replay (every systolic run: the numba recurrence); event: the SimPy "
+                        "replay; analytic: the fast path")
     p.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
                    help="override a hardware field, e.g. --set compute.array.rows=64")
     p.add_argument("--out", help="output folder for CSV files (default ./out; with --json, "
@@ -255,7 +257,8 @@ def print_systolic(result: object, args: argparse.Namespace) -> None:
     m = result.machine
     print(f"{result.workload.name} ({workload_source(result.workload)}) on {m.name} "
           f"({m.array.count}x {m.array.rows}x{m.array.cols} {m.array.precision}, "
-          f"{result.dataflow}, {m.clock_hz / 1e6:g} MHz), {args.mode} engine")
+          f"{result.dataflow}, {m.clock_hz / 1e6:g} MHz), {result.mode} engine"
+          + (" (auto: exact, equal to the event replay)" if args.mode == "auto" else ""))
     print("\n".join(layer_tables(systolic_view(result.layers), SYSTOLIC_COLUMNS, args.top,
                                  SUMMARY_ABOVE, DEFAULT_TOP)))
     t = result.totals

@@ -34,8 +34,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-s", dest="save_trace", metavar="Y|N", choices=["Y", "N"], default="N",
                    help="accepted for compatibility; per-cycle traces are not written "
                         "(use 'accelsim run --trace' for a timeline)")
-    p.add_argument("--mode", default="event", choices=["event", "analytic"],
-                   help="event: SimPy replay (default); analytic: the identical numba fast path")
+    p.add_argument("--mode", default="auto", choices=["auto", "event", "analytic"],
+                   help="auto (default): the numba recurrence, proven equal to the SimPy "
+                        "replay; event: the SimPy replay; analytic: the recurrence")
     p.set_defaults(func=run)
 
 

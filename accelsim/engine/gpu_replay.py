@@ -17,6 +17,13 @@ Where the transfers of concurrent CTAs never queue behind each other, each CTA t
 
 One event per CTA and transfer, never per cycle. Units: seconds.
 
+Aggregation (``replay_event(..., aggregate=True)``, the default): identical kernels of a
+sequence are replayed once (each starts on an idle GPU, so its time does not depend on its
+neighbours), and a kernel whose CTAs provably never queue (:func:`contention_free`) is
+replayed as one event lasting its list-scheduled time instead of one process per CTA; a test
+holds the aggregated replay equal to the per-CTA one. :func:`replay_auto` takes the closed
+form for a sequence whose every kernel is contention-free and the event replay otherwise.
+
 Imports: simpy, config, hw.
 """
 
@@ -27,7 +34,14 @@ from dataclasses import dataclass
 import simpy
 
 from accelsim.config.gpu import GpuMachine
-from accelsim.hw.gpu.kernel import CtaCost, Kernel, closed_form_s, estimate_s, sm_bandwidth_caps
+from accelsim.hw.gpu.kernel import (
+    CtaCost,
+    Kernel,
+    closed_form_s,
+    cta_alone_s,
+    estimate_s,
+    sm_bandwidth_caps,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,8 +62,82 @@ def replay_closed_form(kernels: tuple[Kernel, ...] | list[Kernel], m: GpuMachine
     return GpuReplay(time_s=sum(times), kernel_s=times, mode="analytic")
 
 
-def replay_event(kernels: tuple[Kernel, ...] | list[Kernel], m: GpuMachine) -> GpuReplay:
-    """SimPy replay of ``kernels`` in stream order on ``m``'s SMs, L2 and HBM."""
+def contention_free(kernel: Kernel, m: GpuMachine) -> bool:
+    """Whether no CTA of ``kernel`` can be slowed by another's L2 or HBM transfer, so that the
+    replay is the closed form (each CTA takes :func:`~accelsim.hw.gpu.kernel.cta_alone_s`).
+
+    Sufficient condition, per port: a CTA's request waits at most for the requests of the
+    ``k - 1`` other resident CTAs (``k = min(SMs, CTAs)``), each holding the port
+    ``bytes / bandwidth``; if that wait plus its own hold fits in the time the CTA takes alone,
+    the port never lengthens it.
+    """
+    mem = m.memory
+    k = min(m.sm_count, kernel.ctas)
+    for attr, bw in (("l2_bytes", mem.l2_bandwidth_bytes_per_s),
+                     ("hbm_bytes", mem.hbm.sustained_bytes_per_s)):
+        worst = max((getattr(c, attr) for _, c in kernel.groups), default=0.0)
+        for _, c in kernel.groups:
+            b = getattr(c, attr)
+            body = cta_alone_s(m, c) - c.pre_s - c.post_s
+            if b > 0 and (k - 1) * worst / bw + b / bw > body:
+                return False
+    return True
+
+
+def replay_auto(kernels: tuple[Kernel, ...] | list[Kernel], m: GpuMachine) -> GpuReplay:
+    """The closed form where every kernel is contention-free (proven equal to the replay),
+    else the event replay; ``mode`` names which ran."""
+    if all(contention_free(k, m) for k in kernels):
+        return replay_closed_form(kernels, m)
+    return replay_event(kernels, m)
+
+
+def replay_event(kernels: tuple[Kernel, ...] | list[Kernel], m: GpuMachine, *,
+                 aggregate: bool = True) -> GpuReplay:
+    """SimPy replay of ``kernels`` in stream order on ``m``'s SMs, L2 and HBM.
+
+    ``aggregate``: identical kernels replayed once, contention-free kernels as one event
+    (see the module doc); ``False`` replays every CTA of every kernel.
+    """
+    if not aggregate:
+        return _replay_ctas(kernels, m)
+    env = simpy.Environment()
+    ends: list[float] = []
+
+    def stream():
+        for k in kernels:
+            start = env.now
+            yield env.timeout(kernel_time_s(k, m))
+            ends.append(env.now - start)
+
+    env.process(stream())
+    env.run()
+    return GpuReplay(time_s=float(env.now), kernel_s=tuple(ends), mode="event")
+
+
+_KERNEL_S: dict[tuple[Kernel, int], tuple[GpuMachine, float]] = {}
+"""Replayed kernel times by (kernel, machine identity); the machine is held so its id stays its."""
+
+KERNEL_CACHE_SIZE = 4096
+"""Kernels remembered (a model has tens of distinct kernels; sweeps over machines more)."""
+
+
+def kernel_time_s(k: Kernel, m: GpuMachine) -> float:
+    """One kernel alone on an idle GPU, seconds: its closed form where it is contention-free,
+    else its per-CTA replay; remembered, since a model launches the same kernel many times."""
+    key = (k, id(m))
+    hit = _KERNEL_S.get(key)
+    if hit is not None and hit[0] is m:
+        return hit[1]
+    t = closed_form_s(k, m) if contention_free(k, m) else _replay_ctas((k,), m).time_s
+    if len(_KERNEL_S) >= KERNEL_CACHE_SIZE:
+        _KERNEL_S.clear()
+    _KERNEL_S[key] = (m, t)
+    return t
+
+
+def _replay_ctas(kernels: tuple[Kernel, ...] | list[Kernel], m: GpuMachine) -> GpuReplay:
+    """One SimPy process per CTA, one request per transfer."""
     env = simpy.Environment()
     sms = simpy.Resource(env, capacity=m.sm_count)
     l2 = simpy.Resource(env, capacity=1)

@@ -6,7 +6,11 @@ DRAM. Processes: the DMA engine walks its static queue (loads and drains, see
 formula: they are the time an array process spends waiting for a load or a free output slot.
 Events are one per transfer and one per fold, never one per cycle.
 
-Imports: simpy, numpy, engine.schedule.
+``aggregate=True`` replays each periodic stretch of the stream once
+(:mod:`accelsim.engine.aggregate`), so the event count follows the layer's structure, not its
+size; the schedule is the same, event for event.
+
+Imports: simpy, numpy, engine.schedule, engine.aggregate.
 """
 
 from __future__ import annotations
@@ -14,14 +18,28 @@ from __future__ import annotations
 import numpy as np
 import simpy
 
+from accelsim.engine.aggregate import replay_aggregated
 from accelsim.engine.schedule import FoldSchedule, transfer_cycles
 
 
 def schedule_event(load_bytes: np.ndarray, drain_bytes: np.ndarray, fold_cycles: int,
-                   arrays: int, bytes_per_cycle: float, latency_cycles: int) -> FoldSchedule:
-    """The layer's fold schedule by discrete-event simulation (cycles)."""
+                   arrays: int, bytes_per_cycle: float, latency_cycles: int, *,
+                   aggregate: bool = False, periods: tuple[int, ...] = ()) -> FoldSchedule:
+    """The layer's fold schedule by discrete-event simulation (cycles).
+
+    ``aggregate``: replay periodic stretches once (same schedule, far fewer events);
+    ``periods``: fold periods the stream is known to have (hints, e.g. the folds of a row).
+    """
     ld = transfer_cycles(load_bytes, bytes_per_cycle)
     dd = transfer_cycles(drain_bytes, bytes_per_cycle)
+    args = (ld, dd, int(fold_cycles), int(arrays), int(latency_cycles))
+    times = replay_aggregated(replay_cycles, *args, periods) if aggregate else replay_cycles(*args)
+    return FoldSchedule(*times, fold_cycles=int(fold_cycles), arrays=int(arrays))
+
+
+def replay_cycles(ld: np.ndarray, dd: np.ndarray, fold_cycles: int, arrays: int,
+                  latency_cycles: int) -> tuple[np.ndarray, ...]:
+    """SimPy replay over transfer durations in cycles: ``(ls, lr, cs, ce, ds, de)`` per fold."""
     nf = len(ld)
     n = int(arrays)
     slots = 2 * n
@@ -87,5 +105,4 @@ def schedule_event(load_bytes: np.ndarray, drain_bytes: np.ndarray, fold_cycles:
     for a in range(n):
         env.process(array(a))
     env.run()
-    return FoldSchedule(rec["ls"], rec["lr"], rec["cs"], rec["ce"], rec["ds"], rec["de"],
-                        fold_cycles=p, arrays=n)
+    return tuple(rec[k] for k in ("ls", "lr", "cs", "ce", "ds", "de"))

@@ -44,6 +44,8 @@ import functools
 import math
 from typing import Any
 
+import numpy as np
+
 from accelsim.config.systolic import ACCUMULATOR, PRECISION_BYTES
 from accelsim.errors import ConfigError
 from accelsim.files import read_yaml, resolve_path
@@ -144,3 +146,15 @@ def area_breakdown(machine: Any, node_nm: float | None = None) -> dict[str, floa
     pe = array.pes * pe_area_um2(array.precision, node) / 1e6 if array is not None else 0.0
     sr = sram_area_um2(sram.capacity_bytes, node) / 1e6 if sram is not None else 0.0
     return {"area_pe_mm2": pe, "area_sram_mm2": sr, "area_mm2": pe + sr, "node_nm": node}
+
+
+def area_batch(machine: Any, pes: np.ndarray, sram_bytes: np.ndarray,
+               node_nm: float | None = None) -> dict[str, np.ndarray]:
+    """:func:`area_breakdown` of many design points of one systolic ``machine`` at once, which
+    differ in PE count (rows x cols x count) and SRAM capacity (bytes): arrays of mm^2 (and
+    ``node_nm``) with the same values, point for point."""
+    node = float(node_nm) if node_nm else machine_node_nm(machine)
+    pe = np.asarray(pes, np.float64) * pe_area_um2(machine.compute.array.precision, node) / 1e6
+    sr = np.asarray(sram_bytes, np.float64) * 8 * bitcell_um2(node) / SRAM_ARRAY_EFFICIENCY / 1e6
+    return {"area_pe_mm2": pe, "area_sram_mm2": sr, "area_mm2": pe + sr,
+            "node_nm": np.full(len(pe), node)}

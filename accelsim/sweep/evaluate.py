@@ -29,7 +29,7 @@ from typing import Any
 from accelsim import __version__
 from accelsim.config.registry import apply_overrides, machine_from_dict
 from accelsim.errors import AccelsimError, ConfigError
-from accelsim.sweep.area import area_breakdown
+from accelsim.sweep.area import area_batch, area_breakdown
 from accelsim.sweep.space import SPECIAL, SweepSpec
 
 Evaluator = Callable[["SweepContext", Mapping[str, Any]], Mapping[str, float]]
@@ -40,8 +40,35 @@ META_COLUMNS = ("point_id", "error", "hw_id", "workload_id", "accelsim_version")
 
 def stable_hash(obj: Any, n: int = 16) -> str:
     """The first ``n`` hex digits of SHA-256 over canonical JSON of ``obj``."""
-    text = json.dumps(_canon(obj), sort_keys=True, separators=(",", ":"), default=repr)
-    return hashlib.sha256(text.encode()).hexdigest()[:n]
+    return hashlib.sha256(_canonical_json(obj).encode()).hexdigest()[:n]
+
+
+def _canonical_json(obj: Any) -> str:
+    return json.dumps(_canon(obj), sort_keys=True, separators=(",", ":"), default=repr)
+
+
+_PLACEHOLDER = "\x00params\x00"
+
+
+def _params_json(point: Mapping[str, Any], strings: dict[str, str]) -> str:
+    """``_canonical_json(dict(point))``, faster for the usual flat points of plain numbers and
+    strings (each value encoded as ``json`` would encode it; anything else through it).
+    ``strings`` memoises the JSON of keys and string values across points."""
+    parts = []
+    for key in sorted(point, key=str):
+        v = point[key]
+        t = type(v)
+        if t is float and math.isfinite(v):
+            enc = repr(int(v)) if v.is_integer() else repr(v)
+        elif t is int:
+            enc = repr(v)
+        elif t is str:
+            enc = strings.get(v) or strings.setdefault(v, json.dumps(v))
+        else:
+            return _canonical_json(dict(point))
+        k = str(key)
+        parts.append((strings.get(k) or strings.setdefault(k, json.dumps(k))) + ":" + enc)
+    return "{" + ",".join(parts) + "}"
 
 
 def _canon(v: Any) -> Any:
@@ -131,14 +158,32 @@ class SweepContext:
         return machine_from_dict(data, file=self.hw_file)
 
     def point_id(self, point: Mapping[str, Any]) -> str:
-        """The point's stable key."""
-        return stable_hash({"params": dict(point), "hw": self.hw_id,
-                            "workload": self.workload_ids[self.workload_name(point)],
-                            "mode": self.mode, "version": __version__})
+        """The point's stable key: :func:`stable_hash` of ``{"params": point, "hw": hw_id,
+        "workload": workload id, "mode": mode, "version": accelsim version}``."""
+        return self.point_ids([point])[0]
 
-    def meta(self, point: Mapping[str, Any]) -> dict[str, Any]:
+    def point_ids(self, points: Sequence[Mapping[str, Any]]) -> list[str]:
+        """Keys of many points: the canonical JSON of the constant part is built once per
+        workload and only each point's parameters are encoded (the same text, so the same
+        keys, as hashing each whole document)."""
+        out = []
+        templates: dict[str, tuple[str, str]] = {}
+        strings: dict[str, str] = {}
+        for point in points:
+            name = self.workload_name(point)
+            t = templates.get(name)
+            if t is None:
+                doc = {"params": _PLACEHOLDER, "hw": self.hw_id, "workload": self.workload_ids[name],
+                       "mode": self.mode, "version": __version__}
+                head, _, tail = _canonical_json(doc).partition(json.dumps(_PLACEHOLDER))
+                t = templates[name] = (head, tail)
+            text = t[0] + _params_json(point, strings) + t[1]
+            out.append(hashlib.sha256(text.encode()).hexdigest()[:16])
+        return out
+
+    def meta(self, point: Mapping[str, Any], point_id: str | None = None) -> dict[str, Any]:
         """The bookkeeping columns of a point's row (``error`` empty)."""
-        return {"point_id": self.point_id(point), "error": "", "hw_id": self.hw_id,
+        return {"point_id": point_id or self.point_id(point), "error": "", "hw_id": self.hw_id,
                 "workload_id": self.workload_ids[self.workload_name(point)],
                 "accelsim_version": __version__}
 
@@ -204,9 +249,9 @@ def systolic_totals(machine: Any, workload: Any, dataflow: str | None, mode: str
     """
     import pandas as pd
 
+    from accelsim.api.systolic import plan_workload
     from accelsim.config.systolic import DATAFLOWS
-    from accelsim.engine.systolic_run import run_layer
-    from accelsim.mapping.systolic import plan_layer
+    from accelsim.engine.systolic_run import run_layers
     from accelsim.report.tables import layer_row, totals_of
 
     df = dataflow or machine.array.dataflow
@@ -214,16 +259,23 @@ def systolic_totals(machine: Any, workload: Any, dataflow: str | None, mode: str
         from accelsim.api import simulate
 
         return simulate(machine, workload, dataflow=df, mode=mode, energy=False).totals
-    rows = [layer_row(machine, run_layer(machine, plan_layer(machine, op, df, "auto"), mode))
-            for op in workload.ops]
-    return totals_of(pd.DataFrame(rows), machine)
+    runs = run_layers(machine, plan_workload(machine, workload, df, "auto"), mode)
+    rows = [layer_row(machine, run) for run in runs]
+    # only the numeric columns totals_of reads, built column-wise (far cheaper than a frame
+    # of every column from row dicts; the same values, so the same sums)
+    return totals_of(pd.DataFrame({c: [r[c] for r in rows] for c in _TOTALS_COLUMNS}), machine)
+
+
+_TOTALS_COLUMNS = ("total_cycles", "macs", "compute_cycles", "stall_cycles", "dram_bytes",
+                   "sram_ifmap_reads", "sram_filter_reads", "sram_ofmap_reads",
+                   "sram_ofmap_writes")
 
 
 def make_row(ctx: SweepContext, point: Mapping[str, Any], metrics: Mapping[str, float],
-             error: str = "") -> dict[str, Any]:
+             error: str = "", point_id: str | None = None) -> dict[str, Any]:
     """A result row: the point's parameters, its metrics (``ctx.metrics``, else all) and meta."""
     row: dict[str, Any] = dict(point)
-    row.update(ctx.meta(point))
+    row.update(ctx.meta(point, point_id))
     row["error"] = error
     names = ctx.metrics if ctx.metrics is not None else sorted(metrics)
     for name in names:
@@ -252,13 +304,34 @@ def evaluate_chunk(ctx: SweepContext, points: Sequence[Mapping[str, Any]]) -> li
 
 def _batch_rows(ctx: SweepContext, points: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]] | None:
     """The chunk's rows through the batch evaluator, or None when it does not apply."""
+    metrics = batch_metrics(ctx, points)
+    if metrics is None:
+        return None
+    names = ctx.metrics if ctx.metrics is not None else sorted(metrics)
+    cols = {name: (metrics[name].tolist() if name in metrics else [math.nan] * len(points))
+            for name in names}
+    ids = ctx.point_ids(points)
+    rows = []
+    for i, p in enumerate(points):
+        row = make_row(ctx, p, {}, point_id=ids[i])
+        for name in names:
+            row[name] = float(cols[name][i])
+        rows.append(row)
+    return rows
+
+
+def batch_metrics(ctx: SweepContext, points: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """Metric arrays of a chunk through the engine's batch evaluator and the vectorised area
+    model (equal to :func:`simulate_point` point by point), or None when the chunk is not a
+    single-layer analytic sweep over batch fields without energy metrics."""
     import numpy as np
 
     from accelsim.config.machine import SystolicMachine
     from accelsim.engine.analytic import BATCH_FIELDS, evaluate_layer_batch
+    from accelsim.units import parse_bytes
 
-    if (ctx.evaluator is not simulate_point or ctx.mode != "analytic" or wants_energy(ctx.metrics)
-            or not points):
+    if (ctx.evaluator is not simulate_point or ctx.mode not in ("analytic", "auto")
+            or wants_energy(ctx.metrics) or not points):
         return None
     names = {k for p in points for k in p} - {"workload"}
     if not names <= set(BATCH_FIELDS) or any(set(p) - {"workload"} != names for p in points):
@@ -275,12 +348,21 @@ def _batch_rows(ctx: SweepContext, points: Sequence[Mapping[str, Any]]) -> list[
             return None
         arrays = {k: np.array([p[k] for p in points]) for k in names}
         totals = evaluate_layer_batch(base, wl.ops[0], arrays, parallel=False)
-        rows = []
-        for i, p in enumerate(points):
-            metrics = {k: float(v[i]) for k, v in totals.items()}
-            metrics.update(area_breakdown(ctx.machine(p)))
-            rows.append(make_row(ctx, p, metrics))
-        return rows
+        out = {k: np.asarray(v, np.float64) for k, v in totals.items()}
+        pes = np.ones(len(points), np.int64)
+        for field, default in (("compute.array.rows", base.array.rows),
+                               ("compute.array.cols", base.array.cols),
+                               ("compute.array.count", base.array.count)):
+            pes = pes * (arrays[field].astype(np.int64) if field in arrays else default)
+        cap = "memory.sram.capacity_bytes"
+        if cap in arrays:
+            vals = arrays[cap]
+            sram = (np.array([parse_bytes(v) for v in vals], np.float64)
+                    if vals.dtype.kind in "OUS" else vals.astype(np.float64))
+        else:
+            sram = np.full(len(points), float(base.memory.sram.capacity_bytes))
+        out.update(area_batch(base, pes, sram))
+        return out
     except AccelsimError:
         return None  # let the per-point path report each bad point on its own row
 
@@ -294,7 +376,9 @@ def check_metrics(ctx: SweepContext, point: Mapping[str, Any],
     cannot be evaluated at all (before any work is distributed).
     """
     try:
-        result = ctx.evaluator(ctx, point)
+        batch = batch_metrics(ctx, [point])  # warms the batch kernel forked workers will use
+        result = ({k: float(v[0]) for k, v in batch.items()} if batch is not None
+                  else ctx.evaluator(ctx, point))
     except AccelsimError as exc:
         raise ConfigError(file, "parameters", dict(point),
                           f"the first point cannot be evaluated: {exc}") from None

@@ -28,7 +28,7 @@ from accelsim.sweep.evaluate import (
     Evaluator,
     SweepContext,
     check_metrics,
-    evaluate_point,
+    evaluate_chunk,
     make_row,
 )
 from accelsim.sweep.local import default_workers, run_local
@@ -38,6 +38,13 @@ from accelsim.sweep.store import ResultStore
 
 TARGET_CHUNK_S = 0.25
 """Seconds of work per chunk aimed at (per-chunk overhead is ~1 ms locally, more on Dask)."""
+
+IN_PROCESS_S = 0.3
+"""Estimated work (s) below which the points are evaluated in this process: a local pool of
+forked workers costs about this much to start and feed."""
+
+WARM_POINTS = 64
+"""Points timed together when one point takes under a millisecond (the batch evaluator)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +111,7 @@ def _run(spec: SweepSpec, out: str | os.PathLike, *, workers: int | None, schedu
          on_rows: Callable[[list[Mapping[str, Any]]], None] | None, t0: float) -> SweepSummary:
     ctx = SweepContext.from_spec(spec, evaluator)
     points = spec.points()
-    ids = [ctx.point_id(p) for p in points]
+    ids = ctx.point_ids(points)
     t_first = time.monotonic()
     metrics, first_metrics = check_metrics(ctx, points[0], spec.file)
     per_point = time.monotonic() - t_first
@@ -132,12 +139,18 @@ def _run(spec: SweepSpec, out: str | os.PathLike, *, workers: int | None, schedu
             take([first_row])
             todo = todo[1:]
         if todo:
-            if per_point > 0.05:  # the first call may include JIT compilation: time a warm one
+            # time warm points (the first call may include JIT compilation); fast evaluators
+            # (the batch path: tens of microseconds a point) are timed over a small batch
+            for n_warm in (1, WARM_POINTS):
+                if not todo or (n_warm == 1 and per_point <= 0.05) or (n_warm > 1 and per_point > 1e-3):
+                    continue
+                n_warm = min(n_warm, len(todo))
                 t_warm = time.monotonic()
-                first = evaluate_point(ctx, todo[0])
-                per_point = time.monotonic() - t_warm
-                take([first])
-                todo = todo[1:]
+                take(evaluate_chunk(ctx, todo[:n_warm]))
+                per_point = (time.monotonic() - t_warm) / n_warm
+                todo = todo[n_warm:]
+            if scheduler is None and per_point * len(todo) < IN_PROCESS_S * n_workers:
+                n_workers = 1  # less work than starting a pool costs
             slots = sum(scheduler.nthreads().values()) if scheduler is not None else n_workers
             size = chunk_size(per_point, len(todo), slots)
             chunks = [todo[i:i + size] for i in range(0, len(todo), size)]

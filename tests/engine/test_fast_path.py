@@ -5,6 +5,7 @@ SimPy processes of ``engine/replay.py``. Hypothesis draws random layers, arrays,
 SRAM sizes and DRAM bandwidths, including ones that stall heavily.
 """
 
+import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -41,8 +42,21 @@ def test_fast_path_equals_event_replay(m, n, k, rows, cols, count, dataflow, ban
 def test_whole_model_tables_are_identical():
     a = simulate("tpu_v4", "resnet18", mode="event")
     b = simulate("tpu_v4", "resnet18", mode="analytic")
-    assert a.layers.equals(b.layers)
+    assert (a.mode, b.mode) == ("event", "analytic")
+    assert set(a.layers["mode"]) == {"event"}
+    assert a.layers.drop(columns="mode").equals(b.layers.drop(columns="mode"))
     assert a.actions.equals(b.actions)
+
+
+def test_default_mode_is_the_recurrence_and_equals_the_event_replay_on_a_transformer():
+    # the default path (auto -> recurrence, repeated blocks scheduled once) against the
+    # aggregated event replay, on a model whose blocks repeat
+    auto = simulate("tpu_v4", "gpt2_small_decode")
+    event = simulate("tpu_v4", "gpt2_small_decode", mode="event")
+    assert auto.mode == "analytic"
+    assert auto.to_dict()["mode"] == "analytic"
+    assert auto.layers.drop(columns="mode").equals(event.layers.drop(columns="mode"))
+    assert auto.totals == event.totals
 
 
 def test_grouped_conv_replays_every_group():
@@ -52,3 +66,20 @@ def test_grouped_conv_replays_every_group():
     run = run_layer(machine, plan, "event")
     assert run.schedule.folds == 32 * plan.geometry.folds
     assert run_layer(machine, plan, "analytic").schedule.equals(run.schedule)
+
+
+def test_ops_differing_only_in_name_are_planned_once_and_equal_to_their_own_plan():
+    from accelsim.api.systolic import load_wl, plan_workload
+
+    machine = load_machine("tpu_v4")
+    wl = load_wl("gpt2_small_decode")
+    plans = plan_workload(machine, wl, "ws")
+    by_traffic = {id(p.traffic) for p in plans if hasattr(p, "traffic")}
+    gemms = [p for p in plans if hasattr(p, "traffic")]
+    assert len(by_traffic) < len(gemms)  # the repeated blocks share their mapping
+    for plan, op in zip(gemms, [o for o in wl.ops if hasattr(o, "lower")], strict=True):
+        own = plan_layer(machine, op, "ws")
+        assert plan.name == op.name
+        assert (plan.gemm, plan.geometry, plan.fold_cycles, plan.repeat) == \
+            (own.gemm, own.geometry, own.fold_cycles, own.repeat)
+        assert all(np.array_equal(a, b) for a, b in zip(plan.stream(), own.stream(), strict=True))

@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from accelsim.config.registry import load_machine
-from accelsim.engine.gpu_replay import replay_closed_form, replay_event
+from accelsim.engine.gpu_replay import (
+    contention_free,
+    replay_auto,
+    replay_closed_form,
+    replay_event,
+)
 from accelsim.hw.gpu import plan_op
 from accelsim.hw.gpu.kernel import CtaCost, Kernel
 from accelsim.workload.nn_ops import Attention
@@ -60,3 +67,43 @@ def test_memory_bound_kernels_queue_on_hbm_in_the_event_replay(h200):
     assert ev >= replay_closed_form(kernels, h200).time_s * (1 - 1e-12)
     assert ev == pytest.approx(replay_closed_form(kernels, h200, contention=True).time_s,
                                rel=0.15)
+
+
+# ------------------------------------------------------------------ aggregated replay
+
+byte_counts = st.sampled_from([0.0, 1e3, 3.2e4, 2.6e5, 1e6, 8e6])
+cta_costs = st.builds(CtaCost, compute_s=st.sampled_from([1e-8, 1e-7, 1e-6, 2e-5]),
+                      l2_bytes=byte_counts, hbm_bytes=byte_counts,
+                      pre_s=st.sampled_from([0.0, 3e-7]), post_s=st.sampled_from([0.0, 2e-7]))
+kernels = st.builds(Kernel, name=st.just("k"),
+                    groups=st.lists(st.tuples(st.integers(1, 400), cta_costs), min_size=1,
+                                    max_size=3).map(tuple),
+                    launch_s=st.sampled_from([0.0, 2e-6]), startup_s=st.sampled_from([0.0, 1e-6]))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seq=st.lists(kernels, min_size=1, max_size=3), repeat=st.integers(1, 3),
+       machine=st.sampled_from(["h200", "a100", "v100"]))
+def test_aggregated_replay_equals_every_cta_replayed(seq, repeat, machine):
+    m = load_machine(machine)
+    stream = seq * repeat
+    full = replay_event(stream, m, aggregate=False)
+    agg = replay_event(stream, m)
+    assert agg.time_s == pytest.approx(full.time_s, rel=1e-9)
+    assert agg.kernel_s == pytest.approx(full.kernel_s, rel=1e-9)
+    for k in seq:
+        if contention_free(k, m):  # the proof the aggregation and the auto mode rest on
+            assert replay_event([k], m, aggregate=False).time_s == pytest.approx(
+                replay_closed_form([k], m).time_s, rel=1e-9)
+
+
+def test_auto_takes_the_closed_form_only_where_nothing_contends(h200):
+    calm = plan_op(h200, Gemm(name="g", m=4096, n=4096, k=4096), "bf16").kernels
+    cta = CtaCost(compute_s=1e-7, l2_bytes=0.0, hbm_bytes=1e6)
+    busy = (Kernel(name="k", groups=((132, cta),), launch_s=0.0, startup_s=0.0),)
+    assert all(contention_free(k, h200) for k in calm)
+    assert replay_auto(calm, h200).mode == "analytic"
+    assert not contention_free(busy[0], h200)
+    auto = replay_auto(busy, h200)
+    assert auto.mode == "event"
+    assert auto.time_s == replay_event(busy, h200, aggregate=False).time_s
