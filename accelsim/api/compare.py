@@ -54,6 +54,7 @@ from accelsim.config.registry import load_machine
 from accelsim.errors import ConfigError, UnsupportedError
 from accelsim.files import builtin_names
 from accelsim.report.energy import compute_energy, energy_table_for, price_actions
+from accelsim.report.gpu_power import gpu_energy_parts
 from accelsim.report.power import static_power_w
 from accelsim.workload import nn_ops  # noqa: F401  (registers layernorm, softmax, attention ops)
 from accelsim.workload.ops import Workload
@@ -169,22 +170,11 @@ def _records_energy_j(records: list[dict] | pd.DataFrame, table: EnergyTable) ->
 
 def gpu_energy_j(m: Any, table: EnergyTable, *, macs: float, flops: float, l2_bytes: float,
                  hbm_bytes: float, precision: str) -> float:
-    """Dynamic energy of GPU work, joules: MACs and other FLOP at ``precision``, L2 traffic
-    (256-bit accesses) and HBM traffic (512-bit bursts), priced with ``table``."""
-    rec = [{"layer": "k", "level": "mac", "operand": "-", "direction": "compute", "count": macs,
-            "bits": 0.0, "precision": precision, "technology": "", "capacity_bytes": 0.0,
-            "word_bits": 0.0},
-           {"layer": "k", "level": "vector", "operand": "-", "direction": "compute",
-            "count": max(0.0, flops - 2 * macs), "bits": 0.0, "precision": precision,
-            "technology": "", "capacity_bytes": 0.0, "word_bits": 0.0},
-           {"layer": "k", "level": "sram", "operand": "-", "direction": "read",
-            "count": l2_bytes * 8 / 256, "bits": l2_bytes * 8.0, "precision": precision,
-            "technology": "", "capacity_bytes": m.memory.l2_bytes, "word_bits": 256.0},
-           {"layer": "k", "level": "dram", "operand": "-", "direction": "read",
-            "count": hbm_bytes * 8 / 512, "bits": hbm_bytes * 8.0,
-            "precision": precision, "technology": m.memory.hbm.technology,
-            "capacity_bytes": 0.0, "word_bits": 512.0}]
-    return _records_energy_j(rec, table)
+    """Dynamic energy of GPU work, joules: the sum of
+    :func:`accelsim.report.gpu_power.gpu_energy_parts` (MACs, operand staging, datapath
+    overhead, L2 and HBM traffic), priced with ``table``."""
+    return sum(gpu_energy_parts(m, table, macs=macs, flops=flops, l2_bytes=l2_bytes,
+                                hbm_bytes=hbm_bytes, precision=precision).values())
 
 
 def _run_gpu(m: Any, op: object, table: EnergyTable) -> dict[str, Any]:

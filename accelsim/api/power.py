@@ -25,21 +25,39 @@ Imports: api.compare, report, workload.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
-from accelsim.api.compare import load_platform, run_kernel
-from accelsim.report.energy import energy_table_for
+from accelsim.api.compare import load_platform, run_kernel, with_fallback
+from accelsim.config.energy import EnergyTable
+from accelsim.report.energy import compute_energy, energy_table_for, price_actions
+from accelsim.report.gpu_power import gpu_energy_parts
 from accelsim.report.power import static_power_w
-from accelsim.workload.ops import Gemm
+from accelsim.workload.ops import Gemm, Workload
 
 PEAK_GEMM = 8192
 """Side of the square GEMM that stands for peak throughput (M = N = K)."""
 
 TDP_BAND = (0.4, 1.0)
 """Predicted power at peak throughput must lie within this fraction of the published TDP."""
+
+OVER_TDP_TOLERANCE = 0.10
+"""How far above its TDP a machine may be predicted and still be listed as a known gap (its
+YAML's ``energy.tdp_gap`` saying why) rather than fail: the prediction error of constants
+carried from the H200 to another GPU by the scaling law (the H200's own GEMM time in the model
+is 7 % shorter than measured; ENERGY.md section 7). Beyond it, or undocumented, above the TDP
+fails: the model over-prices (the 45 nm table put TPU v4 at 1.9 x its TDP)."""
+
+PARTS = ("mac", "operand", "core", "memory")
+"""Dynamic power parts the check shows, W: ``mac`` (MACs and other arithmetic), ``operand``
+(register files, GPU shared-memory staging), ``core`` (GPU datapath overhead ``core.gpu_mac``,
+CPU instruction issue ``instruction_pj``), ``memory`` (on-chip SRAM/caches/L2, DRAM, links)."""
+
+_PART_OF_LEVEL = {"mac": "mac", "vector": "mac", "rf": "operand", "sram": "memory",
+                  "noc": "memory", "dram": "memory", "link": "memory"}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -59,7 +77,11 @@ class PeakPower:
     static_w: float
     tdp_w: float | None
     gap: str = ""
-    """The machine's documented reason for lying below the band (``energy.tdp_gap``)."""
+    """The machine's documented reason for lying outside the band (``energy.tdp_gap``)."""
+    parts_w: Mapping[str, float] = field(default_factory=dict)
+    """Dynamic power by part (:data:`PARTS`), W; sums to :attr:`dynamic_w`."""
+    static_parts_w: Mapping[str, float] = field(default_factory=dict)
+    """Static power by component (``pe``, ``sram`` leakage; a GPU's board ``idle``), W."""
 
     @property
     def total_w(self) -> float:
@@ -90,6 +112,48 @@ def matrix_precision(machine: Any) -> str:
     return getattr(machine, "default_precision", "fp32")
 
 
+def dynamic_parts_j(machine: Any, op: Any, table: EnergyTable) -> dict[str, float]:
+    """Dynamic energy of ``op`` on ``machine`` by part (:data:`PARTS`), joules, priced as
+    :func:`accelsim.api.compare.run_kernel` prices it (its total less static power)."""
+    op = with_fallback(machine, op)
+    kind = getattr(machine, "kind", "")
+    if kind == "gpu":
+        from accelsim.api.gpu import simulate_op
+
+        doc = simulate_op(machine, op, mode="analytic")
+        p = gpu_energy_parts(machine, table, macs=float(op.macs), flops=doc["flops"],
+                             l2_bytes=doc["l2_bytes"], hbm_bytes=doc["hbm_bytes"],
+                             precision=doc["precision"])
+        return {"mac": p["mac"] + p["vector"], "operand": p["rf"] + p["smem"],
+                "core": p["core"], "memory": p["l2"] + p["hbm"]}
+    if kind == "cpu":
+        from accelsim.hw.cpu import cost_actions, op_cost
+
+        recs = pd.DataFrame(cost_actions(machine, op_cost(machine, op)))
+        issue = (recs["level"] == "mac") & (recs["direction"] == "issue")
+        out = _by_part(price_actions(recs[~issue], table))
+        out["core"] = float(recs.loc[issue, "count"].sum()) * machine.energy.instruction_pj * 1e-12
+        return out
+    from accelsim.api.systolic import simulate
+
+    r = simulate(machine, Workload(op.name, (op,)), mode="analytic", energy=False)
+    vec = r.actions["level"] == "vector"
+    priced = [price_actions(r.actions[vec].assign(level="mac"), table)]
+    if (~vec).any():
+        priced.append(compute_energy(r.actions[~vec].reset_index(drop=True), r.layers, machine,
+                                     table).priced)
+    return _by_part(pd.concat(priced, ignore_index=True))
+
+
+def _by_part(priced: pd.DataFrame) -> dict[str, float]:
+    """Dynamic joules (``pj`` less ``static_pj``) of priced records summed per part."""
+    dyn = (priced["pj"] - priced["static_pj"]) * 1e-12
+    out = dict.fromkeys(PARTS, 0.0)
+    for level, j in dyn.groupby(priced["level"]).sum().items():
+        out[_PART_OF_LEVEL.get(str(level), "memory")] += float(j)
+    return out
+
+
 def peak_power(hw: Any, *, size: int = PEAK_GEMM) -> PeakPower:
     """Power of ``hw`` (name, path or machine) at peak throughput; see the module docstring."""
     machine = load_platform(hw) if isinstance(hw, str) else hw
@@ -97,17 +161,20 @@ def peak_power(hw: Any, *, size: int = PEAK_GEMM) -> PeakPower:
     prec = matrix_precision(machine)
     op = Gemm(name="peak_gemm", m=size, n=size, k=size, dtype=prec)
     row = run_kernel(machine, op, table=table)
-    static = sum(static_power_w(machine, table).values())
+    static_parts = static_power_w(machine, table)
+    static = sum(static_parts.values())
     macs = float(op.macs)
     dyn_pj = (row["energy_j"] - static * row["time_s"]) * 1e12 / macs
     peak_macs = row["peak_tflops"] * 1e12 / 2
+    parts = {k: j / row["time_s"] for k, j in dynamic_parts_j(machine, op, table).items()}
     sel = getattr(machine, "energy", None)
     tdp = getattr(sel, "tdp_w", None) or getattr(machine, "tdp_w", None)
     return PeakPower(machine=machine.name, table=table.name, node_nm=table.node_nm,
                      precision=row["precision"], util=float(row["util"]),
                      dynamic_pj_per_mac=dyn_pj, peak_macs_per_s=peak_macs,
                      dynamic_w=dyn_pj * 1e-12 * macs / row["time_s"], static_w=static,
-                     tdp_w=float(tdp) if tdp else None, gap=str(getattr(sel, "tdp_gap", "") or ""))
+                     tdp_w=float(tdp) if tdp else None, gap=str(getattr(sel, "tdp_gap", "") or ""),
+                     parts_w=parts, static_parts_w=static_parts)
 
 
 def tdp_table(checks: list[tuple[PeakPower, str]] | None = None) -> pd.DataFrame:
@@ -115,7 +182,9 @@ def tdp_table(checks: list[tuple[PeakPower, str]] | None = None) -> pd.DataFrame
     ``verdict``, ``gap``)."""
     rows = [{"machine": p.machine, "table": p.table, "node_nm": p.node_nm,
              "precision": p.precision, "util": p.util, "dynamic_pj_per_mac": p.dynamic_pj_per_mac,
-             "dynamic_w": p.dynamic_w, "static_w": p.static_w, "total_w": p.total_w,
+             **{f"{k}_w": p.parts_w.get(k, 0.0) for k in PARTS},
+             "dynamic_w": p.dynamic_w, **{f"static_{k}_w": w for k, w in p.static_parts_w.items()},
+             "static_w": p.static_w, "total_w": p.total_w,
              "tdp_w": p.tdp_w, "ratio": p.ratio, "verdict": v, "gap": p.gap}
             for p, v in (tdp_checks() if checks is None else checks)]
     return pd.DataFrame(rows)
@@ -127,8 +196,8 @@ def tdp_verdict(p: PeakPower) -> str:
     r = p.ratio
     if r is None:
         return "FAIL"
-    if r > hi:
-        return "FAIL"  # above the TDP: the part would throttle; the model over-prices
+    if r > hi:  # above the TDP: the part would throttle; the model over-prices
+        return "known gap" if p.gap and r <= hi + OVER_TDP_TOLERANCE else "FAIL"
     if r >= lo:
         return "FAIL" if p.gap else "pass"  # a gap documented but gone: the note is stale
     return "known gap" if p.gap else "FAIL"
@@ -138,9 +207,10 @@ def tdp_checks(names: list[str] | None = None) -> list[tuple[PeakPower, str]]:
     """:func:`peak_power` and its verdict for every shipped kernel platform (systolic, GPU,
     CPU machine) that publishes a TDP (``energy.tdp_w``, or a CPU's ``tdp_w``).
 
-    Verdicts: ``pass`` (within :data:`TDP_BAND`); ``FAIL`` (above the TDP; below the band
-    without a documented reason; in the band while the YAML still documents a gap);
-    ``known gap`` (below the band, the reason in the machine's ``energy.tdp_gap``)."""
+    Verdicts: ``pass`` (within :data:`TDP_BAND`); ``FAIL`` (outside the band without a
+    documented reason; above it by more than :data:`OVER_TDP_TOLERANCE`; in the band while the
+    YAML still documents a gap); ``known gap`` (outside the band, within that tolerance above,
+    the reason in the machine's ``energy.tdp_gap``)."""
     from accelsim.files import builtin_names
 
     out = []

@@ -89,23 +89,31 @@ def _power_rows() -> list[tuple]:
 
 
 def _power_table(rows: list[tuple]) -> list[str]:
-    from accelsim.api.power import TDP_BAND
+    from accelsim.api.power import OVER_TDP_TOLERANCE, PARTS, TDP_BAND
 
     lines = [f"power at peak throughput vs published TDP (band {TDP_BAND[0]:g}-{TDP_BAND[1]:g} "
              "x TDP; accelsim/report/ENERGY.md section 7):"]
-    cells = [("machine", "table", "util", "pJ/MAC", "dynamic W", "static W", "total W",
-              "TDP W", "x TDP", "result")]
+    cells = [("machine", "table", "util", "pJ/MAC", *(f"{k} W" for k in PARTS), "dynamic W",
+              "leak W", "idle W", "total W", "TDP W", "x TDP", "result")]
     for p, verdict in rows:
+        st = p.static_parts_w
+        leak = sum(w for k, w in st.items() if k != "idle")
         cells.append((p.machine, p.table, f"{p.util:.2f}", f"{p.dynamic_pj_per_mac:.3g}",
-                      f"{p.dynamic_w:.1f}", f"{p.static_w:.2f}", f"{p.total_w:.1f}",
+                      *(f"{p.parts_w.get(k, 0.0):.1f}" for k in PARTS), f"{p.dynamic_w:.1f}",
+                      f"{leak:.2f}", f"{st.get('idle', 0.0):.1f}", f"{p.total_w:.1f}",
                       f"{p.tdp_w:g}", f"{p.ratio:.2f}", verdict))
     widths = [max(len(c[i]) for c in cells) for i in range(len(cells[0]))]
     lines += ["  ".join(c.ljust(w) if i < 2 else c.rjust(w)
                         for i, (c, w) in enumerate(zip(row, widths, strict=True))).rstrip()
               for row in cells]
+    lines.append("dynamic W by part: mac = MACs; operand = register files and GPU shared-memory "
+                 "staging; core = GPU datapath overhead (core.gpu_mac) or CPU instruction issue; "
+                 "memory = SRAM/L2/caches and DRAM. static: leak = cell leakage, idle = GPU board "
+                 "idle (leakage.gpu_idle_pe)")
     gaps = [(p.machine, p.gap) for p, v in rows if v == "known gap"]
     if gaps:
-        lines.append(f"known gaps ({len(gaps)}, documented in each machine's energy.tdp_gap):")
+        lines.append(f"known gaps ({len(gaps)}, documented in each machine's energy.tdp_gap; "
+                     f"above the TDP only within {OVER_TDP_TOLERANCE:.0%}):")
         lines += [f"  {m}: {why}" for m, why in gaps]
     return lines
 

@@ -22,6 +22,12 @@ action key                  unit
 ``leak.sram_per_kib``       pJ per KiB of SRAM per cycle; optional, default 0
 ``static.pe``               W of leakage per PE (one MAC lane with its registers); optional
 ``static.sram_per_kib``     W of leakage per KiB of on-chip SRAM; optional
+``static.gpu_idle_pe``      W a GPU board draws idle per tensor-core MAC lane (clocked
+                            logic, leakage, DRAM background, board); optional (YAML
+                            ``leakage: {gpu_idle_pe: ...}``)
+``core.gpu_mac``            pJ per tensor-core MAC of datapath overhead beyond the MAC
+                            itself (operand collection, pipeline registers, clock, issue);
+                            optional (YAML ``core: {gpu_mac: ...}``), scaled as logic
 ==========================  ===============================================================
 
 Static power: a table gives leakage either per cycle (``leak.*``, as an Accelergy ERT does, at
@@ -67,14 +73,16 @@ PRECISIONS = tuple(PRECISION_BYTES)
 
 _SECTIONS = ("name", "description", "node_nm", "voltage_v", "sources", "derived_from", "mac",
              "mult", "add", "register", "sram", "dram_per_bit", "noc_per_bit", "links_per_bit",
-             "leakage")
+             "leakage", "core")
 _SRAM_KEYS = ("reference_word_bits", "width_exponent", "read", "write")
 _LEAK_KEYS = {"pe_per_cycle": "leak.pe", "sram_per_kib_cycle": "leak.sram_per_kib",
-              "pe": "static.pe", "sram_per_kib": "static.sram_per_kib"}
+              "pe": "static.pe", "sram_per_kib": "static.sram_per_kib",
+              "gpu_idle_pe": "static.gpu_idle_pe"}
+_CORE_KEYS = ("gpu_mac",)
 
 ACTION_UNITS = {"mac": "pJ/MAC", "mult": "pJ/op", "add": "pJ/op", "rf": "pJ/bit",
                 "sram": "pJ/access", "dram": "pJ/bit", "noc": "pJ/bit/hop", "link": "pJ/bit",
-                "leak": "pJ/cycle", "static": "W"}
+                "leak": "pJ/cycle", "static": "W", "core": "pJ/MAC"}
 """Unit of each action family (the part of the key before the dot)."""
 
 
@@ -289,6 +297,11 @@ def table_from_dict(data: Mapping[str, Any], *, file: str = "") -> EnergyTable:
                               f"unknown leakage entry (known: {', '.join(_LEAK_KEYS)})")
         parse = _power if _LEAK_KEYS[key].startswith("static.") else _energy
         entries[_LEAK_KEYS[key]] = parse(value, file, f"leakage.{key}", name)
+    for key, value in _mapping(data.get("core", {}), file, "core").items():
+        if key not in _CORE_KEYS:
+            raise ConfigError(file, f"core.{key}", value,
+                              f"unknown core entry (known: {', '.join(_CORE_KEYS)})")
+        entries[f"core.{key}"] = _energy(value, file, f"core.{key}", name)
     sram = _sram_rule(data["sram"], file, name) if "sram" in data else None
     sources = data.get("sources", ())
     if isinstance(sources, str):

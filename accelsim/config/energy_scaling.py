@@ -40,7 +40,7 @@ class ScalingRule:
         """Energy multiplier for an action family (``mac``, ``sram``, ``dram`` ...)."""
         exponent = {"mac": self.logic_exponent, "mult": self.logic_exponent,
                     "add": self.logic_exponent, "rf": self.logic_exponent,
-                    "leak": self.logic_exponent, "sram": self.sram_exponent,
+                    "leak": self.logic_exponent, "core": self.logic_exponent, "sram": self.sram_exponent,
                     "noc": self.wire_exponent}.get(family)
         if family == "static":
             return node_ratio ** self.logic_exponent * voltage_ratio ** self.leakage_voltage_exponent
@@ -115,6 +115,8 @@ def table_to_mapping(table: EnergyTable, digits: int = 4) -> dict[str, Any]:
             for name, key in _LEAK_KEYS.items() if key in table.entries}
     if leak:
         out["leakage"] = leak
+    if section("core"):
+        out["core"] = section("core")
     return out
 
 

@@ -49,8 +49,14 @@ def static_inventory(machine: Any) -> dict[str, float]:
 
 
 def static_power_w(machine: Any, table: EnergyTable) -> dict[str, float]:
-    """Leakage power of ``machine`` per component, W: ``{"pe": W, "sram": W}`` (the table's
-    ``static.*`` or per-cycle ``leak.*`` entries times :func:`static_inventory`)."""
+    """Static power of ``machine`` per component, W: ``{"pe": W, "sram": W}`` (the table's
+    ``static.*`` or per-cycle ``leak.*`` entries times :func:`static_inventory`), and for a
+    GPU ``"idle"``: the rest of the board's idle draw (clocked logic that does not stop, DRAM
+    background and PHYs, board losses), ``static.gpu_idle_pe`` W per tensor-core MAC lane,
+    calibrated on the H200's measured idle power (``accelsim/report/ENERGY.md`` section 7)."""
     inv = static_inventory(machine)
-    return table.static_power_w(pes=inv["pes"], sram_bytes=inv["sram_bytes"],
-                                clock_hz=machine_clock_hz(machine))
+    out = table.static_power_w(pes=inv["pes"], sram_bytes=inv["sram_bytes"],
+                               clock_hz=machine_clock_hz(machine))
+    if getattr(machine, "kind", "") == "gpu":
+        out["idle"] = inv["pes"] * (table.get("static.gpu_idle_pe", 0.0) or 0.0)
+    return out

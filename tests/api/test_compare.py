@@ -79,7 +79,8 @@ def test_gpu_energy_includes_static_power_over_the_kernel_time():
     with_static = run_kernel(m, SMALL[0], table=table)
     leak = sum(static_power_w(m, table).values())
     assert leak > 0
-    no_leak = table.with_overrides({"static.pe": "0 W", "static.sram_per_kib": "0 W"})
+    no_leak = table.with_overrides({"static.pe": "0 W", "static.sram_per_kib": "0 W",
+                                    "static.gpu_idle_pe": "0 W"})
     without = run_kernel(m, SMALL[0], table=no_leak)
     assert with_static["energy_j"] - without["energy_j"] == pytest.approx(
         leak * with_static["time_s"])

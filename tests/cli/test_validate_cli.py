@@ -92,7 +92,8 @@ def test_bad_case_file_raises_config_error_naming_the_file(tmp_path):
 
 def test_power_of_every_machine_is_held_against_its_tdp(run):
     """A section lists each shipped machine with a published TDP: its predicted power at peak
-    throughput, the TDP and the verdict; none lies above its TDP."""
+    throughput by part, the TDP and the verdict; none lies above its TDP but a documented
+    held-out prediction within the tolerance."""
     rc, stdout = run()
     lines = stdout.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("power at peak throughput"))
@@ -100,14 +101,24 @@ def test_power_of_every_machine_is_held_against_its_tdp(run):
     rows = {line.split()[0]: line.split() for line in lines[start + 2:start + 10]}
     assert set(rows) == {"tpu_v1", "tpu_v4", "npu_ascend910", "v100", "a100", "h100", "h200",
                          "spr_cpu"}
+    header = lines[start + 1].split("  ")
+    assert [h.strip() for h in header if h.strip()][4:8] == ["mac W", "operand W", "core W",
+                                                             "memory W"]
     for machine, cells in rows.items():
-        total, tdp, ratio = float(cells[6]), float(cells[7]), float(cells[8])
-        assert total <= tdp and ratio == pytest.approx(total / tdp, abs=0.01), machine
-        verdict = " ".join(cells[9:])
+        parts, dynamic = [float(c) for c in cells[4:8]], float(cells[8])
+        leak, idle = float(cells[9]), float(cells[10])
+        total, tdp, ratio = float(cells[11]), float(cells[12]), float(cells[13])
+        assert sum(parts) == pytest.approx(dynamic, abs=0.3), machine
+        assert dynamic + leak + idle == pytest.approx(total, abs=0.3), machine
+        assert ratio == pytest.approx(total / tdp, abs=0.01), machine
+        verdict = " ".join(cells[14:])
         assert verdict in ("pass", "known gap"), (machine, verdict)
+        assert total <= tdp or (verdict == "known gap" and total <= 1.1 * tdp), machine
         if verdict == "known gap":
             assert any(line.startswith(f"  {machine}: ") for line in lines[start:])
-    assert rows["tpu_v4"][9] == "pass"
+    for machine in ("tpu_v4", "h200", "h100", "v100"):  # h200: the fit; the rest held out
+        assert rows[machine][14] == "pass", machine
+    assert float(rows["h200"][10]) > 100  # the board's idle power is in the static part
 
 
 def test_power_records_in_json(run):

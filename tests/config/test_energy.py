@@ -111,6 +111,9 @@ def test_machine_overrides_replace_entries():
     (minimal(leakage={"pe_w": "1 uW"}), "leakage.pe_w", "unknown leakage"),
     (minimal(leakage={"pe": "1 pJ"}), "leakage.pe", "cannot parse power"),
     (minimal(leakage={"sram_per_kib": "-1 uW"}), "leakage.sram_per_kib", "must be >= 0 W"),
+    (minimal(core={"gpu_macs": "1 pJ"}), "core.gpu_macs", "unknown core entry"),
+    (minimal(core={"gpu_mac": "-1 pJ"}), "core.gpu_mac", "must be >= 0"),
+    (minimal(leakage={"gpu_idle_pe": "1 pJ"}), "leakage.gpu_idle_pe", "cannot parse power"),
     (minimal(macs={}), "macs", "did you mean 'mac'"),
     ({"name": "t", "node_nm": 45, "voltage_v": 0.9}, "mac", "missing"),
     (minimal(node_nm=-7), "node_nm", "> 0"),
@@ -209,6 +212,17 @@ def test_leakage_is_power_scaled_as_length_times_voltage():
     assert t.require("static.pe") == pytest.approx(25.2e-6 * (7 / 45) * (0.75 / 0.9))
     assert t.require("static.sram_per_kib") == pytest.approx(
         base.require("static.sram_per_kib") * (7 / 45) * (0.75 / 0.9))
+
+
+def test_gpu_power_constants_scale_as_logic_and_as_leakage():
+    """core.gpu_mac is switched capacitance (C V^2, logic); gpu_idle_pe is power (L V)."""
+    base = load_energy_table("horowitz_45nm")
+    t = scale_table(base, node_nm=5, voltage_v=0.70, name="x")
+    assert t.require("core.gpu_mac") == pytest.approx(
+        base.require("core.gpu_mac") * (5 / 45) * (0.70 / 0.9) ** 2)
+    assert t.require("static.gpu_idle_pe") == pytest.approx(
+        base.require("static.gpu_idle_pe") * (5 / 45) * (0.70 / 0.9))
+    assert table_from_dict(minimal(core={"gpu_mac": "2 pJ"})).require("core.gpu_mac") == 2.0
 
 
 def test_static_power_from_watts_or_from_per_cycle_entries():
