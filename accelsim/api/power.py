@@ -8,19 +8,23 @@ How: one large square GEMM (:data:`PEAK_GEMM` per side, the machine's matrix pre
 through the machine's own model (:func:`accelsim.api.compare.run_kernel`) and is priced with
 the machine's default energy table: its dynamic energy over its time is the dynamic power at
 the highest throughput the model reaches (``util`` says what share of the dense peak that
-is), and the table's leakage (:func:`accelsim.report.power.static_power_w`) is added. The
-dynamic energy is not scaled up to 100 % of peak: a GEMM held back by DRAM bandwidth (TPU v1's
-DDR3) would then be charged more DRAM traffic per second than its memory can move.
+is), and the table's static power (:func:`accelsim.report.power.static_power_w`: cell
+leakage, and for a GPU the board's idle draw) is added. The dynamic energy is not scaled up to
+100 % of peak: a GEMM held back by DRAM bandwidth (TPU v1's DDR3) would then be charged more
+DRAM traffic per second than its memory can move. :func:`dynamic_parts_j` splits the dynamic
+part (:data:`PARTS`: MACs, operand staging, datapath overhead, memory) for the table
+``accelsim validate`` prints.
 
 The band (:data:`TDP_BAND`, 0.4-1.0 x TDP) and why it is that wide are in
 ``accelsim/report/ENERGY.md`` section 7: a chip running dense GEMMs at full rate sits at or
 near its power limit (an H100 SXM at its 700 W cap, clocks lowered to hold it; TPU v4's
-maximum 192 W), so a prediction above the TDP is impossible and one far below it means the
-model misses most of the energy; the model leaves out the clock tree, control, instruction
-issue, the GPU register-file and shared-memory operand traffic, DRAM background and PHY power,
-and the voltage regulators, which together are a large share of a board's power.
+maximum 192 W), so a prediction above the TDP is impossible (beyond a documented held-out
+prediction's :data:`OVER_TDP_TOLERANCE`) and one far below it means the model misses most of
+the energy. GPUs price their datapath overhead and board idle power with two constants of the
+tables fitted on the measured H200 (``scripts/fit_gpu_power.py``); systolic arrays and CPUs
+have no such anchor and leave out their clock tree, control, DRAM background and PHY power.
 
-Imports: api.compare, report, workload.
+Imports: api.compare, config, report, workload.
 """
 
 from __future__ import annotations
