@@ -104,6 +104,8 @@ class ModelRun:
     step_s: float | None = None
     """Step time from the host/stream replay (GPU runs); None: the sum of the kernels."""
     replay: str = "analytic"
+    static_power_w: float = 0.0
+    """Static (leakage and idle) power the GPU draws while it waits for the host, W."""
 
     @property
     def totals(self) -> dict[str, Any]:
@@ -111,7 +113,8 @@ class ModelRun:
         gpu = float(self.layers["time_s"].sum())
         t = self.step_s if self.step_s is not None else gpu
         flops = float(self.layers["flops"].sum())
-        energy = float(self.layers["energy_j"].sum())
+        idle_j = self.static_power_w * max(0.0, t - gpu)
+        energy = float(self.layers["energy_j"].sum()) + idle_j
         out: dict[str, Any] = {
             "exec_mode": self.exec_mode, "replay": self.replay,
             "layers": int(len(self.layers)), "time_s": t, "gpu_busy_s": gpu,
@@ -119,7 +122,8 @@ class ModelRun:
             "flop_per_s": flops / t if t else 0.0,
             "tflops_per_s": flops / t / 1e12 if t else 0.0,
             "dram_bytes": float(self.layers["dram_bytes"].sum()),
-            "energy_j": energy, "average_power_w": energy / t if t else 0.0,
+            "energy_j": energy, "idle_energy_j": idle_j,
+            "average_power_w": energy / t if t else 0.0,
         }
         if not self.calls.empty:
             out["kernels"] = int(self.calls["kernels"].sum())
@@ -276,7 +280,7 @@ def run_gpu_model(m: GpuMachine, workload: Any, *, exec_mode: str = DEFAULT_EXEC
     layers = _op_table(m, ops, calls, costs, stream)
     return ModelRun(m, wl, layers, exec_mode=table.mode, calls=call_df,
                     breakdown=_breakdown(call_df, tl), memory=memory, step_s=tl.time_s,
-                    replay=replay)
+                    replay=replay, static_power_w=sum(static_power_w(m, etab).values()))
 
 
 def _op_table(m: GpuMachine, ops: list, calls: list[LoweredCall], costs: list,
