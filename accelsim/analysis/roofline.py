@@ -315,13 +315,3 @@ def time_scale(seconds: float) -> str:
         if seconds >= factor:
             return name
     return "picoseconds"
-
-
-def result_roofline(result: object, precision: str | None = None
-                    ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """``(roofs, points)`` of a simulation result, for plots and reports: the machine's roofs
-    (one row per level) and one simulated row per layer (:func:`simulated_table`)."""
-    from accelsim.analysis.roofs import machine_roofs
-
-    roofs = machine_roofs(result.machine, precision)
-    return roofs.ridge_table(), simulated_table(result.layers, result.machine, roofs)

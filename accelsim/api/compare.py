@@ -1,6 +1,5 @@
 """Cross-platform kernel comparison: one kernel suite on several machines, each through its own
-model (systolic: :func:`accelsim.api.simulate`; gpu: :func:`accelsim.api.gpu.simulate_op`;
-cpu: :func:`accelsim.hw.cpu.op_cost`).
+device model (:func:`accelsim.devices.device_for`: systolic arrays, GPUs, CPUs).
 
     >>> from accelsim.api.compare import compare
     >>> c = compare("workloads/kernels/multikernelbench.yaml", ["a100", "tpu_v4", "npu", "cpu"])
@@ -35,7 +34,7 @@ Columns of :attr:`Comparison.table` (one row per kernel x machine):
 * ``bound`` — the platform model's own name of what limits the kernel, and ``bound_class``:
   ``compute``, ``memory`` or ``overhead``.
 
-Imports: config, workload, hw, report, api.
+Imports: config, workload, devices, report, api.
 """
 
 from __future__ import annotations
@@ -51,11 +50,11 @@ import pandas as pd
 from accelsim import __version__
 from accelsim.config.energy import EnergyTable, load_energy_table
 from accelsim.config.registry import load_machine
-from accelsim.errors import ConfigError, UnsupportedError
+from accelsim.devices import device_for
+from accelsim.devices.gpu import gpu_energy_j  # noqa: F401  (api.model_run prices kernels with it)
+from accelsim.errors import ConfigError
 from accelsim.files import builtin_names
-from accelsim.report.energy import compute_energy, energy_table_for, price_actions
-from accelsim.report.gpu_power import gpu_energy_parts
-from accelsim.report.power import static_power_w
+from accelsim.report.energy import energy_table_for
 from accelsim.workload import nn_ops  # noqa: F401  (registers layernorm, softmax, attention ops)
 from accelsim.workload.ops import Workload
 
@@ -73,12 +72,6 @@ PRECISION_FALLBACK: dict[str, str] = {"bf16": "fp16"}
 COLUMNS = ["kernel", "op", "hw", "alias", "family", "requested_precision", "precision", "time_s", "flops", "tflops",
            "peak_tflops", "util", "dram_bytes", "bw_util", "energy_j", "gflops_per_j", "bound",
            "bound_class"]
-
-_BOUND_CLASS = {"tensor_core": "compute", "tensor_core_unaligned": "compute", "simt": "compute",
-                "sfu": "compute", "smem": "compute", "compute": "compute", "array": "compute",
-                "vector": "compute", "l1": "memory", "l2": "memory", "l3": "memory",
-                "dram": "memory", "hbm": "memory", "launch": "overhead"}
-
 
 def _ensure_kinds() -> None:
     import accelsim.config.cpu  # noqa: F401  (registers kind: cpu)
@@ -109,12 +102,9 @@ def load_platform(name: str) -> Any:
 
 
 def family_of(machine: Any) -> str:
-    """``systolic``, ``gpu`` or ``cpu`` (a system/node is not a kernel platform)."""
-    kind = getattr(machine, "kind", "")
-    if kind in ("systolic", "gpu", "cpu"):
-        return kind
-    raise UnsupportedError(f"{getattr(machine, 'name', machine)}: a '{kind}' machine is not a "
-                           "single kernel platform (use systolic, gpu or cpu machines)")
+    """The machine's device kind (``systolic``, ``gpu``, ``cpu``); a system or node is not a
+    kernel platform (one-line :class:`ConfigError`)."""
+    return device_for(machine, source="--hw").kind
 
 
 # ----------------------------------------------------------------------- one kernel, one machine
@@ -124,7 +114,7 @@ def with_fallback(machine: Any, op: Any) -> Any:
     dtype = getattr(op, "dtype", None)
     fb = PRECISION_FALLBACK.get(dtype or "")
     supports = getattr(machine, "supports", None)
-    if fb is None or supports is None or getattr(machine, "kind", "") not in ("gpu", "cpu"):
+    if fb is None or supports is None:
         return op
     if supports(dtype) or not supports(fb):
         return op
@@ -133,100 +123,26 @@ def with_fallback(machine: Any, op: Any) -> Any:
 
 def run_kernel(machine: Any, op: object, *, table: EnergyTable | None = None,
                alias: str = "") -> dict[str, Any]:
-    """One row of the comparison: ``op`` on ``machine`` through the family's own model, at the
-    op's precision or its fallback (see :func:`with_fallback`)."""
-    fam = family_of(machine)
-    tab = table or energy_table_for(machine)
+    """One row of the comparison: ``op`` on ``machine`` through its device's own model
+    (:func:`accelsim.devices.device_for`), at the op's precision or its fallback (see
+    :func:`with_fallback`), energy priced with ``table`` (default: the machine's)."""
+    dev = device_for(machine, source="--hw")
     requested = getattr(op, "dtype", None)
-    run_op = with_fallback(machine, op)
-    if fam == "gpu":
-        row = _run_gpu(machine, run_op, tab)
-    elif fam == "cpu":
-        row = _run_cpu(machine, run_op, tab)
-    else:
-        row = _run_systolic(machine, run_op, tab)
-    t = row["time_s"]
-    row.update(kernel=getattr(op, "name", "op"), op=getattr(op, "kind", ""),
-               hw=machine.name, alias=alias, family=fam,
-               requested_precision=requested or row["precision"])
-    row["tflops"] = row["flops"] / t / 1e12 if t > 0 else 0.0
-    row["util"] = row["tflops"] / row["peak_tflops"] if row["peak_tflops"] else 0.0
-    row["bw_util"] = row["dram_bytes"] / t / row.pop("peak_bw") if t > 0 else 0.0
-    if fam != "systolic":  # systolic runs price leakage per cycle in their action records
-        row["energy_j"] += sum(static_power_w(machine, tab).values()) * t
-    row["gflops_per_j"] = row["flops"] / row["energy_j"] / 1e9 if row["energy_j"] else float("nan")
-    row["bound_class"] = _BOUND_CLASS.get(row["bound"], "memory")
+    cost = dev.cost(with_fallback(machine, op))
+    energy = dev.energy_j(cost, table or energy_table_for(machine))
+    t = cost.time_s
+    tflops = cost.flops / t / 1e12 if t > 0 else 0.0
+    peak_tflops = cost.peak_flops_per_s / 1e12
+    row = {"kernel": getattr(op, "name", "op"), "op": getattr(op, "kind", ""), "hw": machine.name,
+           "alias": alias, "family": dev.kind, "requested_precision": requested or cost.precision,
+           "precision": cost.precision, "time_s": t, "flops": cost.flops, "tflops": tflops,
+           "peak_tflops": peak_tflops, "util": tflops / peak_tflops if peak_tflops else 0.0,
+           "dram_bytes": cost.offchip_bytes,
+           "bw_util": cost.offchip_bytes / t / cost.offchip_bytes_per_s if t > 0 else 0.0,
+           "energy_j": energy,
+           "gflops_per_j": cost.flops / energy / 1e9 if energy else float("nan"),
+           "bound": cost.bound, "bound_class": cost.bound_class}
     return {c: row[c] for c in COLUMNS}
-
-
-def _records_energy_j(records: list[dict] | pd.DataFrame, table: EnergyTable) -> float:
-    """Price action records; ``vector`` compute records cost one ``mac.<precision>`` each."""
-    df = pd.DataFrame(records) if not isinstance(records, pd.DataFrame) else records.copy()
-    if df.empty:
-        return 0.0
-    df.loc[df["level"] == "vector", "level"] = "mac"
-    return float(price_actions(df, table)["pj"].sum()) * 1e-12
-
-
-def gpu_energy_j(m: Any, table: EnergyTable, *, macs: float, flops: float, l2_bytes: float,
-                 hbm_bytes: float, precision: str) -> float:
-    """Dynamic energy of GPU work, joules: the sum of
-    :func:`accelsim.report.gpu_power.gpu_energy_parts` (MACs, operand staging, datapath
-    overhead, L2 and HBM traffic), priced with ``table``."""
-    return sum(gpu_energy_parts(m, table, macs=macs, flops=flops, l2_bytes=l2_bytes,
-                                hbm_bytes=hbm_bytes, precision=precision).values())
-
-
-def _run_gpu(m: Any, op: object, table: EnergyTable) -> dict[str, Any]:
-    from accelsim.api.gpu import simulate_op
-
-    doc = simulate_op(m, op, mode="analytic")
-    prec = doc["precision"]
-    energy = gpu_energy_j(m, table, macs=float(getattr(op, "macs", 0)), flops=doc["flops"],
-                          l2_bytes=doc["l2_bytes"], hbm_bytes=doc["hbm_bytes"], precision=prec)
-    return {"precision": prec, "time_s": doc["time_s"], "flops": doc["flops"],
-            "peak_tflops": doc["peak_tflops"], "dram_bytes": doc["hbm_bytes"],
-            "peak_bw": m.memory.hbm.bandwidth_bytes_per_s,
-            "energy_j": energy, "bound": doc["bound"]}
-
-
-def _run_cpu(m: Any, op: object, table: EnergyTable) -> dict[str, Any]:
-    from accelsim.hw.cpu import cost_actions, op_cost
-
-    cost = op_cost(m, op)
-    recs = pd.DataFrame(cost_actions(m, cost))
-    issue = recs[(recs["level"] == "mac") & (recs["direction"] == "issue")]
-    energy = _records_energy_j(recs.drop(issue.index), table)
-    energy += float(issue["count"].sum()) * m.energy.instruction_pj * 1e-12
-    return {"precision": cost.precision, "time_s": cost.time_s, "flops": float(op.flops),
-            "peak_tflops": m.peak_flops(cost.precision) / 1e12, "dram_bytes": cost.dram_bytes,
-            "peak_bw": m.memory.dram.bandwidth_bytes_per_s, "energy_j": energy,
-            "bound": cost.bound}
-
-
-def _run_systolic(m: Any, op: object, table: EnergyTable) -> dict[str, Any]:
-    from accelsim.api.systolic import simulate
-
-    r = simulate(m, Workload(getattr(op, "name", "op"), (op,)), mode="analytic", energy=False)
-    layers = r.layers
-    acts = r.actions
-    is_vec = acts["level"] == "vector"
-    energy = 0.0
-    if (~is_vec).any():
-        energy += compute_energy(acts[~is_vec].reset_index(drop=True), layers, m,
-                                 table).summary["total_pj"] * 1e-12
-    energy += _records_energy_j(acts[is_vec], table)
-    bw = m.memory.dram.sustained_bytes_per_s
-    longest = layers.loc[layers["time_s"].idxmax()]
-    dram_s = float(longest["dram_bytes"]) / bw
-    comp_s = float(longest["compute_cycles"]) / m.clock_hz
-    unit = "vector" if longest["dataflow"] == "vector" else "array"
-    return {"precision": m.array.precision, "time_s": float(layers["time_s"].sum()),
-            "flops": float(getattr(op, "flops", layers["flops"].sum())),
-            "peak_tflops": 2.0 * m.peak_macs_per_s / 1e12,
-            "dram_bytes": float(layers["dram_bytes"].sum()),
-            "peak_bw": m.memory.dram.bandwidth_bytes_per_s, "energy_j": energy,
-            "bound": "dram" if dram_s > comp_s else unit}
 
 
 # --------------------------------------------------------------------------- the suite

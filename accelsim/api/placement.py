@@ -10,7 +10,7 @@ The model is a zoo spec (a real graph), or a workload YAML/CSV path or built-in 
 (``alexnet``, ``workloads/kernels/multikernelbench.yaml``), whose ops are taken as a chain in
 file order: see :func:`graph_from_workload`.
 
-Imports: config, workload, hw, mapping, engine, api.
+Imports: config, workload, devices, mapping, engine, api.
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ import pandas as pd
 
 from accelsim import __version__
 from accelsim.config.node import Node, load_node
+from accelsim.devices import device_for
 from accelsim.engine.placed import PlacedRun, run_data_parallel, run_placed
-from accelsim.errors import AccelsimError, ConfigError, UnsupportedError, WorkloadError
+from accelsim.errors import ConfigError, UnsupportedError, WorkloadError
 from accelsim.mapping.placement import CostTable, Placement, place
 from accelsim.workload.graph import GraphBuilder, ModelGraph
 from accelsim.workload.models import zoo
@@ -115,54 +116,9 @@ def get_graph(model: ModelGraph | Workload | str) -> ModelGraph:
 
 # ------------------------------------------------------------------- per-device op times
 def op_times(machine: Any, ops: Sequence[object]) -> list[float]:
-    """Predicted seconds of each op on ``machine`` (``inf`` where it cannot run it)."""
-    kind = getattr(machine, "kind", "")
-    if kind == "systolic":
-        from accelsim.api.systolic import simulate
-        from accelsim.mapping.expand import expand_op
-
-        try:  # one run for the whole list; layer rows map back to ops through the expansion
-            r = simulate(machine, Workload("ops", tuple(ops)), mode="analytic", energy=False)
-            t = r.layers["time_s"].to_numpy()
-            out, i = [], 0
-            for op in ops:
-                k = len(expand_op(op))
-                out.append(float(t[i:i + k].sum()))
-                i += k
-            if i == len(t):
-                return out
-        except AccelsimError:
-            pass
-        times = []
-        for op in ops:
-            try:
-                r = simulate(machine, Workload("op", (op,)), mode="analytic", energy=False)
-                times.append(float(r.layers["time_s"].sum()))
-            except AccelsimError:
-                times.append(math.inf)
-        return times
-    if kind == "gpu":
-        from accelsim.api.gpu import simulate_op
-
-        out = []
-        for op in ops:
-            try:
-                out.append(float(simulate_op(machine, op, mode="analytic")["time_s"]))
-            except AccelsimError:
-                out.append(math.inf)
-        return out
-    if kind == "cpu":
-        from accelsim.hw.cpu import op_cost
-
-        out = []
-        for op in ops:
-            try:
-                out.append(op_cost(machine, op).time_s)
-            except AccelsimError:
-                out.append(math.inf)
-        return out
-    raise ConfigError(None, "hardware", getattr(machine, "name", machine),
-                      f"a '{kind}' machine cannot be a placement target")
+    """Predicted seconds of each op on ``machine`` (``inf`` where it cannot run it), through
+    the machine's device (:func:`accelsim.devices.device_for`)."""
+    return device_for(machine, source="placement").op_times(ops)
 
 
 def cost_table(graph: ModelGraph, node: Node) -> CostTable:

@@ -1,11 +1,10 @@
 """``simulate()``: load -> map -> replay -> tabulate, for systolic machines.
 
-Imports: config, workload, mapping, engine, report.
+Imports: config, workload, devices.systolic (mapping, engine), report.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import math
@@ -19,18 +18,10 @@ from accelsim import __version__
 from accelsim.config.machine import SystolicMachine
 from accelsim.config.registry import load_machine
 from accelsim.config.schema import to_dict
-from accelsim.config.systolic import ALL_DATAFLOWS
-from accelsim.engine.systolic_run import MODES, resolve_mode, run_layer, run_layers
+from accelsim.devices.systolic import plan_ops, run_ops
+from accelsim.engine.systolic_run import resolve_mode
 from accelsim.errors import ConfigError, UnsupportedError
-from accelsim.hw import dataflows
-from accelsim.hw.systolic import geometry
-from accelsim.limits import MAX_LAYER_FOLDS, check_count
-from accelsim.mapping.expand import expand_op
-from accelsim.mapping.row_stationary import RsPlan, plan_rs, zero_fractions
-from accelsim.mapping.systolic import plan_layer
-from accelsim.mapping.vector import plan_vector
-from accelsim.report.rs_tables import rs_actions, rs_layer_row
-from accelsim.report.tables import actions_table, layer_row, totals_of
+from accelsim.report.tables import totals_of
 from accelsim.units import format_time
 from accelsim.workload.ops import Workload
 from accelsim.workload.readers import load_workload
@@ -164,20 +155,10 @@ def simulate(hw: Any, workload: Any, *, dataflow: str | None = None, mode: str =
         raise UnsupportedError(
             f"{getattr(machine, 'name', machine)}: simulate() runs systolic machines; "
             "use accelsim.api.gpu for GPUs and accelsim.api.links for systems")
-    if mode not in MODES:
-        raise ConfigError(None, "mode", mode, f"must be one of {', '.join(MODES)}")
-    df = dataflow or machine.array.dataflow
-    if df not in ALL_DATAFLOWS:
-        raise ConfigError(None, "dataflow", df, f"must be one of {', '.join(ALL_DATAFLOWS)}")
-    engine = resolve_mode(mode)
-    if df in dataflows.names("spatial"):
-        return _simulate_spatial(machine, wl, df, engine, energy, sparsity, progress)
-    plans = plan_workload(machine, wl, df, loop_order)
-    runs = run_layers(machine, plans, engine, progress)
-    layers = pd.DataFrame([layer_row(machine, run) for run in runs])
-    layers["mode"] = engine  # which engine computed each row
-    actions = actions_table(machine, runs)
-    result = Result(machine, wl, df, engine, layers, actions, runs)
+    df, layers, actions, runs = run_ops(machine, wl.ops, dataflow=dataflow, mode=mode,
+                                        loop_order=loop_order, source=wl.source or wl.name,
+                                        sparsity=sparsity, progress=progress)
+    result = Result(machine, wl, df, resolve_mode(mode), layers, actions, runs)
     if energy:
         _attach_energy(result)
     return result
@@ -185,100 +166,9 @@ def simulate(hw: Any, workload: Any, *, dataflow: str | None = None, mode: str =
 
 def plan_workload(machine: SystolicMachine, wl: Workload, dataflow: str,
                   loop_order: str = "auto") -> list:
-    """Every primitive op of ``wl`` mapped onto ``machine``, in order; ops that differ only in
-    their name (the blocks of a Transformer) are mapped once and the plan renamed. Mapping
-    everything first makes bad input fail before any work."""
-    plans = []
-    mapped: dict[Any, Any] = {}
-    for op in wl.ops:
-        for piece in expand_op(op):
-            key = op_key(piece)
-            plan = mapped.get(key) if key is not None else None
-            if plan is None:
-                if hasattr(piece, "lower"):
-                    _check_folds(machine, piece, dataflow, wl.source or wl.name)
-                plan = _plan(machine, piece, dataflow, loop_order)
-                if key is not None:
-                    mapped[key] = plan
-            elif plan.name != getattr(piece, "name", plan.name):
-                plan = dataclasses.replace(plan, name=piece.name)
-            plans.append(plan)
-    return plans
-
-
-def _check_folds(machine: SystolicMachine, op: Any, dataflow: str, source: str) -> None:
-    """Refuse a layer of more than MAX_LAYER_FOLDS folds (over all its repeats: batch entries
-    with their own weights, conv groups) before anything is allocated."""
-    gemm = op.lower()
-    g = geometry(gemm.m, gemm.n, gemm.k, machine.array.rows, machine.array.cols, dataflow)
-    check_count(g.folds * gemm.repeat, MAX_LAYER_FOLDS, file=source, field=getattr(op, "name", "layer"),
-                what="folds", hint=f"the layer is too large for a {machine.array.rows}x"
-                f"{machine.array.cols} array")
-
-
-def _simulate_spatial(machine: SystolicMachine, wl: Workload, df: str, mode: str, energy: bool,
-                      sparsity: Mapping[str, float] | float | None,
-                      progress: Callable[[int, int, str], None] | None) -> Result:
-    """The spatial path: Conv2d/GEMM layers mapped by the ``rs`` or ``nlr`` strategy."""
-    pieces = [p for op in wl.ops for p in expand_op(op)]
-    array_ops = [p for p in pieces if hasattr(p, "lower")]
-    zeros = dict(zip([p.name for p in array_ops],
-                     zero_fractions([p.name for p in array_ops], sparsity), strict=True))
-    plans: list[Any] = []
-    for i, piece in enumerate(pieces):  # map everything first: bad input fails before any work
-        if hasattr(piece, "lower"):
-            zin, zout = zeros[piece.name]
-            plans.append(plan_rs(machine, piece, ifmap_zero_fraction=zin,
-                                 ofmap_zero_fraction=zout, first_layer=i == 0, dataflow=df))
-        elif hasattr(piece, "tensor_elements"):
-            plans.append(plan_vector(machine, piece))
-        else:
-            raise UnsupportedError(f"{getattr(piece, 'name', piece)}: operator kind "
-                                   f"'{getattr(piece, 'kind', type(piece).__name__)}' has no "
-                                   "row-stationary model")
-    runs, rows, recs, others = [], [], [], []
-    for i, plan in enumerate(plans):
-        run = run_layer(machine, plan, mode)
-        runs.append(run)
-        if isinstance(plan, RsPlan):
-            row = rs_layer_row(machine, run)
-            recs.extend(rs_actions(machine, run, row["total_cycles"]))
-        else:
-            row = layer_row(machine, run)
-            others.append(run)
-        rows.append(row)
-        if progress is not None:
-            progress(i + 1, len(plans), plan.name)
-    layers = pd.DataFrame(rows)
-    layers["mode"] = mode  # which engine computed each row
-    actions = pd.concat([pd.DataFrame(recs), actions_table(machine, others)], ignore_index=True)
-    result = Result(machine, wl, df, mode, layers, actions, runs)
-    if energy:
-        _attach_energy(result)
-    return result
-
-
-def _plan(machine: SystolicMachine, piece: Any, dataflow: str, loop_order: str) -> Any:
-    """The layer plan (GEMM/conv) or vector plan of one primitive op."""
-    if hasattr(piece, "lower"):
-        return plan_layer(machine, piece, dataflow, loop_order)
-    if hasattr(piece, "tensor_elements"):
-        return plan_vector(machine, piece)
-    raise UnsupportedError(f"{getattr(piece, 'name', piece)}: operator kind "
-                           f"'{getattr(piece, 'kind', type(piece).__name__)}' has no systolic model")
-
-
-def op_key(piece: Any) -> Any:
-    """A key equal for ops that differ only in name (None if the op is not a hashable
-    dataclass with a name): what lets a model's repeated blocks be costed once."""
-    if not dataclasses.is_dataclass(piece) or not hasattr(piece, "name"):
-        return None
-    try:
-        key = (type(piece), dataclasses.replace(piece, name=""))
-        hash(key)
-    except (TypeError, ValueError):
-        return None
-    return key
+    """Every primitive op of ``wl`` mapped onto ``machine``, in order
+    (:func:`accelsim.devices.systolic.plan_ops`: repeated blocks mapped once)."""
+    return plan_ops(machine, wl.ops, dataflow, loop_order, wl.source or wl.name)
 
 
 def _attach_energy(result: Result) -> None:

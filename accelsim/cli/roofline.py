@@ -8,8 +8,9 @@ point per layer (simulated) and measured points overlaid. ``--measured`` reads a
 ``layer`` column and ``time_s`` (or ``flops_per_s``) per layer; a cell that is not a
 positive number is one error line naming the file, row and column.
 
-Machines: systolic (the engine), GPU (``simulate_op``), CPU (``hw.cpu.op_cost``, every op
-at the roofs' precision). Systems and nodes have no single roofline: one error line.
+Every single-device machine kind answers through its device
+(:func:`accelsim.devices.device_for`: ``layer_table`` and ``roofs``; a CPU runs every op at
+the roofs' precision). Systems and nodes have no single roofline: one error line.
 
 Imports: everything (top layer).
 """
@@ -25,7 +26,7 @@ from typing import Any
 import pandas as pd
 
 from accelsim.analysis import roofline as rl
-from accelsim.analysis.roofs import DEVICE_KINDS, machine_roofs
+from accelsim.devices import device_for
 from accelsim.errors import ConfigError
 
 
@@ -98,88 +99,11 @@ def read_measured(path: str, points: pd.DataFrame, level: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["layer", "intensity", "flops_per_s"])
 
 
-def check_single_device(machine: Any, source: str) -> None:
-    """Raise a ConfigError unless ``machine`` is one device (systolic, GPU or CPU)."""
-    kind = getattr(machine, "kind", "systolic")
-    if kind not in DEVICE_KINDS:
-        raise ConfigError(source, "kind", kind,
-                          f"roofline needs a single device ({', '.join(DEVICE_KINDS)}); "
-                          f"'{getattr(machine, 'name', source)}' is a {kind}")
-
-
-def _cpu_layers(machine: Any, workload: Any, precision: str) -> pd.DataFrame:
-    """Per-layer rows of the CPU model (:func:`accelsim.hw.cpu.op_cost`) with every op run at
-    ``precision``: ``bytes_dram`` DRAM traffic, ``bytes_l3``/``bytes_l2`` what the cache
-    below L2/L1 supplies, ``bytes_l1`` what L1 feeds the registers."""
-    import dataclasses
-
-    from accelsim.errors import UnsupportedError
-    from accelsim.hw.cpu import op_cost
-
-    levels = ("l1", "l2", "l3", "dram")
-    rows = []
-    for op in workload.ops:
-        run_op = op
-        if dataclasses.is_dataclass(op) and any(f.name == "dtype" for f in dataclasses.fields(op)):
-            run_op = dataclasses.replace(op, dtype=precision)
-        row = {"layer": getattr(op, "name", ""), "op": getattr(op, "kind", ""),
-               "flops": float(getattr(op, "flops", 0))}
-        try:
-            cost = op_cost(machine, run_op)
-        except UnsupportedError:  # no CPU cost for this op: an analytical row only
-            rows.append({**row, "time_s": math.nan, **{f"bytes_{lv}": math.nan for lv in levels}})
-            continue
-        rows.append({**row, "time_s": float(cost.time_s),
-                     **{f"bytes_{lv}": float(cost.level_bytes.get(lv, 0.0)) for lv in levels}})
-    return pd.DataFrame(rows)
-
-
-def _simulated_layers(machine: Any, workload: Any, args: argparse.Namespace
-                      ) -> tuple[pd.DataFrame | None, str | None]:
-    """(per-layer ``layer, op, flops, time_s`` + ``bytes_<level>`` columns, precision)."""
-    kind = getattr(machine, "kind", "systolic")
-    if kind == "systolic":
-        from accelsim.api import simulate
-
-        own = machine.array.precision
-        if args.precision and args.precision != own:
-            raise ConfigError("command line", "--precision", args.precision,
-                              f"a systolic machine's roofs are at its own precision ({own})")
-
-        r = simulate(machine, workload, dataflow=args.dataflow, mode="analytic", energy=False)
-        return r.layers, None
-    if kind == "cpu":
-        prec = args.precision or machine.default_precision
-        machine.check_precision(prec)
-        return _cpu_layers(machine, workload, prec), prec
-    try:
-        from accelsim.api.gpu import simulate_op
-    except ImportError:
-        return None, args.precision
-    from accelsim.errors import UnsupportedError
-
-    rows, prec = [], args.precision
-    for op in workload.ops:
-        try:
-            doc = simulate_op(machine, op, mode="analytic", precision=args.precision)
-        except UnsupportedError:  # no GPU cost for this op: an analytical row only
-            rows.append({"layer": getattr(op, "name", ""), "op": getattr(op, "kind", ""),
-                         "flops": float(getattr(op, "flops", 0)), "time_s": math.nan,
-                         "bytes_l2": math.nan, "bytes_hbm": math.nan})
-            continue
-        prec = prec or doc.get("precision")
-        rows.append({"layer": getattr(op, "name", ""), "op": getattr(op, "kind", ""),
-                     "flops": float(doc["flops"]), "time_s": float(doc["time_s"]),
-                     "bytes_l2": float(doc.get("l2_bytes", math.nan)),
-                     "bytes_hbm": float(doc.get("hbm_bytes", math.nan))})
-    return pd.DataFrame(rows), prec
-
-
 def roofline_tables(machine: Any, workload: Any, *, precision: str | None = None,
                     layers: pd.DataFrame | None = None) -> tuple[rl.MachineRoofs, pd.DataFrame]:
     """(roofs, table): simulated rows when ``layers`` is given, else analytical rows; the
     compulsory-traffic intensity is added as ``intensity_min`` where layer names match."""
-    roofs = machine_roofs(machine, precision)
+    roofs = device_for(machine).roofs(precision)
     prec = precision or roofs.precision
     analytic = rl.workload_table(workload.ops, roofs, prec)
     if layers is None:
@@ -228,9 +152,10 @@ def run(args: argparse.Namespace) -> int:
     from accelsim.api import load_hw, load_wl
 
     machine = load_hw(args.hw)
-    check_single_device(machine, args.hw)
+    device = device_for(machine, source=args.hw)
     workload = load_wl(args.workload)
-    layers, precision = _simulated_layers(machine, workload, args)
+    layers, precision = device.layer_table(workload.ops, precision=args.precision,
+                                           dataflow=args.dataflow)
     roofs, table = roofline_tables(machine, workload, precision=precision, layers=layers)
     from accelsim.report.plots_roofline import choose_level
 
@@ -238,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
     measured = read_measured(args.measured, table, level) if args.measured else None
     title = (f"roofline: {workload.name} on {roofs.name} ({roofs.precision}), "
              f"peak {roofs.peak_flops_per_s / 1e12:.4g} TFLOP/s"
-             + ("" if layers is not None else " [analytical: no simulator for this machine]"))
+             )
     if args.plot:
         from accelsim.report.plots_roofline import plot_roofline, save
 

@@ -239,7 +239,7 @@ def run(args: argparse.Namespace) -> int:
 
         written.append(str(write_trace(result, args.trace)))
     if args.report:
-        from accelsim.analysis.roofline import result_roofline
+        from accelsim.devices import result_roofline
         from accelsim.report.html import write_html_report
 
         written.append(str(write_html_report(result, args.report, roofline=result_roofline(result))))

@@ -17,7 +17,8 @@ import argparse
 import json
 from collections.abc import Callable
 
-from accelsim.analysis.seed_cases import CaseResult, all_checks, run_suite
+from accelsim.validation.seed_cases import CaseResult
+from accelsim.validation.suite import all_checks, run_suite
 
 
 def providers() -> dict[str, Callable]:

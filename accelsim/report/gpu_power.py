@@ -57,9 +57,10 @@ def _rec(level: str, operand: str, direction: str, bits: float, word_bits: float
             "capacity_bytes": float(capacity), "word_bits": float(word_bits)}
 
 
-def gpu_energy_parts(m: Any, table: EnergyTable, *, macs: float, flops: float,
-                     l2_bytes: float, hbm_bytes: float, precision: str) -> dict[str, float]:
-    """Dynamic energy of GPU work per part, joules (see the module docstring)."""
+def gpu_energy_records(m: Any, *, macs: float, flops: float, l2_bytes: float,
+                       hbm_bytes: float, precision: str) -> dict[str, list[dict[str, Any]]]:
+    """The action records of GPU work per part (``mac``, ``vector``, ``rf``, ``smem``, ``l2``,
+    ``hbm``; see the module docstring); ``core`` has no record (a per-MAC table figure)."""
     c = m.compute
     w = PRECISION_BYTES.get(precision, 2) * 8
     acc_bits = macs * ACC_BITS / MMA_K_STEP
@@ -78,6 +79,14 @@ def gpu_energy_parts(m: Any, table: EnergyTable, *, macs: float, flops: float,
     }
     for part in ("mac", "vector"):  # a MAC record: count = MACs, no bits
         records[part][0].update(count=records[part][0]["bits"], bits=0.0)
+    return records
+
+
+def gpu_energy_parts(m: Any, table: EnergyTable, *, macs: float, flops: float,
+                     l2_bytes: float, hbm_bytes: float, precision: str) -> dict[str, float]:
+    """Dynamic energy of GPU work per part, joules (see the module docstring)."""
+    records = gpu_energy_records(m, macs=macs, flops=flops, l2_bytes=l2_bytes,
+                                 hbm_bytes=hbm_bytes, precision=precision)
     out = {}
     for part, recs in records.items():
         out[part] = float(price_actions(pd.DataFrame(recs), table)["pj"].sum()) * 1e-12

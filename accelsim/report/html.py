@@ -7,7 +7,7 @@
 * per-layer utilisation (overall, compute, mapping efficiency);
 * energy per layer by level (when ``result.energy`` holds an energy report);
 * the roofline (when roofline tables are given: ``roofline=(roofs, points)`` from
-  :func:`accelsim.analysis.roofline.result_roofline`, or ``result.roofline``);
+  :func:`accelsim.devices.result_roofline`, or ``result.roofline``);
 * a timeline of the layers (cycle offsets from the per-layer table; per-fold compute and DMA
   bars of the engine schedule when ``result.runs`` carries them);
 * the per-layer table and the energy breakdown table.

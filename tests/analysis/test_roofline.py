@@ -10,9 +10,9 @@ import pytest
 from accelsim.analysis import amdahl as am
 from accelsim.analysis import mapspace as ms
 from accelsim.analysis import roofline as rl
-from accelsim.analysis.roofs import machine_roofs
 from accelsim.analysis.wavefront import ws_wavefront
 from accelsim.config.registry import load_machine
+from accelsim.devices import machine_roofs, result_roofline
 from accelsim.workload.nn_ops import Embedding, LayerNorm
 from accelsim.workload.ops import Gemm
 
@@ -90,7 +90,7 @@ def test_simulated_table_points_never_beat_their_bound():
     from accelsim.api import simulate
 
     res = simulate("tpu_v4", "resnet18", mode="analytic", energy=False)
-    roofs_df, table = rl.result_roofline(res)
+    roofs_df, table = result_roofline(res)
     assert len(table) == len(res.layers) and set(roofs_df["level"]) == {"sram", "dram"}
     assert (table["achieved_flops_per_s"] <= table["attainable_flops_per_s"] * (1 + 1e-9)).all()
     assert set(table["bound"]) <= {"compute", "sram", "dram"}
@@ -165,7 +165,7 @@ def test_cpu_roofs_come_from_the_config():
 
 @pytest.mark.parametrize("name", ["h200x2", "node_gpu_npu"])
 def test_systems_have_no_single_roofline(name):
-    from accelsim.errors import UnsupportedError
+    from accelsim.errors import ConfigError
 
-    with pytest.raises(UnsupportedError, match="single device"):
+    with pytest.raises(ConfigError, match="needs a single device"):
         machine_roofs(load_machine(name))

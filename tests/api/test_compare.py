@@ -7,7 +7,7 @@ import pytest
 
 from accelsim.api.compare import COLUMNS, compare, load_platform, with_fallback
 from accelsim.api.gpu import simulate_op
-from accelsim.errors import ConfigError, UnsupportedError
+from accelsim.errors import ConfigError
 from accelsim.workload.nn_ops import LayerNorm
 from accelsim.workload.ops import Gemm
 
@@ -92,7 +92,7 @@ def test_unknown_platform_fails_before_any_work():
 
 
 def test_a_system_is_not_a_kernel_platform():
-    with pytest.raises(UnsupportedError, match="not a single kernel platform"):
+    with pytest.raises(ConfigError, match="needs a single device"):
         compare(SMALL, ["dgx_a100"])
 
 

@@ -46,7 +46,7 @@ def test_json_records(run):
 
 def test_a_failing_case_exits_1(cli, tmp_path):
     """A case file whose expected value is wrong makes the suite fail with exit code 1."""
-    from accelsim.analysis.seed_cases import load_cases
+    from accelsim.validation.seed_cases import load_cases
 
     cases = [c for c in load_cases() if c["id"] == "FAL-LN"]
     cases[0]["expected"]["ridge_FLOP_per_B"] = 151
@@ -80,8 +80,8 @@ def test_bad_case_file_is_one_line_exit_2(cli, tmp_path, content, reason):
 
 
 def test_bad_case_file_raises_config_error_naming_the_file(tmp_path):
-    from accelsim.analysis.seed_cases import load_cases
     from accelsim.errors import ConfigError
+    from accelsim.validation.seed_cases import load_cases
 
     path = tmp_path / "dup.json"
     path.write_text(json.dumps([{"id": "A", "expected": {}}, {"id": "A", "expected": {}}]))

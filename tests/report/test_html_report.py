@@ -15,7 +15,7 @@ def result():
 
 
 def test_report_is_one_self_contained_page(result, tmp_path):
-    from accelsim.analysis.roofline import result_roofline
+    from accelsim.devices import result_roofline
     from accelsim.report.html import write_html_report
 
     p = write_html_report(result, tmp_path / "r.html", roofline=result_roofline(result))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from accelsim.analysis import amdahl as am
-from accelsim.analysis.seed_cases import CaseContext, case, not_reproducible
+from accelsim.validation.seed_cases import CaseContext, case, not_reproducible
 
 
 @case("AMD-T1.1")

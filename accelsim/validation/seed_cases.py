@@ -20,7 +20,8 @@ Models that live above this layer (API-level simulators, report-level energy) ar
 as ``providers`` (name -> callable) by the caller (the CLI, the tests); a case whose
 provider is absent uses the lower-layer model and says so in ``via``.
 
-Imports: analysis, config, workload, hw, engine (never api or report).
+Imports: analysis.checks, errors. The case functions live in ``seed_cases_*.py``; running
+them is :mod:`accelsim.validation.suite`.
 """
 
 from __future__ import annotations
@@ -184,48 +185,3 @@ class CaseResult:
         """Every check passed (and there was at least one, and no error)."""
         return self.reproducible and not self.error and bool(self.checks) and \
             all(c.passed for c in self.checks)
-
-
-def _register_all() -> None:
-    # The case functions live in modules that register on import.
-    from accelsim.analysis import (  # noqa: F401
-        seed_cases_amdahl,
-        seed_cases_features,
-        seed_cases_machine,
-        seed_cases_other,
-        seed_cases_roofline,
-    )
-
-
-def run_case(case_id: str, providers: Mapping[str, Callable] | None = None,
-             cases: Mapping[str, dict] | None = None) -> CaseResult:
-    """Compute one case's checks. An exception in a model is reported, not raised."""
-    _register_all()
-    record = (cases or case_index())[case_id]
-    title, kind = record.get("title", ""), record.get("kind", "")
-    if case_id in NOT_REPRODUCIBLE:
-        return CaseResult(case_id, title, kind, (), {}, reason=NOT_REPRODUCIBLE[case_id])
-    fn = CASES.get(case_id)
-    if fn is None:
-        return CaseResult(case_id, title, kind, (), {}, error="no case function")
-    ctx = CaseContext(record, providers or {})
-    try:
-        fn(ctx)
-    except ModelMissing as exc:
-        return CaseResult(case_id, title, kind, (), {}, reason=f"model missing: {exc}")
-    except Exception as exc:  # a model failing is a failed case, shown with its message
-        return CaseResult(case_id, title, kind, tuple(ctx.checks), dict(ctx.not_checked),
-                          error=f"{type(exc).__name__}: {exc}")
-    return CaseResult(case_id, title, kind, tuple(ctx.checks), dict(ctx.not_checked))
-
-
-def run_suite(providers: Mapping[str, Callable] | None = None,
-              path: str | Path | None = None) -> list[CaseResult]:
-    """Every case of the file, in file order."""
-    cases = case_index(path)
-    return [run_case(cid, providers, cases) for cid in cases]
-
-
-def all_checks(results: list[CaseResult]) -> list[Check]:
-    """The checks of all reproducible cases, flattened."""
-    return [c for r in results for c in r.checks]

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from accelsim.analysis import mapspace as ms
 from accelsim.analysis import roofline as rl
-from accelsim.analysis.seed_cases import CaseContext, case
-from accelsim.analysis.seed_cases_roofline import device_roofs, load_config
 from accelsim.analysis.wavefront import ws_wavefront
 from accelsim.hw import systolic as hs
+from accelsim.validation.seed_cases import CaseContext, case
+from accelsim.validation.seed_cases_roofline import device_roofs, load_config
 from accelsim.workload.ops import Gemm
 
 M = 1e6
@@ -160,7 +160,7 @@ def _int8q(c: CaseContext) -> None:
 
 @case("LH1.2")
 def _lh12(c: CaseContext) -> None:
-    from accelsim.analysis.seed_cases_other import _pick
+    from accelsim.validation.seed_cases_other import _pick
 
     i = c.inputs
     nbytes = i["samples"] * rl.PRECISION_BYTES["fp16"]

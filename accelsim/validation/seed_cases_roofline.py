@@ -10,8 +10,8 @@ import math
 from typing import Any
 
 from accelsim.analysis import roofline as rl
-from accelsim.analysis.roofs import machine_roofs
-from accelsim.analysis.seed_cases import CaseContext, case
+from accelsim.devices import machine_roofs
+from accelsim.validation.seed_cases import CaseContext, case
 from accelsim.workload.nn_ops import Elementwise, Embedding, LayerNorm, Softmax
 from accelsim.workload.ops import Conv2d, Gemm
 

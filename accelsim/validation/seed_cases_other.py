@@ -13,8 +13,8 @@ import numpy as np
 
 from accelsim.analysis import mapspace as ms
 from accelsim.analysis import roofline as rl
-from accelsim.analysis.seed_cases import CaseContext, ModelMissing, case, not_reproducible
 from accelsim.units import parse_bandwidth
+from accelsim.validation.seed_cases import CaseContext, ModelMissing, case, not_reproducible
 from accelsim.workload.nn_ops import Attention, Elementwise, Softmax
 from accelsim.workload.ops import Gemm
 

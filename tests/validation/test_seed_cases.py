@@ -7,9 +7,10 @@ import json
 
 import pytest
 
-from accelsim.analysis import seed_cases as sc
 from accelsim.analysis.checks import compare
 from accelsim.cli.validate import providers
+from accelsim.validation import seed_cases as sc
+from accelsim.validation import suite
 
 PROVIDERS = providers()
 
@@ -28,7 +29,7 @@ def test_packaged_file_is_the_shared_reference():
 
 
 def test_every_case_is_either_computed_or_explained():
-    sc.run_case(IDS[0])  # registers the case functions
+    suite.run_case(IDS[0])  # registers the case functions
     for cid in IDS:
         assert (cid in sc.CASES) != (cid in sc.NOT_REPRODUCIBLE), cid
         if cid in sc.NOT_REPRODUCIBLE:
@@ -38,7 +39,7 @@ def test_every_case_is_either_computed_or_explained():
 @pytest.mark.parametrize("case_id", IDS)
 def test_seed_case(case_id):
     """Each reproducible case passes every check it makes; unchecked quantities say why."""
-    r = sc.run_case(case_id, PROVIDERS)
+    r = suite.run_case(case_id, PROVIDERS)
     if not r.reproducible:
         pytest.skip(f"not reproducible: {r.reason}")
     assert not r.error, r.error
@@ -53,7 +54,7 @@ def test_seed_case(case_id):
 
 
 def test_reproducible_cases_are_a_large_majority():
-    results = sc.run_suite(PROVIDERS)
+    results = suite.run_suite(PROVIDERS)
     assert sum(r.reproducible for r in results) >= 64
 
 
@@ -96,9 +97,9 @@ def _patch_checkpoint(monkeypatch):
 ])
 def test_feature_cases_are_computed_by_the_models(monkeypatch, case_id, patch):
     """Changing the model a case goes through makes the case fail: nothing is looked up."""
-    assert sc.run_case(case_id).passed
+    assert suite.run_case(case_id).passed
     patch(monkeypatch)
-    r = sc.run_case(case_id)
+    r = suite.run_case(case_id)
     assert not r.passed
 
 
@@ -114,7 +115,7 @@ def test_a_wrong_model_value_fails_the_check():
 
 def test_text_errors_are_checked_against_the_corrected_value():
     """FAL-T4: the text's '< 2x' claim is not reproduced; the corrected 6.4x is."""
-    r = sc.run_case("FAL-T4")
+    r = suite.run_case("FAL-T4")
     assert "text_claim" in r.not_checked
     ratio = next(c for c in r.checks if c.quantity == "A100_over_T4_at_B1_x_correct")
     assert ratio.passed and ratio.got == pytest.approx(6.4, rel=0.01)
@@ -124,9 +125,9 @@ def test_model_exception_is_reported_not_raised(monkeypatch):
     def boom(ctx):
         raise RuntimeError("model broke")
 
-    sc.run_case("T12")
+    suite.run_case("T12")
     monkeypatch.setitem(sc.CASES, "T12", boom)
-    r = sc.run_case("T12")
+    r = suite.run_case("T12")
     assert "model broke" in r.error and not r.passed
 
 
@@ -141,13 +142,13 @@ def test_a_broken_config_fails_the_case(monkeypatch, case_id):
     from accelsim.config import registry
     from accelsim.errors import ConfigError
 
-    assert sc.run_case(case_id).passed
+    assert suite.run_case(case_id).passed
 
     def broken(name, overrides=None):
         raise ConfigError(f"configs/hardware/{name}.yaml", "compute.sm_count", -1, "must be > 0")
 
     monkeypatch.setattr(registry, "load_machine", broken)
-    r = sc.run_case(case_id)
+    r = suite.run_case(case_id)
     assert not r.passed and r.reproducible
     assert "ConfigError" in r.error and "must be > 0" in r.error
 
@@ -165,14 +166,14 @@ def test_config_cases_follow_the_config(monkeypatch, case_id, field, value):
     real = registry.load_machine
     monkeypatch.setattr(registry, "load_machine",
                         lambda name, overrides=None: real(name, {**(overrides or {}), field: value}))
-    assert not sc.run_case(case_id).passed
+    assert not suite.run_case(case_id).passed
 
 
 def test_fal_prec_is_the_config_peaks_at_their_rated_clocks():
     from accelsim.config.registry import load_machine
 
     h100 = load_machine("h100")
-    r = sc.run_case("FAL-PREC")
+    r = suite.run_case("FAL-PREC")
     (chk,) = r.checks
     fp32_boost = 256 * 132 * h100.compute.max_clock_hz
     assert chk.passed and chk.got == pytest.approx(h100.peak_flops("fp16") / fp32_boost)
@@ -181,12 +182,12 @@ def test_fal_prec_is_the_config_peaks_at_their_rated_clocks():
 
 def test_grad_payload_follows_the_case_parameter_count():
     case = {**sc.case_index()["GRAD-PAYLOAD"], "inputs": {"P": "2e11+"}}
-    r = sc.run_case("GRAD-PAYLOAD", cases={"GRAD-PAYLOAD": case})
+    r = suite.run_case("GRAD-PAYLOAD", cases={"GRAD-PAYLOAD": case})
     assert not r.passed
     assert {c.quantity: c.got for c in r.checks}["payload_100B_FP16_GB_derived"] == 400
 
 
 def test_dvfs_throttle_comes_from_the_provider_model():
-    r = sc.run_case("DVFS", PROVIDERS)
+    r = suite.run_case("DVFS", PROVIDERS)
     fps = next(c for c in r.checks if c.quantity == "throttle_fps")
     assert r.passed and fps.got[1] != 15.0 and fps.got[1] == pytest.approx(15.0, rel=0.01)

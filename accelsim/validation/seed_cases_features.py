@@ -14,8 +14,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from accelsim.analysis.seed_cases import CaseContext, ModelMissing, case
-from accelsim.analysis.seed_cases_roofline import load_config
+from accelsim.validation.seed_cases import CaseContext, ModelMissing, case
+from accelsim.validation.seed_cases_roofline import load_config
 from accelsim.workload.ops import Gemm
 
 

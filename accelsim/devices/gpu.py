@@ -1,0 +1,158 @@
+"""The GPU device (``kind: gpu``): ops planned into kernels by :mod:`accelsim.hw.gpu`, timed by
+the kernel replay (:mod:`accelsim.engine.gpu_replay`), roofs from the config.
+
+Roofs: peak = the config's dense peak at the precision (tensor cores, CUDA cores for fp32);
+``l1`` = shared memory, ``sm_smem_bytes_per_clk x SMs x clock``; ``l2`` = the configured L2
+bandwidth; ``hbm`` = the datasheet HBM bandwidth; ``host`` = the PCIe link of ``host`` (raw
+bytes/s per direction, from the link generation tables).
+
+Actions and energy (:mod:`accelsim.report.gpu_power`): tensor-core MACs, other FLOP,
+accumulator and shared-memory operand staging, L2 traffic in 256-bit accesses, HBM traffic,
+plus the per-MAC datapath overhead of the table (``core.gpu_mac``).
+
+Imports: config, hw.gpu, engine.gpu_replay, analysis.roofline, report.energy.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import pandas as pd
+
+from accelsim.analysis.roofline import MachineRoofs, Roof
+from accelsim.config.gpu import GpuMachine
+from accelsim.devices.base import DeviceBase, OpCost
+from accelsim.engine.gpu_replay import replay_closed_form, replay_event
+from accelsim.errors import ConfigError
+from accelsim.hw.gpu import plan_op
+from accelsim.hw.gpu.kernel import bound_of
+from accelsim.hw.gpu.sparsity import sparse_peak_flops
+from accelsim.limits import MAX_GPU_CTAS, check_count
+
+MODES = ("event", "analytic")
+
+
+def op_document(m: GpuMachine, op: object, *, mode: str = "event", precision: str | None = None,
+                sparsity: str | None = None) -> dict:
+    """Time one operator on GPU ``m``: the document of :func:`accelsim.api.gpu.simulate_op`
+    (seconds, bytes, FLOP; see that module's docstring for the fields)."""
+    if mode not in MODES:
+        raise ConfigError(None, "mode", mode, f"must be one of {', '.join(MODES)}")
+    plan = plan_op(m, op, precision, sparsity=sparsity)
+    macs = float(getattr(op, "macs", 0))
+    if mode == "event":
+        check_count(sum(k.ctas for k in plan.kernels), MAX_GPU_CTAS, file=m.name,
+                    field=getattr(op, "name", "op"), what="CTAs",
+                    hint="run it with --mode analytic (closed form)")
+        rep = replay_event(plan.kernels, m)
+    else:
+        rep = replay_closed_form(plan.kernels, m, contention=True)
+    t = rep.time_s
+    if len(plan.kernels) == 1 and plan.kernels[0].meta.get("pdl"):
+        # the same GEMM back to back: each launches while its predecessor retires (PDL)
+        t -= m.host.kernel_tail_s
+    longest = max(range(len(plan.kernels)), key=lambda i: rep.kernel_s[i])
+    clock = m.load_clock_hz(plan.precision)
+    return {
+        "machine": m.name, "op": plan.op_kind, "precision": plan.precision, "mode": mode,
+        "time_s": t, "eager_time_s": max(t, m.host.host_launch_s),
+        "cycles": t * clock, "clock_hz": clock,
+        "flops": float(plan.flops), "bytes": float(plan.bytes),
+        "hbm_bytes": sum(k.hbm_bytes for k in plan.kernels),
+        "l2_bytes": sum(k.l2_bytes for k in plan.kernels),
+        "flop_per_s": plan.flops / t if t > 0 else 0.0,
+        "bandwidth_bytes_per_s": plan.bytes / t if t > 0 else 0.0,
+        "peak_flop_per_s": sparse_peak_flops(m, plan.precision, sparsity),
+        "tflops": plan.flops / t / 1e12 if t > 0 else 0.0,  # alias, one release
+        "peak_tflops": sparse_peak_flops(m, plan.precision, sparsity) / 1e12,  # alias
+        "sparsity": plan.explain.get("sparsity", "dense"),
+        "macs": macs, "macs_executed": macs * plan.explain.get("density", 1.0),
+        "bound": bound_of(plan.kernels[longest], m),
+        **plan.explain,
+        "kernels": [{"name": k.name, "time_s": s, "ctas": k.ctas,
+                     "hbm_bytes": k.hbm_bytes, "l2_bytes": k.l2_bytes}
+                    for k, s in zip(plan.kernels, rep.kernel_s, strict=True)],
+    }
+
+
+def gpu_actions(m: GpuMachine, *, macs: float, flops: float, l2_bytes: float,
+                hbm_bytes: float, precision: str) -> pd.DataFrame:
+    """Action records of GPU work (:func:`accelsim.report.gpu_power.gpu_energy_records`:
+    MACs, other FLOP, accumulator and shared-memory staging, L2 and HBM traffic), one column
+    ``part`` naming the energy part each belongs to."""
+    from accelsim.report.gpu_power import gpu_energy_records
+
+    recs = gpu_energy_records(m, macs=macs, flops=flops, l2_bytes=l2_bytes,
+                              hbm_bytes=hbm_bytes, precision=precision)
+    return pd.DataFrame([{**r, "part": part} for part, rs in recs.items() for r in rs])
+
+
+def gpu_energy_j(m: GpuMachine, table: Any, *, macs: float, flops: float, l2_bytes: float,
+                 hbm_bytes: float, precision: str) -> float:
+    """Dynamic energy of GPU work, joules: the sum of
+    :func:`accelsim.report.gpu_power.gpu_energy_parts` (MACs, operand staging, datapath
+    overhead, L2 and HBM traffic), priced with ``table``."""
+    from accelsim.report.gpu_power import gpu_energy_parts
+
+    return sum(gpu_energy_parts(m, table, macs=macs, flops=flops, l2_bytes=l2_bytes,
+                                hbm_bytes=hbm_bytes, precision=precision).values())
+
+
+class GpuDevice(DeviceBase):
+    """A tensor-core GPU (:class:`~accelsim.config.gpu.GpuMachine`)."""
+
+    kind: ClassVar[str] = "gpu"
+    levels: ClassVar[tuple[str, ...]] = ("l2", "hbm")
+
+    def plan(self, op: object, *, precision: str | None = None) -> Any:
+        """The op's kernels (:func:`accelsim.hw.gpu.plan_op`)."""
+        return plan_op(self.machine, op, precision)
+
+    def cost(self, op: object, *, precision: str | None = None) -> OpCost:
+        """The analytic (closed-form, with contention floor) time of ``op``."""
+        m = self.machine
+        doc = op_document(m, op, mode="analytic", precision=precision)
+        prec = doc["precision"]
+        actions = gpu_actions(m, macs=float(getattr(op, "macs", 0)), flops=doc["flops"],
+                              l2_bytes=doc["l2_bytes"], hbm_bytes=doc["hbm_bytes"],
+                              precision=prec)
+        return OpCost(name=getattr(op, "name", "op"), op=getattr(op, "kind", ""), precision=prec,
+                      time_s=float(doc["time_s"]), flops=float(doc["flops"]),
+                      level_bytes={"l2": float(doc["l2_bytes"]), "hbm": float(doc["hbm_bytes"])},
+                      offchip_bytes=float(doc["hbm_bytes"]),
+                      peak_flops_per_s=doc["peak_flop_per_s"],
+                      offchip_bytes_per_s=m.memory.hbm.bandwidth_bytes_per_s,
+                      bound=doc["bound"], actions=actions, detail=doc)
+
+    def energy_j(self, cost: OpCost, table: Any = None) -> float:
+        """Dynamic energy of :meth:`cost`'s work (:func:`gpu_energy_j`) priced with ``table``
+        (default: the machine's), plus static (leakage) power over the op's time
+        (:func:`accelsim.report.power.static_power_w`)."""
+        from accelsim.report.energy import energy_table_for
+        from accelsim.report.power import static_power_w
+
+        tab = table or energy_table_for(self.machine)
+        doc = cost.detail
+        dynamic = gpu_energy_j(self.machine, tab, macs=doc["macs"], flops=doc["flops"],
+                               l2_bytes=doc["l2_bytes"], hbm_bytes=doc["hbm_bytes"],
+                               precision=doc["precision"])
+        return dynamic + sum(static_power_w(self.machine, tab).values()) * cost.time_s
+
+    def roofs(self, precision: str | None = None) -> MachineRoofs:
+        """Roofs at ``precision`` (default fp16); see the module docstring."""
+        from accelsim.config.link import LinkSpec
+
+        m = self.machine
+        prec = precision or "fp16"
+        comp, mem = m.compute, m.memory
+        roofs = [Roof(level="l1", bandwidth_bytes_per_s=comp.sm_smem_bytes_per_clk
+                      * comp.sm_count * comp.clock_hz),
+                 Roof(level="l2", bandwidth_bytes_per_s=mem.l2_bandwidth_bytes_per_s),
+                 Roof(level="hbm", bandwidth_bytes_per_s=mem.hbm.bandwidth_bytes_per_s)]
+        host = getattr(m, "host", None)
+        if host is not None:
+            pcie = LinkSpec(name="host", protocol="pcie", generation=host.pcie_generation,
+                            lanes=host.pcie_lanes)
+            roofs.append(Roof(level="host", bandwidth_bytes_per_s=pcie.raw_bytes_per_s))
+        return MachineRoofs(name=m.name, peak_flops_per_s=float(m.peak_flops(prec)),
+                            precision=prec, roofs=tuple(roofs))

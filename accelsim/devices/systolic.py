@@ -1,0 +1,265 @@
+"""The systolic device (``kind: systolic``: TPUs, Eyeriss, the NPU, SCALE-Sim's default): GEMMs
+and convolutions mapped onto the array by the dataflow's strategy (:mod:`accelsim.hw.dataflows`:
+os/ws/is fold streams through :mod:`accelsim.mapping.systolic`, the spatial rs/nlr through
+:mod:`accelsim.mapping.row_stationary`), everything else onto the vector unit
+(:mod:`accelsim.mapping.vector`), each layer scheduled by the engine (discrete events or the
+equal closed form) and tabulated by :mod:`accelsim.report.tables` /
+:mod:`accelsim.report.rs_tables`.
+
+Roofs: peak = PEs x clock x 2 FLOP/MAC; ``sram`` = the bandwidth at which the scratchpads
+feed the array edges, one operand word per row and per column per cycle per array
+(``count x (rows + cols) x word_bytes x clock``); ``dram`` = the configured peak DRAM/HBM
+bandwidth.
+
+Imports: config, workload, hw.systolic, limits, mapping, engine, analysis.roofline, report.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar
+
+import pandas as pd
+
+from accelsim.analysis.roofline import MachineRoofs, Roof, level_bytes
+from accelsim.config.machine import SystolicMachine
+from accelsim.config.systolic import ALL_DATAFLOWS
+from accelsim.devices.base import DeviceBase, OpCost, records_energy_j
+from accelsim.engine.systolic_run import MODES, LayerRun, resolve_mode, run_layer, run_layers
+from accelsim.errors import AccelsimError, ConfigError, UnsupportedError
+from accelsim.hw import dataflows
+from accelsim.hw.systolic import geometry
+from accelsim.limits import MAX_LAYER_FOLDS, check_count
+from accelsim.mapping.expand import expand_op
+from accelsim.mapping.row_stationary import RsPlan, plan_rs, zero_fractions
+from accelsim.mapping.systolic import LayerPlan, plan_layer
+from accelsim.mapping.vector import VectorPlan, plan_vector
+from accelsim.report.rs_tables import rs_actions, rs_layer_row
+from accelsim.report.tables import actions_table, layer_row
+from accelsim.units import FLOP_PER_MAC
+
+
+def check_folds(machine: SystolicMachine, op: Any, dataflow: str, source: str) -> None:
+    """Refuse a layer of more than MAX_LAYER_FOLDS folds (over all its repeats: batch entries
+    with their own weights, conv groups) before anything is allocated."""
+    gemm = op.lower()
+    g = geometry(gemm.m, gemm.n, gemm.k, machine.array.rows, machine.array.cols, dataflow)
+    check_count(g.folds * gemm.repeat, MAX_LAYER_FOLDS, file=source,
+                field=getattr(op, "name", "layer"), what="folds",
+                hint=f"the layer is too large for a {machine.array.rows}x"
+                f"{machine.array.cols} array")
+
+
+def op_key(piece: Any) -> Any:
+    """A key equal for ops that differ only in name (None if the op is not a hashable
+    dataclass with a name): what lets a model's repeated blocks be costed once."""
+    if not dataclasses.is_dataclass(piece) or not hasattr(piece, "name"):
+        return None
+    try:
+        key = (type(piece), dataclasses.replace(piece, name=""))
+        hash(key)
+    except (TypeError, ValueError):
+        return None
+    return key
+
+
+def _plan(machine: SystolicMachine, piece: Any, dataflow: str, loop_order: str) -> Any:
+    """The layer plan (GEMM/conv) or vector plan of one primitive op."""
+    if hasattr(piece, "lower"):
+        return plan_layer(machine, piece, dataflow, loop_order)
+    if hasattr(piece, "tensor_elements"):
+        return plan_vector(machine, piece)
+    raise UnsupportedError(f"{getattr(piece, 'name', piece)}: operator kind "
+                           f"'{getattr(piece, 'kind', type(piece).__name__)}' has no systolic model")
+
+
+def plan_ops(machine: SystolicMachine, ops: Sequence[object], dataflow: str,
+             loop_order: str = "auto", source: str = "") -> list[LayerPlan | VectorPlan]:
+    """Every primitive op of ``ops`` mapped onto ``machine`` (array or vector unit), in order;
+    ops that differ only in their name (the blocks of a Transformer) are mapped once and the
+    plan renamed. Bad input, or a layer too large to replay, fails before any work (errors
+    name ``source``)."""
+    plans: list[Any] = []
+    mapped: dict[Any, Any] = {}
+    for op in ops:
+        for piece in expand_op(op):
+            key = op_key(piece)
+            plan = mapped.get(key) if key is not None else None
+            if plan is None:
+                if hasattr(piece, "lower"):
+                    check_folds(machine, piece, dataflow, source)
+                plan = _plan(machine, piece, dataflow, loop_order)
+                if key is not None:
+                    mapped[key] = plan
+            elif plan.name != getattr(piece, "name", plan.name):
+                plan = dataclasses.replace(plan, name=piece.name)
+            plans.append(plan)
+    return plans
+
+
+def run_ops(machine: SystolicMachine, ops: Sequence[object], *, dataflow: str | None = None,
+            mode: str = "auto", loop_order: str = "auto", source: str = "",
+            sparsity: Mapping[str, float] | float | None = None,
+            progress: Callable[[int, int, str], None] | None = None
+            ) -> tuple[str, pd.DataFrame, pd.DataFrame, list[LayerRun]]:
+    """Map and schedule ``ops`` on ``machine``: ``(dataflow, layers, actions, runs)``.
+
+    ``mode``: ``auto`` (the exact recurrence, proven equal to the event replay), ``event`` or
+    ``analytic`` (:mod:`accelsim.engine.systolic_run`); ``layers["mode"]`` names the engine.
+    ``dataflow``: a registered dataflow (:mod:`accelsim.hw.dataflows`; default the machine's):
+    os, ws, is run as fold streams on the systolic engine; the spatial ones (rs, nlr) map
+    each layer with their strategy (:func:`_run_spatial`). ``layers``: one row per layer;
+    ``actions``: the action records. ``sparsity``: zero fraction of each layer's input
+    activations (spatial dataflows). ``progress`` is called as ``progress(done, total,
+    layer_name)`` after each layer.
+    """
+    if mode not in MODES:
+        raise ConfigError(None, "mode", mode, f"must be one of {', '.join(MODES)}")
+    df = dataflow or machine.array.dataflow
+    if df not in ALL_DATAFLOWS:
+        raise ConfigError(None, "dataflow", df, f"must be one of {', '.join(ALL_DATAFLOWS)}")
+    engine = resolve_mode(mode)
+    if df in dataflows.names("spatial"):
+        return _run_spatial(machine, ops, df, engine, sparsity, progress)
+    plans = plan_ops(machine, ops, df, loop_order, source)
+    runs = run_layers(machine, plans, engine, progress)
+    layers = pd.DataFrame([layer_row(machine, run) for run in runs])
+    layers["mode"] = engine  # which engine computed each row
+    return df, layers, actions_table(machine, runs), runs
+
+
+def _run_spatial(machine: SystolicMachine, ops: Sequence[object], df: str, mode: str,
+                 sparsity: Mapping[str, float] | float | None,
+                 progress: Callable[[int, int, str], None] | None
+                 ) -> tuple[str, pd.DataFrame, pd.DataFrame, list[LayerRun]]:
+    """The spatial path: Conv2d/GEMM layers mapped by the ``rs`` or ``nlr`` strategy
+    (:mod:`accelsim.mapping.row_stationary`), other ops on the vector unit."""
+    pieces = [p for op in ops for p in expand_op(op)]
+    array_ops = [p for p in pieces if hasattr(p, "lower")]
+    zeros = dict(zip([p.name for p in array_ops],
+                     zero_fractions([p.name for p in array_ops], sparsity), strict=True))
+    plans: list[Any] = []
+    for i, piece in enumerate(pieces):  # map everything first: bad input fails before any work
+        if hasattr(piece, "lower"):
+            zin, zout = zeros[piece.name]
+            plans.append(plan_rs(machine, piece, ifmap_zero_fraction=zin,
+                                 ofmap_zero_fraction=zout, first_layer=i == 0, dataflow=df))
+        elif hasattr(piece, "tensor_elements"):
+            plans.append(plan_vector(machine, piece))
+        else:
+            raise UnsupportedError(f"{getattr(piece, 'name', piece)}: operator kind "
+                                   f"'{getattr(piece, 'kind', type(piece).__name__)}' has no "
+                                   "row-stationary model")
+    runs, rows, recs, others = [], [], [], []
+    for i, plan in enumerate(plans):
+        run = run_layer(machine, plan, mode)
+        runs.append(run)
+        if isinstance(plan, RsPlan):
+            row = rs_layer_row(machine, run)
+            recs.extend(rs_actions(machine, run, row["total_cycles"]))
+        else:
+            row = layer_row(machine, run)
+            others.append(run)
+        rows.append(row)
+        if progress is not None:
+            progress(i + 1, len(plans), plan.name)
+    layers = pd.DataFrame(rows)
+    layers["mode"] = mode  # which engine computed each row
+    actions = pd.concat([pd.DataFrame(recs), actions_table(machine, others)], ignore_index=True)
+    return df, layers, actions, runs
+
+
+class SystolicDevice(DeviceBase):
+    """A systolic-array machine (:class:`~accelsim.config.machine.SystolicMachine`)."""
+
+    kind: ClassVar[str] = "systolic"
+    levels: ClassVar[tuple[str, ...]] = ("sram", "dram")
+
+    def plan(self, op: object, *, precision: str | None = None) -> list[LayerPlan | VectorPlan]:
+        """The op's layer plans at the machine's dataflow (the array has one precision)."""
+        return plan_ops(self.machine, [op], self.machine.array.dataflow)
+
+    def cost(self, op: object, *, precision: str | None = None) -> OpCost:
+        """The analytic schedule of ``op``; ``precision`` is ignored (the array's own runs).
+
+        The bound is ``dram`` when the longest layer's DRAM transfer at the sustained
+        bandwidth exceeds its compute cycles, else the unit it ran on (``array``/``vector``).
+        """
+        m = self.machine
+        _, layers, acts, _ = run_ops(m, [op], mode="analytic")
+        lb = level_bytes(layers, m).sum()
+        longest = layers.loc[layers["time_s"].idxmax()]
+        dram_s = float(longest["dram_bytes"]) / m.memory.dram.sustained_bytes_per_s
+        comp_s = float(longest["compute_cycles"]) / m.clock_hz
+        unit = "vector" if longest["dataflow"] == "vector" else "array"
+        return OpCost(name=getattr(op, "name", "op"), op=getattr(op, "kind", ""),
+                      precision=m.array.precision, time_s=float(layers["time_s"].sum()),
+                      flops=float(getattr(op, "flops", layers["flops"].sum())),
+                      level_bytes={c.removeprefix("bytes_"): float(v) for c, v in lb.items()},
+                      offchip_bytes=float(layers["dram_bytes"].sum()),
+                      peak_flops_per_s=FLOP_PER_MAC * m.peak_macs_per_s,
+                      offchip_bytes_per_s=m.memory.dram.bandwidth_bytes_per_s,
+                      bound="dram" if dram_s > comp_s else unit, actions=acts, detail=layers)
+
+    def energy_j(self, cost: OpCost, table: Any = None) -> float:
+        """Array actions through :func:`accelsim.report.energy.compute_energy` (registers and
+        leakage, priced per cycle, included); vector-unit records at one ``mac.<precision>``
+        per op."""
+        from accelsim.report.energy import compute_energy, energy_table_for
+
+        tab = table or energy_table_for(self.machine)
+        acts = cost.actions
+        is_vec = acts["level"] == "vector"
+        energy = 0.0
+        if (~is_vec).any():
+            energy += compute_energy(acts[~is_vec].reset_index(drop=True), cost.detail,
+                                     self.machine, tab).summary["total_pj"] * 1e-12
+        return energy + records_energy_j(acts[is_vec], tab)
+
+    def op_times(self, ops: Sequence[object]) -> list[float]:
+        """One analytic run for the whole list (layer rows map back to ops through the
+        expansion); per op, ``inf`` where it cannot run, if the whole list fails."""
+        try:
+            _, layers, _, _ = run_ops(self.machine, ops, mode="analytic")
+            t = layers["time_s"].to_numpy()
+            out, i = [], 0
+            for op in ops:
+                k = len(expand_op(op))
+                out.append(float(t[i:i + k].sum()))
+                i += k
+            if i == len(t):
+                return out
+        except AccelsimError:
+            pass
+        times = []
+        for op in ops:
+            try:
+                _, layers, _, _ = run_ops(self.machine, [op], mode="analytic")
+                times.append(float(layers["time_s"].sum()))
+            except AccelsimError:
+                times.append(math.inf)
+        return times
+
+    def layer_table(self, ops: Sequence[object], *, precision: str | None = None,
+                    dataflow: str | None = None) -> tuple[pd.DataFrame, str]:
+        """The analytic per-layer table of the whole workload at ``dataflow``; ``precision``,
+        if given, must be the array's own (its roofs are at that precision)."""
+        own = self.machine.array.precision
+        if precision and precision != own:
+            raise ConfigError(None, "precision", precision,
+                              f"a systolic machine's roofs are at its own precision ({own})")
+        _, layers, _, _ = run_ops(self.machine, ops, dataflow=dataflow, mode="analytic")
+        return layers, own
+
+    def roofs(self, precision: str | None = None) -> MachineRoofs:
+        """Roofs of the array (``precision`` is the array's own); see the module docstring."""
+        m = self.machine
+        arr = m.compute.array
+        peak = arr.pes * m.clock_hz * FLOP_PER_MAC
+        edge = arr.count * (arr.rows + arr.cols) * arr.operand_bytes * m.clock_hz
+        return MachineRoofs(name=m.name, peak_flops_per_s=peak, precision=arr.precision,
+                            roofs=(Roof(level="sram", bandwidth_bytes_per_s=edge),
+                                   Roof(level="dram", bandwidth_bytes_per_s=m.memory.dram
+                                        .bandwidth_bytes_per_s)))
