@@ -1,6 +1,8 @@
-"""The layering of DESIGN.md holds (import-linter contract in pyproject.toml) and the code is
-ruff clean. Both run as tests so that CI fails on a violation."""
+"""The layering of ARCHITECTURE.md holds (import-linter contract in pyproject.toml), no module
+of accelsim imports itself back through others (no import cycle), and the code is ruff clean.
+They run as tests so that CI fails on a violation."""
 
+import ast
 import os
 import shutil
 import subprocess
@@ -32,3 +34,84 @@ def test_ruff_is_clean():
     r = subprocess.run([_tool("ruff"), "check", "accelsim", "tests", "scripts"], cwd=ROOT,
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stdout[-3000:]
+
+
+def import_graph(package: Path) -> dict[str, set[str]]:
+    """Module -> accelsim modules it imports, from every ``import`` statement in its source
+    (function-level imports included; ``from pkg import name`` counts ``pkg.name`` when that
+    is a module)."""
+    mods: dict[str, Path] = {}
+    for p in package.rglob("*.py"):
+        parts = list(p.relative_to(package.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        mods[".".join(parts)] = p
+    graph: dict[str, set[str]] = {m: set() for m in mods}
+    for mod, path in mods.items():
+        pkg = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = pkg.split(".")[:len(pkg.split(".")) - node.level + 1]
+                    base = ".".join(up + ([node.module] if node.module else []))
+                names = [base] + [f"{base}.{a.name}" for a in node.names]
+            else:
+                continue
+            graph[mod].update(n for n in names if n in mods and n != mod)
+    return graph
+
+
+def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components (iterative), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, it = work[-1]
+            for w in it:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(graph[w]))))
+                    break
+                if w in on_stack:
+                    low[v] = min(low[v], index[w])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                if low[v] == index[v]:
+                    comp = []
+                    while True:
+                        w = stack.pop()
+                        on_stack.discard(w)
+                        comp.append(w)
+                        if w == v:
+                            break
+                    out.append(sorted(comp))
+    return out
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    g = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert sorted(map(len, strongly_connected(g))) == [1, 3]
+
+
+def test_no_import_cycle_inside_accelsim():
+    graph = import_graph(ROOT / "accelsim")
+    assert len(graph) > 100 and graph["accelsim.api.placement"]  # the graph was read
+    cycles = [c for c in strongly_connected(graph) if len(c) > 1]
+    assert not cycles, f"import cycles: {cycles}"

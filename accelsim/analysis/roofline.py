@@ -24,14 +24,12 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from accelsim.precision import PRECISION_BYTES
 from accelsim.units import FLOP_PER_MAC
 
 LEVEL_ORDER = ("rf", "sram", "l1", "l2", "l3", "dram", "hbm", "host")
 """Memory levels from the compute units outwards (names used in columns ``bytes_<level>``)."""
 
-PRECISION_BYTES = {"int4": 0.5, "int8": 1, "fp8": 1, "int16": 2, "fp16": 2, "bf16": 2,
-                   "int32": 4, "fp32": 4, "tf32": 4, "fp64": 8}
-"""Bytes per element of each precision name (tf32 is stored as 4-byte fp32)."""
 
 ADVICE_BANDS = ((200.0, "high", "maximise compute utilisation (tensor cores, tiling, occupancy)"),
                 (20.0, "medium", "balance: batch, register tiling, fusion"),

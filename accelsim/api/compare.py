@@ -55,7 +55,6 @@ from accelsim.devices.gpu import gpu_energy_j  # noqa: F401  (api.model_run pric
 from accelsim.errors import ConfigError
 from accelsim.files import builtin_names
 from accelsim.report.energy import energy_table_for
-from accelsim.workload import nn_ops  # noqa: F401  (registers layernorm, softmax, attention ops)
 from accelsim.workload.ops import Workload
 
 DEFAULT_KERNELS = "workloads/kernels/multikernelbench.yaml"
@@ -73,10 +72,6 @@ COLUMNS = ["kernel", "op", "hw", "alias", "family", "requested_precision", "prec
            "peak_tflops", "util", "dram_bytes", "bw_util", "energy_j", "gflops_per_j", "bound",
            "bound_class"]
 
-def _ensure_kinds() -> None:
-    import accelsim.config.cpu  # noqa: F401  (registers kind: cpu)
-
-
 def resolve_alias(name: str) -> str:
     """The config name an alias stands for (``npu`` -> ``npu_ascend910``); other names as given.
 
@@ -89,7 +84,6 @@ def resolve_alias(name: str) -> str:
 def load_platform(name: str) -> Any:
     """A machine by built-in name, path or alias; an unknown name is a one-line
     :class:`ConfigError`."""
-    _ensure_kinds()
     try:
         return load_machine(resolve_alias(name))
     except ConfigError as exc:

@@ -19,19 +19,14 @@ from accelsim.api import links as api
 from accelsim.config.link import LinkSpec
 from accelsim.config.schema import build
 from accelsim.errors import ConfigError
+from accelsim.precision import element_bytes
 
 CASE_IDS = ("HOST-PCIE", "NODE-BW", "DBUF", "AR-8GPU", "GRAD-PAYLOAD",
             "AMD-T1.1", "LH1.1a", "LH1.1b", "FN-AMD20")
 
-BYTES_PER_ELEMENT = {"fp8": 1, "int8": 1, "fp16": 2, "bf16": 2, "fp32": 4, "tf32": 4}
-
-
 def gradient_bytes(params: float, precision: str = "fp16") -> float:
     """Unsharded gradient payload of a model with ``params`` parameters, bytes."""
-    if precision not in BYTES_PER_ELEMENT:
-        raise ConfigError(None, "precision", precision,
-                          f"must be one of {', '.join(BYTES_PER_ELEMENT)}")
-    return float(params) * BYTES_PER_ELEMENT[precision]
+    return float(params) * element_bytes(precision)
 
 
 def _pcie(gen: int) -> LinkSpec:

@@ -123,13 +123,13 @@ def _gpu_parser(hw: str, op: str, systolic: bool = False) -> argparse.ArgumentPa
 
 def gpu_op(op: str, a: argparse.Namespace):
     """Build the workload operator of GPU op ``op`` from parsed options."""
-    from accelsim.workload.graph import DTYPE_BYTES
+    from accelsim.precision import PRECISION_BYTES
     from accelsim.workload.nn_ops import Attention, Elementwise, LayerNorm, Softmax
     from accelsim.workload.ops import Conv2d, Gemm
 
-    if a.dtype not in DTYPE_BYTES:
+    if a.dtype not in PRECISION_BYTES:
         raise ConfigError("command line", "--dtype", a.dtype,
-                          f"unknown precision (known: {', '.join(DTYPE_BYTES)})")
+                          f"unknown precision (known: {', '.join(PRECISION_BYTES)})")
     for name, v in vars(a).items():
         if isinstance(v, int) and not isinstance(v, bool) and v is not None:
             flag = f"--{name.replace('_', '-')}"

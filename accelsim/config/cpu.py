@@ -6,7 +6,7 @@ calibrated constants (main-loop efficiencies, the sustained share of DRAM bandwi
 fork/join cost of a parallel region) live in the YAML, each with a comment naming its source.
 The cost model is :mod:`accelsim.hw.cpu`.
 
-Precision names follow :data:`accelsim.config.systolic.PRECISION_BYTES`.
+Precision names follow :data:`accelsim.precision.PRECISION_BYTES`.
 
 Imports: units, errors, config.*.
 """
@@ -18,10 +18,9 @@ from dataclasses import dataclass
 
 from accelsim.config.energy_ref import EnergySelection
 from accelsim.config.memory import DRAM_TECHNOLOGIES
-from accelsim.config.registry import register_kind
 from accelsim.config.schema import non_negative, param, positive
-from accelsim.config.systolic import PRECISION_BYTES
 from accelsim.errors import UnsupportedError
+from accelsim.precision import PRECISION_BYTES
 
 CPU_PRECISIONS = ("fp32", "bf16", "fp16", "int8")
 """Operand precisions the CPU model knows."""
@@ -219,6 +218,3 @@ class CpuMachine:
         if mx is not None and precision in mx.macs_per_cycle:
             return 2.0 * mx.macs_per_cycle[precision] * self.compute.cores * self.matrix_clock_hz()
         return 2.0 * self.compute.simd.macs_per_cycle(precision) * self.compute.cores * self.compute.clock_hz
-
-
-register_kind("cpu", CpuMachine)

@@ -63,9 +63,9 @@ from pathlib import Path
 from typing import Any
 
 from accelsim.config.memory import DRAM_TECHNOLOGIES
-from accelsim.config.systolic import PRECISION_BYTES
 from accelsim.errors import ConfigError
 from accelsim.files import read_yaml, resolve_path
+from accelsim.precision import PRECISION_BYTES
 from accelsim.units import UnitError, parse_bytes, parse_energy, parse_power
 
 PRECISIONS = tuple(PRECISION_BYTES)

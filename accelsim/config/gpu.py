@@ -16,19 +16,24 @@ from dataclasses import dataclass
 from accelsim.config.energy_ref import EnergySelection
 from accelsim.config.gpu_conv import GpuConvKernels
 from accelsim.config.memory import DRAM_TECHNOLOGIES
-from accelsim.config.registry import register_kind
 from accelsim.config.schema import fraction, non_negative, param, positive
 from accelsim.errors import UnsupportedError
+from accelsim.precision import PRECISION_BYTES, sizes_of
 from accelsim.units import UnitError, parse_frequency, parse_time
 
 GPU_PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8")
 """Operand precisions the GPU model knows. fp32 runs on CUDA cores; the rest on tensor cores."""
 
-OPERAND_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1}
-"""Bytes per input element, per precision."""
+OPERAND_BYTES = sizes_of(GPU_PRECISIONS)
+"""Bytes per input element, per precision (from :data:`accelsim.precision.PRECISION_BYTES`)."""
 
-OUTPUT_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 2, "int8": 4}
-"""Bytes per output element (fp8 GEMMs write bf16, int8 GEMMs write int32)."""
+OUTPUT_PRECISION = {"fp32": "fp32", "tf32": "fp32", "fp16": "fp16", "bf16": "bf16",
+                    "fp8": "bf16", "int8": "int32"}
+"""Precision of the output a GEMM of each input precision writes (fp8 GEMMs write bf16,
+int8 GEMMs write int32)."""
+
+OUTPUT_BYTES = {p: PRECISION_BYTES[o] for p, o in OUTPUT_PRECISION.items()}
+"""Bytes per output element, per input precision."""
 
 
 def _unit_interval(v: float) -> str | None:
@@ -278,6 +283,3 @@ class GpuMachine:
     def peak_flops(self, precision: str) -> float:
         """Datasheet dense peak, FLOP/s, at the rated clock."""
         return self.flop_per_clk_per_sm(precision) * self.compute.sm_count * self.compute.clock_hz
-
-
-register_kind("gpu", GpuMachine)

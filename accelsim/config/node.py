@@ -21,9 +21,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-import accelsim.config.cpu  # noqa: F401  (registers kind: cpu for host hardware)
+from accelsim.config.build import load_device_machine
 from accelsim.config.link import Host, Link, LinkSpec, Switch
-from accelsim.config.registry import load_machine, register_kind
 from accelsim.config.schema import build, non_negative, param, positive
 from accelsim.config.system import CollectiveParams, DeviceRef, System
 from accelsim.errors import ConfigError
@@ -117,7 +116,7 @@ def _system_of(node: Node) -> System:
 
 @functools.lru_cache(maxsize=32)
 def _load_hardware(hardware: str) -> Any:
-    return load_machine(hardware)
+    return load_device_machine(hardware)
 
 
 def load_node(name_or_path: str | os.PathLike) -> Node:
@@ -141,6 +140,3 @@ def load_node(name_or_path: str | os.PathLike) -> Node:
         except ConfigError:
             raise ConfigError(str(path), field, hw, "no such hardware config") from None
     return node
-
-
-register_kind("node", Node)

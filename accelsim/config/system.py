@@ -15,8 +15,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from accelsim.config.build import load_device_machine
 from accelsim.config.link import Host, Link, LinkSpec, Switch
-from accelsim.config.registry import load_machine, register_kind
 from accelsim.config.schema import build, non_negative, param, positive
 from accelsim.errors import ConfigError
 from accelsim.files import read_yaml, resolve_path
@@ -180,7 +180,7 @@ class System:
 
 @functools.lru_cache(maxsize=32)
 def _load_hardware(hardware: str) -> Any:
-    return load_machine(hardware)
+    return load_device_machine(hardware)
 
 
 def load_system(name_or_path: str | os.PathLike) -> System:
@@ -236,6 +236,3 @@ def switched_system(name: str, devices: int, link_bytes_per_s: float, *,
         "collectives": {"launch_s": launch_s, "model": "link"},
     }
     return build(System, data, file=f"<{name}>")
-
-
-register_kind("system", System)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from accelsim.config.schema import param, positive
 from accelsim.config.spatial import ArrayNetwork, Scratchpads
 from accelsim.limits import MAX_ARRAY_SIDE, MAX_WORD_BYTES
+from accelsim.precision import ACCUMULATOR, PRECISION_BYTES
 
 DATAFLOWS = ("os", "ws", "is")
 """Output-, weight- and input-stationary, as SCALE-Sim defines them (the systolic engine)."""
@@ -18,13 +19,7 @@ ALL_DATAFLOWS = (*DATAFLOWS, "rs", "nlr")
 """Every registered dataflow name (:mod:`accelsim.hw.dataflows`): ``rs`` row-stationary and
 ``nlr`` no-local-reuse are spatial (Eyeriss-style arrays)."""
 
-PRECISION_BYTES = {"int4": 0.5, "int8": 1, "fp8": 1, "int16": 2, "fp16": 2, "bf16": 2,
-                   "int32": 4, "fp32": 4, "tf32": 4}
-"""Bytes per operand word for each precision name."""
 
-ACCUMULATOR = {"int4": "int32", "int8": "int32", "fp8": "fp32", "int16": "int32", "fp16": "fp32",
-               "bf16": "fp32", "int32": "int32", "fp32": "fp32", "tf32": "fp32"}
-"""Precision of partial sums for each operand precision."""
 
 
 def _side(v: int) -> str | None:

@@ -37,12 +37,13 @@ import math
 from dataclasses import dataclass, field
 
 from accelsim.config.cpu import CacheLevel, CpuMachine
+from accelsim.precision import ACCUMULATOR, PRECISION_BYTES
 from accelsim.units import BITS_PER_BYTE, FLOP_PER_MAC
 from accelsim.workload.nn_ops import Attention, Softmax
 from accelsim.workload.ops import Conv2d, Gemm, GemmShape
 
-ACC_BYTES = {"fp32": 4, "bf16": 4, "fp16": 4, "int8": 4}
-"""Accumulator bytes per output element while a block is computed."""
+ACC_BYTES = {p: PRECISION_BYTES[ACCUMULATOR[p]] for p in ("fp32", "bf16", "fp16", "int8")}
+"""Accumulator bytes per output element while a block is computed (int32 or fp32)."""
 
 LEVELS = ("compute", "l1", "l2", "l3", "dram")
 """Candidate bounds, innermost first."""

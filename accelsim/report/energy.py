@@ -38,9 +38,9 @@ import pandas as pd
 
 from accelsim.config.energy import EnergyTable, load_energy_table
 from accelsim.config.energy_ref import EnergySelection
-from accelsim.config.systolic import ACCUMULATOR, PRECISION_BYTES
 from accelsim.errors import ConfigError
 from accelsim.hw import dataflows
+from accelsim.precision import ACCUMULATOR, PRECISION_BYTES
 from accelsim.report.power import machine_clock_hz
 from accelsim.units import BITS_PER_BYTE, FLOP_PER_MAC
 

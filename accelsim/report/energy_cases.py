@@ -22,10 +22,10 @@ import pandas as pd
 from accelsim.config.energy import load_energy_table
 from accelsim.config.energy_scaling import scale_dynamic_energy
 from accelsim.config.registry import load_machine
-from accelsim.config.systolic import PRECISION_BYTES
 from accelsim.engine.systolic_run import run_layer
 from accelsim.mapping.row_stationary import plan_rs
 from accelsim.mapping.systolic import plan_layer
+from accelsim.precision import PRECISION_BYTES
 from accelsim.report.energy import ACTION_COLUMNS, compute_energy, price_actions
 from accelsim.report.rs_tables import rs_actions, rs_layer_row
 from accelsim.report.tables import actions_table, layer_row

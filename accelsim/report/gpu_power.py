@@ -31,7 +31,7 @@ from typing import Any
 import pandas as pd
 
 from accelsim.config.energy import EnergyTable
-from accelsim.config.systolic import PRECISION_BYTES
+from accelsim.precision import PRECISION_BYTES
 from accelsim.report.energy import price_actions
 
 MMA_K_STEP = 16

@@ -13,11 +13,11 @@ from typing import Any
 
 import pandas as pd
 
-from accelsim.config.systolic import PRECISION_BYTES
 from accelsim.engine.systolic_run import LayerRun
 from accelsim.hw.systolic import compute_util, mapping_efficiency
 from accelsim.mapping.systolic import layer_sram_words
 from accelsim.mapping.vector import VectorPlan
+from accelsim.precision import PRECISION_BYTES
 from accelsim.units import BITS_PER_BYTE, FLOP_PER_MAC
 
 LAYER_COLUMNS = [

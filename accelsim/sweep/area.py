@@ -46,9 +46,9 @@ from typing import Any
 
 import numpy as np
 
-from accelsim.config.systolic import ACCUMULATOR, PRECISION_BYTES
 from accelsim.errors import ConfigError
 from accelsim.files import read_yaml, resolve_path
+from accelsim.precision import ACCUMULATOR, PRECISION_BYTES
 
 ALADDIN_40NM_UM2 = {"adder_32b": 278.0, "multiplier_32x32": 6350.0, "register_per_bit": 5.98}
 """Aladdin component areas at 40 nm, um^2 (Accelergy hwcomponents-library)."""

@@ -18,15 +18,6 @@ from accelsim.validation.seed_cases import CaseContext, ModelMissing, case
 from accelsim.validation.seed_cases_roofline import load_config
 from accelsim.workload.ops import Gemm
 
-
-def _machine(name: str, kind_module: str | None = None):
-    if kind_module is not None:
-        import importlib
-
-        importlib.import_module(kind_module)  # registers the machine kind
-    return load_config(name)  # a missing or broken config raises: the case fails
-
-
 # --- CPU SIMD -------------------------------------------------------------------------------
 
 @case("SIMD512")
@@ -35,7 +26,7 @@ def _simd512(c: CaseContext) -> None:
     from accelsim.hw.cpu import op_cost, simd_lanes
 
     i = c.inputs
-    cpu = _machine("spr_cpu", "accelsim.config.cpu")
+    cpu = load_config("spr_cpu")
     if cpu.compute.simd.width_bytes * 8 != i["register_bits"]:
         raise ModelMissing(f"a CPU config with {i['register_bits']}-bit SIMD registers")
     prec = next(p for p in CPU_PRECISIONS if cpu.word_bytes(p) * 8 == i["element_bits"])
@@ -80,7 +71,7 @@ def _sparse24(c: CaseContext) -> None:
     via = f"hw.gpu.sparsity Pattern {pat.name}"
     c.check("density", pat.density, via=via)
     c.check("metadata_bits_per_block", pat.metadata_bits_per_block, via=via)
-    gpus = {n: _machine(n, "accelsim.config.gpu") for n in ("a100", "h200")}
+    gpus = {n: load_config(n) for n in ("a100", "h200")}
     h200 = gpus["h200"]
     # a batch-1 GEMV streams its weights: simulated HBM bytes, sparse vs dense
     gemv = Gemm(name="gemv", m=1, k=8192, n=8192, dtype="fp16")

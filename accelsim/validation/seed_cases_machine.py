@@ -11,6 +11,7 @@ from accelsim.analysis import mapspace as ms
 from accelsim.analysis import roofline as rl
 from accelsim.analysis.wavefront import ws_wavefront
 from accelsim.hw import systolic as hs
+from accelsim.precision import PRECISION_BYTES
 from accelsim.validation.seed_cases import CaseContext, case
 from accelsim.validation.seed_cases_roofline import device_roofs, load_config
 from accelsim.workload.ops import Gemm
@@ -152,10 +153,10 @@ def _def13(c: CaseContext) -> None:
 @case("INT8-Q")
 def _int8q(c: CaseContext) -> None:
     w = Gemm(name="fc", m=1, k=4096, n=4096)
-    fp32 = rl.op_traffic(w, rl.PRECISION_BYTES["fp32"])["weight"]
+    fp32 = rl.op_traffic(w, PRECISION_BYTES["fp32"])["weight"]
     via = "op_traffic weight bytes per precision"
-    c.check("fp32_to_int8_traffic_reduction_x", fp32 / rl.op_traffic(w, rl.PRECISION_BYTES["int8"])["weight"], via=via)
-    c.check("fp32_to_fp16_traffic_reduction_x", fp32 / rl.op_traffic(w, rl.PRECISION_BYTES["fp16"])["weight"], via=via)
+    c.check("fp32_to_int8_traffic_reduction_x", fp32 / rl.op_traffic(w, PRECISION_BYTES["int8"])["weight"], via=via)
+    c.check("fp32_to_fp16_traffic_reduction_x", fp32 / rl.op_traffic(w, PRECISION_BYTES["fp16"])["weight"], via=via)
 
 
 @case("LH1.2")
@@ -163,7 +164,7 @@ def _lh12(c: CaseContext) -> None:
     from accelsim.validation.seed_cases_other import _pick
 
     i = c.inputs
-    nbytes = i["samples"] * rl.PRECISION_BYTES["fp16"]
+    nbytes = i["samples"] * PRECISION_BYTES["fp16"]
     hbm = _energy_table("seed_napkin").require("dram.HBM2")
     reg = i["register_energy_pJ_per_bit"]
     mine = {"tensor_KB": (nbytes / 1e3, "precision bytes"),

@@ -13,6 +13,7 @@ import numpy as np
 
 from accelsim.analysis import mapspace as ms
 from accelsim.analysis import roofline as rl
+from accelsim.precision import PRECISION_BYTES
 from accelsim.units import parse_bandwidth
 from accelsim.validation.seed_cases import CaseContext, ModelMissing, case, not_reproducible
 from accelsim.workload.nn_ops import Attention, Elementwise, Softmax
@@ -124,8 +125,8 @@ def lower_bound(value: object) -> float:
 def _gradpayload(c: CaseContext) -> None:
     p = lower_bound(c.inputs["P"])
     via = f"P x precision bytes (P = {p:g}, the case's lower bound)"
-    c.check("payload_100B_FP16_GB_derived", p * rl.PRECISION_BYTES["fp16"] / G, via=via)
-    c.check("payload_100B_FP32_GB_derived", p * rl.PRECISION_BYTES["fp32"] / G, via=via)
+    c.check("payload_100B_FP16_GB_derived", p * PRECISION_BYTES["fp16"] / G, via=via)
+    c.check("payload_100B_FP32_GB_derived", p * PRECISION_BYTES["fp32"] / G, via=via)
 
 
 # --- energy -----------------------------------------------------------------------------

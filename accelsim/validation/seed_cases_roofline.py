@@ -11,6 +11,7 @@ from typing import Any
 
 from accelsim.analysis import roofline as rl
 from accelsim.devices import machine_roofs
+from accelsim.precision import PRECISION_BYTES
 from accelsim.validation.seed_cases import CaseContext, case
 from accelsim.workload.nn_ops import Elementwise, Embedding, LayerNorm, Softmax
 from accelsim.workload.ops import Conv2d, Gemm
@@ -421,7 +422,7 @@ def _r50lb(c: CaseContext) -> None:
 def _pwai(c: CaseContext) -> None:
     i = c.inputs
     via = "arithmetic_intensity(ops, bytes per fp32 access)"
-    eb = rl.PRECISION_BYTES["fp32"]
+    eb = PRECISION_BYTES["fp32"]
     assert eb == i["bytes_per_access"]
     c.check("I_FLOP_per_B_derived", [rl.arithmetic_intensity(o, eb) for o in i["ops_per_access"]],
             via=via)

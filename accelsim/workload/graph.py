@@ -25,14 +25,12 @@ from typing import Any
 import pandas as pd
 
 from accelsim.errors import WorkloadError
+from accelsim.precision import PRECISION_BYTES
 from accelsim.workload.ops import Workload
 
 COMPONENTS = ("attention", "ffn", "norm", "embedding", "other")
 """Component tags of :func:`breakdown`, in report order."""
 
-DTYPE_BYTES: dict[str, float] = {"int4": 0.5, "int8": 1, "fp8": 1, "int16": 2, "fp16": 2,
-                                 "bf16": 2, "int32": 4, "fp32": 4, "tf32": 4}
-"""Bytes per element of each precision name (tf32 is stored as fp32)."""
 
 TENSOR_KINDS = ("activation", "input", "weight", "kv_cache")
 """``input``: fed to the graph from outside; ``weight`` and ``kv_cache``: persistent state."""
@@ -41,9 +39,9 @@ TENSOR_KINDS = ("activation", "input", "weight", "kv_cache")
 def dtype_bytes(dtype: str | None, default: str = "fp32") -> float:
     """Bytes per element of ``dtype`` (``None`` means ``default``)."""
     name = dtype or default
-    if name not in DTYPE_BYTES:
-        raise WorkloadError(None, "dtype", name, f"unknown precision (known: {', '.join(DTYPE_BYTES)})")
-    return DTYPE_BYTES[name]
+    if name not in PRECISION_BYTES:
+        raise WorkloadError(None, "dtype", name, f"unknown precision (known: {', '.join(PRECISION_BYTES)})")
+    return PRECISION_BYTES[name]
 
 
 def op_traffic_elements(op: Any) -> int:
@@ -71,7 +69,7 @@ class Tensor:
     @property
     def bytes(self) -> float:
         """Size in bytes."""
-        return self.elements * DTYPE_BYTES[self.dtype]
+        return self.elements * PRECISION_BYTES[self.dtype]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

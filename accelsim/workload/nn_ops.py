@@ -222,16 +222,6 @@ class Embedding:
                 "output": self.tokens * self.dim}
 
 
-def _register() -> None:
-    from accelsim.workload.readers import register_op
-
-    for cls in (Elementwise, LayerNorm, Softmax, Attention, Embedding):
-        register_op(cls.kind, cls)
-
-
-_register()
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BatchNorm2d:
     """Inference BatchNorm over an ``n x c x h x w`` tensor: per channel
@@ -337,13 +327,3 @@ class Pool2d:
         """Input and output elements."""
         return {"input": self.n * self.c * self.h * self.w,
                 "output": self.n * self.c * self.out_h * self.out_w}
-
-
-def _register_cnn() -> None:
-    from accelsim.workload.readers import register_op
-
-    for cls in (BatchNorm2d, Pool2d):
-        register_op(cls.kind, cls)
-
-
-_register_cnn()

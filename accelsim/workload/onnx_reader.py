@@ -17,7 +17,7 @@ tagged so the fusion pass makes it one kernel. ``Reshape``, ``Flatten``, ``Squee
 Every other op is costed as a memory-bound copy (read and write ``max(input, output)``
 elements, no FLOPs) and listed in one ``UserWarning``; none is dropped.
 
-Imports: errors, limits, workload.ops, workload.nn_ops, workload.graph, workload.readers.
+Imports: errors, limits, workload.ops, workload.nn_ops, workload.graph.
 """
 
 from __future__ import annotations
@@ -303,12 +303,3 @@ def read_onnx(path: str | os.PathLike, dims: dict[str, int] | None = None) -> Wo
     """An ONNX file -> :class:`Workload` (the ops of :func:`read_onnx_graph`)."""
     g = read_onnx_graph(path, dims)
     return Workload(g.name, g.ops, str(path))
-
-
-def _register() -> None:
-    from accelsim.workload.readers import EXTRA_READERS
-
-    EXTRA_READERS.setdefault(".onnx", read_onnx)
-
-
-_register()

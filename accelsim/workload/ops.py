@@ -12,8 +12,6 @@ from dataclasses import dataclass
 
 from accelsim.units import FLOP_PER_MAC
 
-_PRECISIONS = ("int4", "int8", "fp8", "int16", "fp16", "bf16", "int32", "fp32", "tf32")
-
 
 @dataclass(frozen=True, slots=True)
 class GemmShape:

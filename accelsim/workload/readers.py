@@ -10,7 +10,8 @@ accelsim YAML::
 
 Every error names the file, the row or op and the bad value.
 
-Imports: units, errors, limits, files, workload.ops, workload.graph.
+Imports: units, errors, limits, files, workload.ops, workload.graph, workload.registry (zoo
+and ONNX lazily).
 """
 
 from __future__ import annotations
@@ -25,19 +26,19 @@ from typing import Any
 
 from accelsim.errors import ConfigError, WorkloadError, closest
 from accelsim.limits import MAX_CSV_FIELD_BYTES, MAX_DIM, check_file_size, check_number
-from accelsim.workload.graph import DTYPE_BYTES
+from accelsim.precision import PRECISION_BYTES
 from accelsim.workload.ops import Conv2d, Gemm, Workload
-
-OP_TYPES: dict[str, type] = {"gemm": Gemm, "conv2d": Conv2d}
-"""YAML ``op:`` -> operator class. Other workload modules register more."""
-
-EXTRA_READERS: dict[str, Callable[[Path], Workload]] = {}
-"""File suffix -> reader, for optional formats (e.g. ``.onnx``)."""
+from accelsim.workload.registry import OP_TYPES
 
 
-def register_op(name: str, cls: type) -> None:
-    """Make ``op: name`` usable in workload YAML."""
-    OP_TYPES[name] = cls
+def _read_onnx(path: Path) -> Workload:
+    from accelsim.workload.onnx_reader import read_onnx
+
+    return read_onnx(path)
+
+
+EXTRA_READERS: dict[str, Callable[[Path], Workload]] = {".onnx": _read_onnx}
+"""File suffix -> reader, for optional formats (``.onnx``: needs the ``onnx`` extra)."""
 
 
 def op_from_dict(d: dict[str, Any], *, file: str, where: str) -> Any:
@@ -80,9 +81,9 @@ def _field_value(ftype: Any, key: str, value: Any, file: str, field: str) -> Any
     if value is None and optional:
         return None
     if key == "dtype":
-        if not isinstance(value, str) or value not in DTYPE_BYTES:
+        if not isinstance(value, str) or value not in PRECISION_BYTES:
             raise WorkloadError(file, field, value,
-                                f"unknown precision (known: {', '.join(DTYPE_BYTES)})")
+                                f"unknown precision (known: {', '.join(PRECISION_BYTES)})")
         return value
     base = ftype.replace("| None", "").strip()
     if base == "int":
@@ -265,7 +266,3 @@ def load_workload(name_or_path: str | os.PathLike, mode: str = "auto") -> Worklo
     if suffix in EXTRA_READERS:
         return EXTRA_READERS[suffix](path)
     return read_yaml_workload(path)
-
-# Register the operators of nn_ops (imported last: nn_ops registers itself here).
-from accelsim.workload import nn_ops as _nn_ops  # noqa: E402,F401
-from accelsim.workload import onnx_reader as _onnx  # noqa: E402,F401

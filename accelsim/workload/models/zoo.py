@@ -18,7 +18,8 @@ from typing import Any
 
 from accelsim.errors import WorkloadError, closest
 from accelsim.limits import MAX_DIM, check_number
-from accelsim.workload.graph import DTYPE_BYTES, ModelGraph
+from accelsim.precision import PRECISION_BYTES
+from accelsim.workload.graph import ModelGraph
 from accelsim.workload.models.cnn import mobilenet_v2, resnet50
 from accelsim.workload.models.dlrm import dlrm
 from accelsim.workload.models.transformer import (
@@ -93,9 +94,9 @@ def get(name: str, **params: Any) -> ModelGraph:
             check_number(value, file="zoo", field=f"{name}.{key}", integer=True, positive=True,
                          maximum=MAX_DIM, error=WorkloadError)
     dtype = params.get("dtype")
-    if dtype is not None and dtype not in DTYPE_BYTES:
+    if dtype is not None and dtype not in PRECISION_BYTES:
         raise WorkloadError("zoo", f"{name}.dtype", dtype,
-                            f"unknown precision (known: {', '.join(DTYPE_BYTES)})")
+                            f"unknown precision (known: {', '.join(PRECISION_BYTES)})")
     try:
         return fn(**params)
     except (TypeError, ValueError) as exc:

@@ -24,7 +24,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from accelsim.workload.graph import DTYPE_BYTES, ModelGraph
+from accelsim.precision import PRECISION_BYTES
+from accelsim.workload.graph import ModelGraph
 
 OPTIMIZER_STATE_BYTES = {"adam": 8.0, "adamw": 8.0, "sgd_momentum": 4.0, "sgd": 0.0}
 """fp32 optimizer state per parameter, bytes."""
@@ -63,7 +64,7 @@ def training_memory(graph: ModelGraph, *, optimizer: str = "adam",
     if optimizer not in OPTIMIZER_STATE_BYTES:
         raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZER_STATE_BYTES)}")
     dtype = graph.params.get("dtype", "fp32")
-    width = DTYPE_BYTES[dtype]
+    width = PRECISION_BYTES[dtype]
     params = graph.parameter_count()
     if master_weights is None:
         master_weights = width < 4
