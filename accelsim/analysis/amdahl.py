@@ -5,7 +5,9 @@ accelerator touches and ``G`` its speed-up on that fraction; ``S -> 1 / (1 - p)`
 ``G -> inf``. Time-based form: with per-phase baseline and accelerated times the speed-up is
 the ratio of total times.
 
-Imports: stdlib, pandas.
+The one implementation: ``accelsim.api.links.amdahl`` and the seed cases call it.
+
+Imports: pandas, errors.
 """
 
 from __future__ import annotations
@@ -15,13 +17,15 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from accelsim.errors import ConfigError
+
 
 def amdahl_speedup(p: float, g: float) -> float:
     """End-to-end speed-up for accelerated fraction ``p`` (0-1) sped up ``g`` times (``inf`` ok)."""
     if not 0.0 <= p <= 1.0:
-        raise ValueError(f"accelerated fraction p = {p} must be in [0, 1]")
-    if g <= 0:
-        raise ValueError(f"speed-up g = {g} must be > 0")
+        raise ConfigError(None, "accelerated_fraction", p, "must be within [0, 1]")
+    if not g > 0:
+        raise ConfigError(None, "path_speedup", g, "must be > 0")
     serial = 1.0 - p
     accelerated = 0.0 if math.isinf(g) else p / g
     if serial + accelerated == 0.0:

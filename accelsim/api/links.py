@@ -10,7 +10,7 @@ unit nccl-tests print) are kept for one release as aliases. Bad input (unknown o
 unconnected endpoints, negative bytes) raises :class:`~accelsim.errors.ConfigError` naming
 the element.
 
-Imports: config, hw, engine, units, errors (and ``accelsim.api.gpu`` when present).
+Imports: config, hw, engine, analysis.amdahl, units, errors (and ``accelsim.api.gpu``).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from accelsim.analysis import amdahl as am
 from accelsim.config.system import System, load_system, switched_system
 from accelsim.engine import links as eng
 from accelsim.engine.collectives import run_collective
@@ -280,10 +281,8 @@ def tensor_parallel_layer(system: System | str, *, hidden: int, seq: int, batch:
 
 
 def amdahl(accelerated_fraction: float, path_speedup: float, baseline_s: float = 1.0) -> dict:
-    """Amdahl on the clock: a host phase ``(1-p) T`` then an accelerated phase ``p T / G``."""
-    limit = hw.amdahl_speedup(accelerated_fraction, float("inf"))
-    closed = hw.amdahl_speedup(accelerated_fraction, path_speedup)
-    accel = 0.0 if path_speedup == float("inf") else accelerated_fraction * baseline_s / path_speedup
-    t = eng.run_phases([("host", (1 - accelerated_fraction) * baseline_s), ("device", accel)])
-    return {"speedup": baseline_s / t if t > 0 else float("inf"), "closed_form_speedup": closed, "limit": limit,
-            "time_s": t, "baseline_s": baseline_s}
+    """Amdahl's law (closed form, :mod:`accelsim.analysis.amdahl`): a host phase ``(1-p) T``
+    then an accelerated phase ``p T / G``; ``time_s`` is their sum, seconds."""
+    speedup = am.amdahl_speedup(accelerated_fraction, path_speedup)
+    return {"speedup": speedup, "limit": am.amdahl_limit(accelerated_fraction),
+            "time_s": baseline_s / speedup, "baseline_s": baseline_s}

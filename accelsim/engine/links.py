@@ -241,25 +241,6 @@ def _with_payload(spec, payload: int):
     return dataclasses.replace(spec, max_payload_bytes=min(payload, spec.max_payload_bytes))
 
 
-def run_phases(phases: list[tuple[str, float]]) -> float:
-    """Run named serial phases ``(resource, seconds)`` one after another on the clock; total s.
-
-    The host phase of an Amdahl split and the accelerated phase are two such phases.
-    """
-    env = simpy.Environment()
-    res = {name: simpy.Resource(env, 1) for name, _ in phases}
-
-    def seq() -> Proc:
-        for name, seconds in phases:
-            with res[name].request() as req:
-                yield req
-                yield env.timeout(seconds)
-
-    env.process(seq())
-    env.run()
-    return env.now
-
-
 def check_ranks(system: System, ranks: list[str] | None) -> list[str]:
     """The rank list (default: all devices); unknown names raise :class:`ConfigError`."""
     names = list(system.device_names if ranks is None else ranks)

@@ -249,14 +249,3 @@ def ring_allreduce_bound_s(nbytes: float, ranks: int, bytes_per_s: float,
     if ranks < 2:
         return 0.0
     return 2 * (ranks - 1) * step_latency_s + 2 * (ranks - 1) / ranks * nbytes / bytes_per_s
-
-
-def amdahl_speedup(accelerated_fraction: float, path_speedup: float) -> float:
-    """Amdahl: ``1 / ((1 - p) + p / G)``; ``G = inf`` gives the limit ``1 / (1 - p)``."""
-    p, g = accelerated_fraction, path_speedup
-    if not 0.0 <= p <= 1.0:
-        raise ConfigError(None, "accelerated_fraction", p, "must be within [0, 1]")
-    if g <= 0:
-        raise ConfigError(None, "path_speedup", g, "must be > 0")
-    rest = (1.0 - p) + (0.0 if math.isinf(g) else p / g)
-    return math.inf if rest == 0 else 1.0 / rest

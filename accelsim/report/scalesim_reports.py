@@ -10,12 +10,9 @@ Compute-side numbers (cycles, utilisations, SRAM counts and SRAM start/stop cycl
 SCALE-Sim's definitions, quirks included (``accelsim/report/SCALESIM.md`` lists them);
 stalls and every DRAM number come from accelsim's own engine and memory model.
 
-Topology quirks reproduced (SCALE-Sim 3.0 ``topology_utils.py``): the first line is a header
-and is always skipped; a trailing comma ends each row; the output size is
-``ceil((H - Fh + S) / S)`` (a partial last window counts); a GEMM row ``name, M, N, K``
-is the convolution ``H=M, W=K, Fh=1, Fw=K, C=1, Nf=N``; a conv layer whose name contains
-``DP`` becomes ``C`` single-channel layers named ``<name>Channel_<i>``, each with ``Nf``
-filters.
+The topology is read by the one SCALE-Sim CSV reader, in SCALE-Sim's own view of the rows
+(:func:`accelsim.workload.scalesim_topology.scalesim_layers`: ceil output sizes, ``DP`` layers
+split per channel).
 
 Imports: config, workload, hw, mapping, engine, errors.
 """
@@ -32,7 +29,6 @@ from accelsim.config.scalesim_cfg import ScaleSimConfig, read_scalesim_cfg
 from accelsim.engine.schedule import transfer_cycles
 from accelsim.engine.systolic_run import LayerRun, run_layer
 from accelsim.errors import WorkloadError
-from accelsim.files import locate
 from accelsim.hw.systolic import (
     FoldGeometry,
     geometry,
@@ -41,11 +37,9 @@ from accelsim.hw.systolic import (
     scalesim_ofmap_writes,
     sram_accesses,
 )
-from accelsim.limits import MAX_DIM, MAX_LAYER_FOLDS, check_count, check_file_size
+from accelsim.limits import MAX_LAYER_FOLDS, check_count
 from accelsim.mapping.systolic import plan_layer
-from accelsim.workload.ops import Conv2d, Gemm
-
-INPUT_TYPES = ("conv", "gemm")
+from accelsim.workload.scalesim_topology import ScaleSimLayer, scalesim_layers
 
 COMPUTE_HEADER = ("LayerID, Total Cycles (incl. prefetch), Total Cycles, Stall Cycles, "
                   "Overall Util %, Mapping Efficiency %, Compute Util %,\n")
@@ -62,108 +56,6 @@ DETAIL_HEADER = (
 REPORT_FILES = ("COMPUTE_REPORT.csv", "BANDWIDTH_REPORT.csv", "DETAILED_ACCESS_REPORT.csv")
 
 _EXACT_MEAN_MAX_FOLDS = 1 << 22
-
-
-@dataclass(frozen=True, slots=True)
-class ScaleSimLayer:
-    """One SCALE-Sim layer (one report row): its GEMM and the operator accelsim plans."""
-
-    name: str
-    op: Conv2d | Gemm
-    m: int
-    n: int
-    k: int
-    input_hw: tuple[int, int] | None = None
-    """A convolution's input (H, W) as written, when its last window is partial; else None."""
-
-    @property
-    def macs(self) -> int:
-        """MACs as SCALE-Sim counts them (``Ho*Wo*Nf * Fh*Fw*C``)."""
-        return self.m * self.n * self.k
-
-
-def _ints(file: str, line: int, names: tuple[str, ...], fields: list[str]) -> list[int]:
-    out = []
-    for name, text in zip(names, fields):
-        try:
-            v = int(text.strip())
-        except ValueError:
-            raise WorkloadError(file, f"row {line} column '{name}'", text.strip(),
-                                "not an integer") from None
-        if v <= 0:
-            raise WorkloadError(file, f"row {line} column '{name}'", text.strip(), "must be > 0")
-        if v > MAX_DIM:
-            raise WorkloadError(file, f"row {line} column '{name}'", text.strip(),
-                                f"too large (limit {MAX_DIM:,})")
-        out.append(v)
-    return out
-
-
-def _ratio_ok(text: str) -> bool:
-    parts = text.strip().split(":")
-    return len(parts) == 2 and all(p.strip().isdigit() for p in parts)
-
-
-_CONV = ("IFMAP Height", "IFMAP Width", "Filter Height", "Filter Width", "Channels",
-         "Num Filter", "Strides")
-_GEMM = ("M", "N", "K")
-
-
-def read_topology(path: str | os.PathLike, input_type: str = "conv") -> list[ScaleSimLayer]:
-    """SCALE-Sim's layer list for a topology CSV (``input_type`` ``conv`` or ``gemm``)."""
-    file = str(path)
-    if input_type not in INPUT_TYPES:
-        raise WorkloadError(file, "input type", input_type, "must be conv or gemm")
-    check_file_size(path, file=file)
-    try:
-        with open(locate(path), encoding="utf-8") as fh:
-            lines = fh.read().splitlines()
-    except OSError as exc:
-        raise WorkloadError(file, None, None, f"cannot read file ({exc.strerror})") from None
-    except UnicodeDecodeError:
-        raise WorkloadError(file, None, None, "not a text file") from None
-    names = _GEMM if input_type == "gemm" else _CONV
-    layers: list[ScaleSimLayer] = []
-    for line_no, raw in enumerate(lines[1:], start=2):
-        row = raw.strip()
-        if not row:
-            continue
-        fields = row.split(",")
-        if fields[-1].strip() == "":
-            fields = fields[:-1]          # the trailing comma ends the row
-        need = 1 + len(names)
-        if len(fields) == need + 1 and _ratio_ok(fields[-1]):
-            fields = fields[:-1]          # an N:M sparsity column (sparsity is off)
-        if len(fields) != need:
-            raise WorkloadError(file, f"row {line_no}", row,
-                                f"expected {need} columns (name, {', '.join(names)}), "
-                                f"got {len(fields)}")
-        name = fields[0].strip()
-        vals = _ints(file, line_no, names, fields[1:])
-        if input_type == "gemm":
-            m, n, k = vals
-            layers.append(ScaleSimLayer(name, Gemm(name=name or f"layer{len(layers)}", m=m, n=n,
-                                                   k=k), m, n, k))
-            continue
-        h, w, fh, fw, c, nf, s = vals
-        if fh > h or fw > w:
-            raise WorkloadError(file, f"row {line_no}", row,
-                                f"filter {fh}x{fw} larger than the input {h}x{w}")
-        ho = -(-(h - fh + s) // s)
-        wo = -(-(w - fw + s) // s)
-        # the input extent the windows span (> h only when the last window is partial)
-        hs, ws = (ho - 1) * s + fh, (wo - 1) * s + fw
-        channels = [(f"{name}Channel_{i}", 1) for i in range(c)] if "DP" in name else [(name, c)]
-        for lname, cin in channels:
-            op = Conv2d(name=lname or f"layer{len(layers)}", c=cin, h=hs, w=ws, k=nf, r=fh,
-                        s=fw, stride=s)
-            partial = (hs, ws) != (h, w)
-            layers.append(ScaleSimLayer(lname, op, ho * wo, nf, fh * fw * cin,
-                                        (h, w) if partial else None))
-    if not layers:
-        raise WorkloadError(file, "row 2", None,
-                            "no layers (the first line is a header; one layer per row after it)")
-    return layers
 
 
 def _fold_used(g: FoldGeometry) -> np.ndarray:
@@ -366,7 +258,7 @@ def run_scalesim(cfg_path: str | os.PathLike, topology: str | os.PathLike | None
     if not topo:
         raise WorkloadError(str(cfg_path), "network_presets.TopologyCsvLoc", None,
                             "no topology given (pass -t TOPOLOGY)")
-    layers = read_topology(topo, input_type)
+    layers = scalesim_layers(topo, input_type)
     arr = cfg.machine.array
     for layer in layers:  # refuse a layer too large to replay before any work
         g = geometry(layer.m, layer.n, layer.k, arr.rows, arr.cols, cfg.dataflow)

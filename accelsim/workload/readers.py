@@ -1,4 +1,5 @@
-"""Workload readers: SCALE-Sim topology CSVs (conv and ``M,N,K`` forms) and accelsim YAML.
+"""Workload readers: accelsim YAML, SCALE-Sim topology CSVs (:mod:`accelsim.workload.scalesim_topology`)
+and ONNX files, by suffix or built-in name.
 
 accelsim YAML::
 
@@ -16,7 +17,6 @@ and ONNX lazily).
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import difflib
 import os
@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from accelsim.errors import ConfigError, WorkloadError, closest
-from accelsim.limits import MAX_CSV_FIELD_BYTES, MAX_DIM, check_file_size, check_number
+from accelsim.limits import MAX_DIM, check_number
 from accelsim.precision import PRECISION_BYTES
-from accelsim.workload.ops import Conv2d, Gemm, Workload
+from accelsim.workload.ops import Workload
 from accelsim.workload.registry import OP_TYPES
+from accelsim.workload.scalesim_topology import topology_workload
 
 
 def _read_onnx(path: Path) -> Workload:
@@ -134,90 +135,10 @@ def read_yaml_workload(path: str | os.PathLike) -> Workload:
 
 
 def read_scalesim_topology(path: str | os.PathLike, mode: str = "auto") -> Workload:
-    """Read a SCALE-Sim topology CSV.
-
-    ``mode='conv'``: rows ``name, H, W, Fh, Fw, C, Nf, stride`` (padding already in H, W).
-    ``mode='gemm'``: rows ``name, M, N, K``. ``'auto'`` picks by the number of columns.
-    Layers whose name contains ``DP`` are depthwise (SCALE-Sim's convention).
-    """
-    file = str(path)
-    rows = _csv_rows(path, file)
-    rows = [[c.strip() for c in r] for r in rows]
-    rows = [r[:-1] if r and r[-1] == "" else r for r in rows]
-    rows = [r for r in rows if any(r)]
-    if len(rows) < 2:
-        raise WorkloadError(file, "row 2", None, "no layers (expected a header row and one row per layer)")
-    header, body = rows[0], rows[1:]
-    if mode == "auto":
-        mode = "gemm" if len(header) == 4 else "conv"
-    if mode not in ("conv", "gemm"):
-        raise WorkloadError(file, "mode", mode, "must be conv or gemm")
-    need = 4 if mode == "gemm" else 8
-    names = (["M", "N", "K"] if mode == "gemm"
-             else ["IFMAP Height", "IFMAP Width", "Filter Height", "Filter Width", "Channels",
-                   "Num Filter", "Strides"])
-    ops = []
-    for i, row in enumerate(body, start=2):
-        if len(row) < need:
-            raise WorkloadError(file, f"row {i}", ",".join(row),
-                                f"expected {need} columns ({'name, ' + ', '.join(names)}), got {len(row)}")
-        vals = []
-        for col, text in zip(names, row[1:need]):
-            vals.append(_cell_dim(text, file, f"row {i} column '{col}'"))
-        name = row[0] or f"layer{i - 1}"
-        if mode == "gemm":
-            m, n, k = vals
-            ops.append(Gemm(name=name, m=m, n=n, k=k))
-        else:
-            h, w, fh, fw, c, nf, stride = vals
-            if fh > h or fw > w:
-                raise WorkloadError(file, f"row {i}", ",".join(row),
-                                    f"filter {fh}x{fw} larger than input {h}x{w}")
-            if "DP" in name:
-                ops.append(Conv2d(name=name, c=c, h=h, w=w, k=c, r=fh, s=fw, stride=stride, groups=c))
-            else:
-                ops.append(Conv2d(name=name, c=c, h=h, w=w, k=nf, r=fh, s=fw, stride=stride))
-    return Workload(Path(file).stem, tuple(ops), file)
-
-
-def _csv_rows(path: str | os.PathLike, file: str) -> list[list[str]]:
-    """The rows of a CSV file: size-checked, UTF-8, fields at most MAX_CSV_FIELD_BYTES long."""
-    if os.path.isdir(path):
-        raise WorkloadError(file, None, None, "is a directory, expected a CSV file")
-    check_file_size(path, file=file)
-    try:
-        with open(path, newline="", encoding="utf-8") as fh:
-            reader = csv.reader(fh)
-            rows = []
-            for row in reader:
-                if any(len(c) > MAX_CSV_FIELD_BYTES for c in row):
-                    raise WorkloadError(file, f"row {reader.line_num}", None,
-                                        f"a field longer than {MAX_CSV_FIELD_BYTES:,} characters")
-                rows.append(row)
-    except OSError as exc:
-        raise WorkloadError(file, None, None, f"cannot read file ({exc.strerror})") from None
-    except UnicodeDecodeError as exc:
-        raise WorkloadError(file, None, None, f"not UTF-8 text (offset {exc.start}): "
-                            "a binary file?") from None
-    except csv.Error as exc:
-        raise WorkloadError(file, None, None, f"not a CSV file ({str(exc)[:80]})") from None
-    return rows
-
-
-def _cell_dim(text: str, file: str, field: str) -> int:
-    """A topology cell as a dimension: a whole, finite, positive number <= MAX_DIM."""
-    try:
-        v: float | int = int(text)
-    except ValueError:
-        try:
-            v = float(text)
-        except ValueError:
-            raise WorkloadError(file, field, text, "not a number") from None
-    try:
-        return check_number(v, file=file, field=field, integer=True, positive=True,
-                            maximum=MAX_DIM, shown=text)
-    except ConfigError as exc:
-        raise WorkloadError(file, field, text, f"must be a positive integer ({exc.reason})") from None
+    """Read a SCALE-Sim topology CSV: one operator per row
+    (:func:`accelsim.workload.scalesim_topology.topology_workload`; ``mode`` ``conv``,
+    ``gemm`` or ``auto``, by the header's number of columns)."""
+    return topology_workload(path, mode)
 
 
 def load_workload(name_or_path: str | os.PathLike, mode: str = "auto") -> Workload:

@@ -13,6 +13,7 @@ from accelsim.analysis import roofline as rl
 from accelsim.analysis.wavefront import ws_wavefront
 from accelsim.config.registry import load_machine
 from accelsim.devices import machine_roofs, result_roofline
+from accelsim.errors import ConfigError
 from accelsim.workload.nn_ops import Embedding, LayerNorm
 from accelsim.workload.ops import Gemm
 
@@ -115,8 +116,11 @@ def test_amdahl():
     assert am.amdahl_limit(0.8) == pytest.approx(5.0)
     assert am.phase_speedup({"host": 5, "matmul": 95}, {"matmul": 95 / 247}) == \
         pytest.approx(am.amdahl_speedup(0.95, 247))
-    with pytest.raises(ValueError):
+    assert am.amdahl_speedup(0.9, math.inf) == pytest.approx(10)
+    with pytest.raises(ConfigError, match="accelerated_fraction = 1.5"):
         am.amdahl_speedup(1.5, 2)
+    with pytest.raises(ConfigError, match="path_speedup = 0"):
+        am.amdahl_speedup(0.5, 0)
     t = am.amdahl_table(0.9, [1, 10, 100])
     assert list(t["speedup"].round(3)) == [1.0, 5.263, 9.174]
 

@@ -94,12 +94,6 @@ def test_tensor_parallel_efficiency_falls_as_the_layer_is_split_further():
         api.tensor_parallel_layer("hgx_h200_x8", tp=16, **kw)
 
 
-def test_amdahl_on_the_clock_matches_the_closed_form():
-    r = api.amdahl(0.95, 247)
-    assert r["speedup"] == pytest.approx(r["closed_form_speedup"], rel=1e-12)
-    assert r["limit"] == pytest.approx(20)
-
-
 def _validate_links():
     import importlib.util
     from pathlib import Path

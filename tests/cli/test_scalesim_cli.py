@@ -16,8 +16,8 @@ from accelsim.report.scalesim_reports import (
     BANDWIDTH_HEADER,
     COMPUTE_HEADER,
     DETAIL_HEADER,
-    read_topology,
 )
+from accelsim.workload.scalesim_topology import scalesim_layers, topology_workload
 
 SCALE_CFG = DEFAULT_CFG.read_text()  # SCALE-Sim's configs/scale.cfg (v3.0.0), shipped
 
@@ -61,10 +61,13 @@ def test_writes_scalesims_three_reports_with_its_exact_layout(files, capsys):
 
 
 def test_depthwise_layers_become_one_report_row_per_channel(files):
-    layers = read_topology(files / "conv.csv", "conv")
+    layers = scalesim_layers(files / "conv.csv", "conv")
     assert [la.name for la in layers] == ["c1", "dw_DPChannel_0", "dw_DPChannel_1",
                                           "dw_DPChannel_2"]
     assert (layers[1].m, layers[1].n, layers[1].k) == (36, 1, 9)
+    # the operator view of the same file: one grouped conv with the same work
+    ops = topology_workload(files / "conv.csv", "conv").ops
+    assert ops[1].groups == 3 and sum(la.macs for la in layers[1:]) == ops[1].macs
     rc = main(["scalesim", "-c", str(files / "scale.cfg"), "-t", str(files / "conv.csv"),
                "-p", str(files / "r")])
     assert rc == 0
@@ -75,13 +78,13 @@ def test_topology_quirks(tmp_path):
     """Header always skipped; trailing comma optional; an N:M column is ignored; ceil outputs."""
     p = tmp_path / "t.csv"
     p.write_text("name,H,W,R,S,C,K,stride\nodd, 10, 10, 3, 3, 2, 5, 2, 1:1,\nnocomma,5,5,1,1,1,1,1\n")
-    odd, nocomma = read_topology(p, "conv")
+    odd, nocomma = scalesim_layers(p, "conv")
     assert odd.m == 5 * 5           # ceil((10 - 3 + 2) / 2) = 5 (floor would give 4)
     assert odd.input_hw == (10, 10)
     assert (nocomma.m, nocomma.n, nocomma.k) == (25, 1, 1)
     g = tmp_path / "g.csv"
     g.write_text("Layer, M, N, K,\nfc, 7, 9, 11,\n")
-    (fc,) = read_topology(g, "gemm")
+    (fc,) = scalesim_layers(g, "gemm")
     assert (fc.m, fc.n, fc.k) == (7, 9, 11)
 
 

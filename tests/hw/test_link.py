@@ -135,13 +135,6 @@ def test_nccl_bus_factors():
         hw.bus_factor("broadcast", 2)
 
 
-def test_amdahl_closed_form():
-    assert hw.amdahl_speedup(0.9, math.inf) == pytest.approx(10)
-    assert hw.amdahl_speedup(0.5, 2) == pytest.approx(4 / 3)
-    with pytest.raises(ConfigError):
-        hw.amdahl_speedup(1.5, 2)
-
-
 H200X2_YAML = resolve_path("h200x2", "hardware")
 
 

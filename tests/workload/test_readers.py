@@ -30,10 +30,14 @@ def test_gemm_rows(tmp_path):
 
 
 def test_depthwise_layers_by_name(tmp_path):
-    p = write(tmp_path, "d.csv", "Layer name, H, W, R, S, C, Nf, S,\nDP_conv, 16, 16, 3, 3, 32, 32, 1,\n")
+    """SCALE-Sim's ``DP`` layer: every channel convolved with its own ``Nf`` filters."""
+    from accelsim.workload.scalesim_topology import scalesim_layers
+
+    p = write(tmp_path, "d.csv", "Layer name, H, W, R, S, C, Nf, S,\nDP_conv, 16, 16, 3, 3, 32, 2, 1,\n")
     op = read_scalesim_topology(p).ops[0]
-    assert op.groups == 32
-    assert op.lower().repeat == 32 and op.lower().n == 1 and op.lower().k == 9
+    assert op.groups == 32 and op.k == 64
+    assert op.lower().repeat == 32 and op.lower().n == 2 and op.lower().k == 9
+    assert op.macs == sum(layer.macs for layer in scalesim_layers(p))
 
 
 def test_non_numeric_column_names_row_and_column(tmp_path):
