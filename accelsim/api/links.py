@@ -42,11 +42,13 @@ def get_system(system: System | str | os.PathLike) -> System:
 
 # --- one operation --------------------------------------------------------------------------
 def transfer(system: System | str, src: str, dst: str, nbytes: float, pageable: bool = False) -> dict:
-    """One copy of ``nbytes`` from ``src`` to ``dst`` (``host``, ``gpu0``, ...), simulated.
+    """One copy of ``nbytes`` from ``src`` to ``dst`` (``host``, ``gpu0``, ...).
 
-    ``time_s`` is the copy alone (DMA setup + latency + bytes on the wire / bandwidth, or the
-    pageable staging path); ``back_to_back_s`` is the per-call time of identical copies issued
-    back to back by one host thread (what a benchmark loop measures).
+    ``time_s`` is the copy alone: a pinned copy's chunks replayed on the link engine (DMA setup
+    + latency + bytes on the wire / bandwidth), or a pageable copy's staging path, a closed
+    form (:func:`accelsim.hw.link.pageable_copy_s`); ``method`` says which. ``back_to_back_s``
+    is the per-call time of identical copies issued back to back by one host thread (what a
+    benchmark loop measures).
     """
     s = get_system(system)
     n = hw.check_bytes(nbytes)
@@ -54,11 +56,12 @@ def transfer(system: System | str, src: str, dst: str, nbytes: float, pageable: 
     if pageable and s.host.name not in (src, dst):
         raise ConfigError(s.name, "pageable", True,
                           f"pageable memory is host memory; '{src}'->'{dst}' does not touch the host")
-    t = eng.run_copy(s, src, dst, n, pageable=pageable)
+    t = hw.pageable_copy_s(s, route, n) if pageable else eng.run_copy(s, src, dst, n)
     actions = hw.transfer_actions(route, n)
     b2b = max(route.issue_s, t) if not pageable else t
     return {"system": s.name, "op": "copy", "src": src, "dst": dst, "bytes": n,
-            "pageable": pageable, "route": route.names, "via_host": route.via_host,
+            "pageable": pageable, "method": "closed form" if pageable else "event replay",
+            "route": route.names, "via_host": route.via_host,
             "time_s": t, "bytes_per_s": n / t if t > 0 else 0.0,
             "gbps": n / t / GB if t > 0 else 0.0,  # alias, one release
             "latency_s": route.dma_setup_s + route.latency_s,

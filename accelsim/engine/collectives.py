@@ -17,12 +17,13 @@ Algorithms:
 
 Two time models (``collectives.model`` of the system, or ``model=``):
 
-* ``nccl`` (the systems' default): the collective as NCCL runs it, from the pure model
-  :mod:`accelsim.hw.nccl` (SM-driven channels, per-step synchronisation, LL/LL128/Simple),
-  with the link rate of the slowest route between ranks from the calibrated copy model. It
+* ``nccl`` (the systems' default): a **closed form**, no events: the collective as NCCL runs
+  it, from the pure model :mod:`accelsim.hw.nccl` (SM-driven channels, per-step
+  synchronisation, LL/LL128/Simple), with the link rate of the slowest route between ranks
+  from the calibrated copy model. It
   covers ring and tree all-reduce, ring all-gather/reduce-scatter and direct all-to-all;
   other algorithms (direct all-reduce, which NCCL does not have) fall back to ``link``.
-* ``link``: chunked messages on the link engine as copy-engine transfers. Every message is
+* ``link``: an **event replay**: chunked messages on the link engine as copy-engine transfers. Every message is
   cut into pipeline chunks (``collectives.chunk_bytes``, at most ``collectives.max_chunks``);
   a rank forwards chunk ``k`` as soon as chunk ``k`` arrived.
 
@@ -151,7 +152,8 @@ def _tree(run: _Run) -> None:
 def run_collective(system: System, name: str, nbytes: float, *, algo: str | None = None,
                    ranks: list[str] | None = None, model: str | None = None,
                    protocol: str | None = None) -> dict:
-    """Simulate one collective; returns seconds, NCCL algbw/busbw (bytes/s) and bytes sent.
+    """Time one collective: seconds, NCCL algbw/busbw (bytes/s), bytes sent, and ``method``
+    (``closed form`` for the ``nccl`` model, ``event replay`` for the ``link`` model).
 
     ``model`` overrides the system's collective model (``nccl`` or ``link``); ``protocol``
     forces an NCCL protocol (``LL``, ``LL128``, ``Simple``; like ``NCCL_PROTO``).
@@ -178,7 +180,7 @@ def run_collective(system: System, name: str, nbytes: float, *, algo: str | None
         t = system.collectives.launch_s if model == "link" else 0.0
         return _result(system, name, algo, nbytes, n, t, {r: 0.0 for r in names}, 0.0, model)
     if model == "nccl" and algo in nccl.ALGOS[name]:
-        return _run_nccl(system, name, algo, nbytes, names, protocol)
+        return _nccl_closed_form(system, name, algo, nbytes, names, protocol)
     segment = nbytes / 2 if algo == "tree" else nbytes / n
     run = _Run(system, names, segment)
     if algo == "ring":
@@ -191,9 +193,10 @@ def run_collective(system: System, name: str, nbytes: float, *, algo: str | None
     return _result(system, name, algo, nbytes, n, run.env.now, run.sent, run.energy_pj, "link")
 
 
-def _run_nccl(system: System, name: str, algo: str, nbytes: float, names: list[str],
-              protocol: str | None) -> dict:
-    """The nccl model: pure time from :mod:`accelsim.hw.nccl`; energy from the wire bytes."""
+def _nccl_closed_form(system: System, name: str, algo: str, nbytes: float, names: list[str],
+                      protocol: str | None) -> dict:
+    """The nccl model, a closed form: time from :mod:`accelsim.hw.nccl`; energy from the wire
+    bytes."""
     n = len(names)
     params = system.collectives
     if protocol is not None:
@@ -220,7 +223,8 @@ def _run_nccl(system: System, name: str, algo: str, nbytes: float, names: list[s
 def _result(system: System, name: str, algo: str, nbytes: float, n: int, t: float,
             sent: dict, energy_pj: float, model: str) -> dict:
     algbw = nbytes / t if t > 0 else 0.0
-    return {"collective": name, "algo": algo, "model": model, "ranks": n, "bytes": nbytes, "time_s": t,
+    return {"collective": name, "algo": algo, "model": model,
+            "method": "closed form" if model == "nccl" else "event replay", "ranks": n, "bytes": nbytes, "time_s": t,
             "back_to_back_s": max(system.collectives.issue_s, t),
             "algbw_bytes_per_s": algbw, "busbw_bytes_per_s": algbw * hw.bus_factor(name, n),
             "max_bytes_sent_per_rank": max(sent.values()) if sent else 0.0,

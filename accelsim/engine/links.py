@@ -90,7 +90,12 @@ class LinkNetwork:
 
     def copy(self, src: str, dst: str, nbytes: float, *, pageable: bool = False,
              chunks: int = 8, name: str = "copy") -> Proc:
-        """One copy-engine copy (cudaMemcpyAsync-like) from ``src`` to ``dst``, seconds as in hw."""
+        """One copy-engine copy (cudaMemcpyAsync-like) from ``src`` to ``dst``, seconds as in hw.
+
+        ``pageable``: the host-side staging (CPU copy into pinned buffers) is not replayed: it
+        is a delay, the closed form :func:`accelsim.hw.link.pageable_copy_s` less its wire
+        part, before the bytes contend for the link ports like any copy.
+        """
         route = self.route(src, dst)
         device = src if src in self.system.device_names else dst
         way = "out" if device == src else "in"

@@ -30,13 +30,6 @@ def test_a_lone_copy_takes_exactly_the_pure_model_time(h200x2, src, dst, n):
     assert eng.run_copy(h200x2, src, dst, n) == pytest.approx(hw.copy_time_s(route, n), rel=1e-12)
 
 
-@pytest.mark.parametrize("n", [1024, 2**20, 2**28])
-def test_a_lone_pageable_copy_takes_the_staging_model_time(h200x2, n):
-    route = hw.find_route(h200x2, "host", "gpu0")
-    assert eng.run_copy(h200x2, "host", "gpu0", n, pageable=True) == pytest.approx(
-        hw.pageable_copy_s(h200x2, route, n), rel=1e-12)
-
-
 @pytest.mark.parametrize("n", [4096, 2**20, 2**26])
 def test_back_to_back_calls_run_at_max_of_issue_and_copy(h200x2, n):
     for src, dst in (("host", "gpu0"), ("gpu0", "gpu1")):

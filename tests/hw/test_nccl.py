@@ -101,17 +101,14 @@ def test_time_grows_with_size_and_back_to_back_calls_pay_the_host_floor():
     assert nccl.per_call_s(P, times[-1]) == times[-1]
 
 
-def test_engine_reports_the_nccl_time_and_flag_bytes_cost_link_energy():
+def test_the_default_collective_is_the_nccl_closed_form_and_flag_bytes_cost_link_energy():
     r = run_collective(H200X2, "allreduce", 2**26)
-    t = nccl.gpu_time(P, "allreduce", "ring", 2**26, 2, LINK)
-    assert r["model"] == "nccl" and r["protocol"] == t.protocol == "Simple"
-    assert r["time_s"] == pytest.approx(t.time_s)
-    assert r["back_to_back_s"] == pytest.approx(max(P.issue_s, t.time_s))
+    assert r["model"] == "nccl" and r["method"] == "closed form" and r["protocol"] == "Simple"
     ll = run_collective(H200X2, "allreduce", 2**26, protocol="LL")["link_energy_j"]
     simple = run_collective(H200X2, "allreduce", 2**26, protocol="Simple")["link_energy_j"]
     assert ll / simple == pytest.approx(2.0, rel=0.01)
     link = run_collective(H200X2, "allreduce", 2**26, model="link")
-    assert link["model"] == "link" and link["time_s"] < r["time_s"]
+    assert link["method"] == "event replay" and link["time_s"] < r["time_s"]
 
 
 def test_bad_input():
