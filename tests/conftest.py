@@ -24,3 +24,17 @@ def cli():
                               text=True, cwd=cwd or ROOT, env=env, timeout=timeout)
 
     return _run
+
+
+def _peer_missing(reason: str) -> None:
+    if os.environ.get("ACCELSIM_REQUIRE_PEERS") == "1":
+        pytest.fail(f"{reason} (ACCELSIM_REQUIRE_PEERS=1: peers are required)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def peer_missing():
+    """``peer_missing(reason)``: a parity peer (SCALE-Sim, ZigZag) is not available: skip the
+    test, or fail it when ``ACCELSIM_REQUIRE_PEERS=1`` (CI sets it, so a parity break cannot
+    hide as a skip)."""
+    return _peer_missing

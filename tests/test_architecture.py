@@ -115,3 +115,17 @@ def test_no_import_cycle_inside_accelsim():
     assert len(graph) > 100 and graph["accelsim.api.placement"]  # the graph was read
     cycles = [c for c in strongly_connected(graph) if len(c) > 1]
     assert not cycles, f"import cycles: {cycles}"
+
+
+@pytest.mark.parametrize("required, outcome", [("1", "error"), ("", "skipped")])
+def test_a_missing_parity_peer_fails_when_peers_are_required(tmp_path, required, outcome):
+    """CI sets ACCELSIM_REQUIRE_PEERS=1: then the parity tests' "peer missing" is an error,
+    not a skip."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), ACCELSIM_REQUIRE_PEERS=required,
+               ACCELSIM_SCALESIM_PYTHON=str(tmp_path / "no-python"))
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m",
+                        "slow", "-k", "stall_free and os_8x8_gemm",
+                        "tests/reference/test_scalesim_parity.py"],
+                       cwd=ROOT, capture_output=True, text=True, env=env, timeout=300)
+    summary = r.stdout.strip().splitlines()[-1]
+    assert f"1 {outcome}" in summary and "passed" not in summary, r.stdout[-2000:]

@@ -87,12 +87,12 @@ def _scalesim_available() -> str | None:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
+def runs(tmp_path_factory, peer_missing):
     """Run every job through SCALE-Sim (one subprocess) and accelsim; job id -> (ours, theirs)."""
     why = _scalesim_available()
     if why:
-        pytest.skip(f"SCALE-Sim 3.0.0 not available ({why}); set ACCELSIM_SCALESIM_PYTHON to a "
-                    "Python with `pip install scalesim==3.0.0`")
+        peer_missing(f"SCALE-Sim 3.0.0 not available ({why}); set ACCELSIM_SCALESIM_PYTHON to a "
+                     "Python with `pip install scalesim==3.0.0`")
     root = tmp_path_factory.mktemp("scalesim_parity")
     topo = {"gemm": root / "gemm.csv", "conv": root / "conv.csv"}
     topo["gemm"].write_text(GEMM)
@@ -115,7 +115,7 @@ def runs(tmp_path_factory):
                           capture_output=True, text=True, timeout=600, cwd=root)
     assert done.returncode == 0, done.stderr[-3000:]
     if done.stdout.startswith("SKIP"):
-        pytest.skip(f"parity is defined against scalesim 3.0.0, found {done.stdout.split()[-1]}")
+        peer_missing(f"parity is defined against scalesim 3.0.0, found {done.stdout.split()[-1]}")
     return {name: (ours[name], root / "scalesim" / name) for name in ours}
 
 
