@@ -1,4 +1,4 @@
-"""ANALYSIS: roofline, Amdahl and the seed's worked cases, computed through the models.
+"""ANALYSIS: the laws on top of the models: hierarchical roofline, Amdahl, mapping-space counting.
 
 Imports: engine, mapping, hw, config, workload, units, errors.
 """

@@ -10,10 +10,11 @@ file gives (``expected``) at the case's relative tolerance:
   file says the text rounds, e.g. "0.3" for 0.32);
 * two-element lists ``[lo, hi]`` against a list: element by element (worst error reported);
   against a number with ``within=True``: ``lo <= got <= hi`` (bands of the text);
-* strings: the computed label appears in the expected text ("compute (> 153)" holds
-  ``"compute"``, "usually compute-bound at large batch" holds ``"compute-bound"``);
-  ``">100"`` and ``"<1"`` compare the computed number; ``"~200"`` (an approximate figure of
-  the text) passes within a factor of 2.
+* strings: a computed label must equal the expected label exactly (case and surrounding
+  blanks aside); where the text states the label inside prose ("compute (> 153)"), the
+  validation suite compares with the label read from it once, in
+  ``accelsim/data/seed_case_labels.json``. ``">100"`` and ``"<1"`` compare the computed
+  number; ``"~200"`` (an approximate figure of the text) passes within a factor of 2.
 
 Imports: stdlib.
 """
@@ -41,6 +42,8 @@ class Check:
     rel_err: float | None
     passed: bool
     note: str = ""
+    tag: str = ""
+    """How the value was obtained: ``model``, ``config`` or ``law`` (see the validation suite)."""
 
     @property
     def id(self) -> str:
@@ -50,7 +53,7 @@ class Check:
     def as_dict(self) -> dict:
         """The JSON record of ``accelsim validate --json``."""
         return {"id": self.id, "expected": _jsonable(self.expected), "got": _jsonable(self.got),
-                "rel_err": self.rel_err, "passed": self.passed}
+                "rel_err": self.rel_err, "passed": self.passed, "tag": self.tag}
 
 
 def _jsonable(v: object) -> object:
@@ -126,7 +129,7 @@ def compare(expected: object, got: object, tol: float, *, printed: bool = False,
             ratio = got / bound if bound else math.inf
             return rel_error(bound, got), 0.5 <= ratio <= 2.0
         if isinstance(got, str):
-            return None, got.strip().lower() in expected.strip().lower()
+            return None, bool(got.strip()) and got.strip().lower() == expected.strip().lower()
     if isinstance(expected, dict) and isinstance(got, dict):
         return None, expected == got
     return None, False

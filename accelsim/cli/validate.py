@@ -3,8 +3,11 @@
 Prints one line per checked quantity (case, expected, got, relative error, pass/fail), the
 cases no model reproduces (with the reason), each shipped machine's predicted power at peak
 throughput against its published TDP (:mod:`accelsim.api.power`; not with ``--cases``), and
-a last line ``N passed, M failed`` (checks). Exits 1 when any check fails. ``--json`` prints a list of
-``{"id", "expected", "got", "rel_err", "passed"}`` objects instead. ``--cases FILE`` that
+a last line ``N passed, M failed`` (checks), with the seed cases' counts per tag: ``model``
+(an accelsim model beyond the text's formula), ``config`` (a machine or energy config's
+figure) and ``law`` (a closed-form law applied to the case's inputs). Exits 1 when any check
+fails. ``--json`` prints a list of ``{"id", "expected", "got", "rel_err", "passed", "tag"}``
+objects instead (the TDP checks are tagged ``model``). ``--cases FILE`` that
 cannot be read, is not JSON, or is not a non-empty list of cases is one line
 ``accelsim: error: FILE: ...`` and exit code 2.
 
@@ -15,23 +18,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
 
 from accelsim.validation.seed_cases import CaseResult
-from accelsim.validation.suite import all_checks, run_suite
-
-
-def providers() -> dict[str, Callable]:
-    """Models from layers above ``analysis`` that cases use when present: the energy report's
-    per-case functions (``energy:<case id>``: engine replay + action pricing)."""
-    out: dict[str, Callable] = {}
-    try:
-        from accelsim.report.energy_cases import CASES as energy_cases
-    except ImportError:
-        energy_cases = {}
-    for cid, fn in energy_cases.items():
-        out[f"energy:{cid}"] = fn
-    return out
+from accelsim.validation.suite import all_checks, run_suite, tag_counts
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -121,7 +110,7 @@ def _power_table(rows: list[tuple]) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Run the suite; exit 1 on any failed check or case."""
-    results = run_suite(providers(), args.cases)
+    results = run_suite(args.cases)
     checks = all_checks(results)
     broken = [r for r in results if r.reproducible and (r.error or not r.checks)]
     from accelsim.api.power import TDP_BAND
@@ -133,9 +122,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         out = [c.as_dict() for c in checks]
         out += [{"id": r.id, "expected": None, "got": r.error or "no checks", "rel_err": None,
-                 "passed": False} for r in broken]
+                 "passed": False, "tag": r.tag} for r in broken]
         out += [{"id": f"TDP:{p.machine}", "expected": [b * p.tdp_w for b in TDP_BAND],
-                 "got": p.total_w, "rel_err": None, "passed": v == "pass"}
+                 "got": p.total_w, "rel_err": None, "passed": v == "pass", "tag": "model"}
                 for p, v in power if v != "known gap"]
         print(json.dumps(out, indent=1))
         return 1 if failed else 0
@@ -154,5 +143,8 @@ def run(args: argparse.Namespace) -> int:
     ok_cases = sum(1 for r in reproducible if r.passed)
     print(f"cases: {ok_cases} of {len(reproducible)} reproducible cases pass "
           f"({len(checks)} checked quantities)")
+    print("by tag: " + "; ".join(
+        f"{tag} {n['checks']} checks in {n['cases']} cases ({n['failed']} failed)"
+        for tag, n in tag_counts(results).items()))
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0

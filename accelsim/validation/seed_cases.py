@@ -1,27 +1,30 @@
-"""The validation suite: the seed chapter's worked cases, recomputed by accelsim's models.
+"""The validation suite's framework: the seed chapter's worked cases as data, one function
+per case calling a model, and a tag on every result.
 
-``accelsim/data/seed_cases.json`` (a copy of ``shared/reference/seed_cases.json``) lists 79
-cases with inputs, expected values and a relative tolerance. Every reproducible case has a
-function here (registered with :func:`case`) that computes its quantities **through
-accelsim's models** — the roofline laws (:mod:`accelsim.analysis.roofline`), operator
-FLOP/byte counting (:mod:`accelsim.workload`), the systolic model (:mod:`accelsim.hw.systolic`),
-the fold-stream engine, the machine configs, link specs, energy tables, Amdahl
-(:mod:`accelsim.analysis.amdahl`) and mapping-space counting
-(:mod:`accelsim.analysis.mapspace`) — and records one :class:`~accelsim.analysis.checks.Check`
-per expected quantity. Where the case file marks the text as wrong, the corrected value the
-file gives (``*_correct``, ``*_exact``, "exact ...") is checked and the text's value is listed
-as not checked, with the reason.
+``accelsim/data/seed_cases.json`` (a copy of ``shared/reference/seed_cases.json``) holds every
+case's inputs, expected values and relative tolerance. Each reproducible case has exactly one
+function (registered with :func:`case` in a ``seed_cases_*.py`` module) that feeds the case's
+inputs to an accelsim model and records one :class:`~accelsim.analysis.checks.Check` per
+expected quantity. Every check carries a tag saying what produced the value:
+
+* ``model``: an accelsim model beyond the text's formula: the engine, a ``hw`` cost model,
+  a device, the link engine, mapping-space enumeration, graph passes, energy pricing of
+  counted actions;
+* ``config``: a figure of a machine or energy config (a datasheet number), possibly put
+  through a law;
+* ``law``: a closed-form law (roofline, Amdahl, the iron law, op counting, unit conversion)
+  applied to the case's own inputs.
+
+Where the case file marks the text as wrong, the corrected value the file gives
+(``*_correct``, ``*_exact``, "exact ...") is checked and the text's value is listed as not
+checked, with the reason. A label stated inside prose ("compute (> 153)") is compared exactly
+with the label read from it once, in ``accelsim/data/seed_case_labels.json``.
 
 Cases that no model can reproduce (published measurements, prices, trends, qualitative
 prose) are listed in :data:`NOT_REPRODUCIBLE` with the reason; they are reported, never
-silently dropped.
+silently dropped. Running the suite is :mod:`accelsim.validation.suite`.
 
-Models that live above this layer (API-level simulators, report-level energy) are passed in
-as ``providers`` (name -> callable) by the caller (the CLI, the tests); a case whose
-provider is absent uses the lower-layer model and says so in ``via``.
-
-Imports: analysis.checks, errors. The case functions live in ``seed_cases_*.py``; running
-them is :mod:`accelsim.validation.suite`.
+Imports: analysis.checks, errors.
 """
 
 from __future__ import annotations
@@ -37,6 +40,12 @@ from accelsim.analysis.checks import Check, compare
 
 DATA_FILE = Path(__file__).resolve().parents[1] / "data" / "seed_cases.json"
 """The packaged copy of the seed case file."""
+
+LABELS_FILE = DATA_FILE.with_name("seed_case_labels.json")
+"""Case id -> quantity -> the label a prose expected value states."""
+
+TAGS = ("model", "config", "law")
+"""What produced a checked value (see the module docstring)."""
 
 DEFAULT_TOLERANCE = 0.01
 """Relative tolerance for numeric checks of cases whose file tolerance is ``null`` (bands)."""
@@ -85,14 +94,21 @@ def case_index(path: str | Path | None = None) -> dict[str, dict]:
     return {c["id"]: c for c in load_cases(path)}
 
 
+def case_labels() -> dict[str, dict[str, str]]:
+    """The labels read from prose expected values (:data:`LABELS_FILE`), by case and quantity."""
+    data = json.loads(LABELS_FILE.read_text())
+    return {cid: q for cid, q in data.items() if not cid.startswith("_")}
+
+
 @dataclass
 class CaseContext:
-    """What a case function sees: the case record, the providers, and the checks it makes."""
+    """What a case function sees: the case record, its tag, and the checks it makes."""
 
     case: dict
-    providers: Mapping[str, Callable] = field(default_factory=dict)
+    tag: str = "model"
     checks: list[Check] = field(default_factory=list)
     not_checked: dict[str, str] = field(default_factory=dict)
+    labels: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def id(self) -> str:
@@ -115,21 +131,23 @@ class CaseContext:
         tol = self.case.get("tolerance_rel")
         return DEFAULT_TOLERANCE if tol is None else float(tol)
 
-    def provider(self, name: str) -> Callable | None:
-        """A model passed in from a higher layer, or None."""
-        return self.providers.get(name)
-
     def check(self, quantity: str, got: Any, *, via: str, expected: Any = None,
-              printed: bool = False, within: bool = False, note: str = "") -> None:
-        """Compare ``got`` with the file's value of ``quantity`` (or a corrected ``expected``)."""
+              printed: bool = False, within: bool = False, note: str = "",
+              tag: str | None = None) -> None:
+        """Compare ``got`` with the file's value of ``quantity`` (or a corrected ``expected``);
+        ``tag`` overrides the case's tag for this value."""
         if expected is None:
             expected = self.expected[quantity]
         if isinstance(got, float) and math.isnan(got):
             got = None
-        err, ok = compare(expected, got, self.tolerance, printed=printed, within=within)
+        target = expected
+        if isinstance(expected, str) and quantity in self.labels:
+            target = self.labels[quantity]
+            note = "; ".join(filter(None, (note, f"the text's label read as '{target}'")))
+        err, ok = compare(target, got, self.tolerance, printed=printed, within=within)
         self.checks.append(Check(case=self.id, quantity=quantity, expected=expected, got=got,
                                  tolerance=self.tolerance, via=via, rel_err=err, passed=ok,
-                                 note=note))
+                                 note=note, tag=tag or self.tag))
 
     def skip(self, quantity: str, reason: str) -> None:
         """Record an expected quantity that is deliberately not checked, with the reason."""
@@ -144,16 +162,23 @@ CaseFn = Callable[[CaseContext], None]
 CASES: dict[str, CaseFn] = {}
 """Case id -> function computing its checks."""
 
+CASE_TAGS: dict[str, str] = {}
+"""Case id -> the tag of its checks (``model``, ``config`` or ``law``)."""
+
 NOT_REPRODUCIBLE: dict[str, str] = {}
 """Case id -> why no accelsim model reproduces it."""
 
 
-def case(case_id: str) -> Callable[[CaseFn], CaseFn]:
-    """Register a case function."""
+def case(case_id: str, *, tag: str) -> Callable[[CaseFn], CaseFn]:
+    """Register the one function of a case, with the tag of its values (:data:`TAGS`)."""
+    if tag not in TAGS:
+        raise ValueError(f"seed case {case_id}: tag {tag!r} is not one of {TAGS}")
+
     def deco(fn: CaseFn) -> CaseFn:
         if case_id in CASES:
             raise ValueError(f"seed case {case_id} registered twice")
         CASES[case_id] = fn
+        CASE_TAGS[case_id] = tag
         return fn
     return deco
 
@@ -174,6 +199,7 @@ class CaseResult:
     not_checked: Mapping[str, str]
     reason: str = ""
     error: str = ""
+    tag: str = ""
 
     @property
     def reproducible(self) -> bool:

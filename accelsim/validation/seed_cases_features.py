@@ -20,7 +20,7 @@ from accelsim.workload.ops import Gemm
 
 # --- CPU SIMD -------------------------------------------------------------------------------
 
-@case("SIMD512")
+@case("SIMD512", tag="model")
 def _simd512(c: CaseContext) -> None:
     from accelsim.config.cpu import CPU_PRECISIONS
     from accelsim.hw.cpu import op_cost, simd_lanes
@@ -43,7 +43,7 @@ def _simd512(c: CaseContext) -> None:
 
 # --- tensor-core contracts ------------------------------------------------------------------
 
-@case("TC-ALIGN")
+@case("TC-ALIGN", tag="model")
 def _tcalign(c: CaseContext) -> None:
     from accelsim.config.gpu import OPERAND_BYTES
     from accelsim.hw.gpu.gemm import alignment_elements
@@ -58,7 +58,7 @@ def _tcalign(c: CaseContext) -> None:
                                   "pads partial folds instead of requiring aligned channels")
 
 
-@case("SPARSE-24")
+@case("SPARSE-24", tag="model")
 def _sparse24(c: CaseContext) -> None:
     from accelsim.hw.gpu import plan_op
     from accelsim.hw.gpu.kernel import estimate_s
@@ -94,7 +94,7 @@ def _sparse24(c: CaseContext) -> None:
 
 # --- numerics -------------------------------------------------------------------------------
 
-@case("FP-FORMATS")
+@case("FP-FORMATS", tag="model")
 def _fpformats(c: CaseContext) -> None:
     from accelsim.workload.dtypes import float_format
 
@@ -116,7 +116,7 @@ def _order(exponent: float) -> str:
     return {0.5: "O(sqrt(n))", 1.0: "O(n)"}.get(half, f"O(n^{exponent:.2f})")
 
 
-@case("S002-CKPT")
+@case("S002-CKPT", tag="model")
 def _s002ckpt(c: CaseContext) -> None:
     from accelsim.workload.models.transformer import GPT2_SMALL, build_transformer
     from accelsim.workload.passes.training import training_memory
@@ -136,7 +136,7 @@ def _s002ckpt(c: CaseContext) -> None:
     c.check("baseline_order", _order(base), via=via.format(base) + " (all kept)")
 
 
-@case("S004-TFMR")
+@case("S004-TFMR", tag="model")
 def _s004tfmr(c: CaseContext) -> None:
     from accelsim.workload.graph import breakdown
     from accelsim.workload.models import zoo
@@ -153,7 +153,7 @@ def _s004tfmr(c: CaseContext) -> None:
 
 # --- tiling ---------------------------------------------------------------------------------
 
-@case("TILE-REUSE")
+@case("TILE-REUSE", tag="model")
 def _tilereuse(c: CaseContext) -> None:
     from accelsim.analysis import mapspace as ms
 

@@ -28,7 +28,7 @@ def _energy_table(name: str):
 
 # --- systolic timing ------------------------------------------------------------------------
 
-@case("SYS-2x2")
+@case("SYS-2x2", tag="model")
 def _sys2x2(c: CaseContext) -> None:
     i = c.inputs
     k, n, m = i["rows_K"], i["cols_N"], i["input_rows_M"]
@@ -49,7 +49,7 @@ def _sys2x2(c: CaseContext) -> None:
     c.check("edge_injection_derived", w.injection_text(), via=via)
 
 
-@case("SYS-128")
+@case("SYS-128", tag="model")
 def _sys128(c: CaseContext) -> None:
     i = c.inputs
     r, cc = i["rows"], i["cols"]
@@ -65,7 +65,7 @@ def _sys128(c: CaseContext) -> None:
             printed=True, note="0.33508 printed as 0.335")
 
 
-@case("SYS-TPUV1")
+@case("SYS-TPUV1", tag="config")
 def _systpuv1(c: CaseContext) -> None:
     tpu = load_config("tpu_v1")
     via = "configs/hardware/tpu_v1.yaml"
@@ -74,7 +74,7 @@ def _systpuv1(c: CaseContext) -> None:
             note="the seed's '24 MB' is the TPU paper's 24 MiB")
 
 
-@case("SYS-CONFIGS")
+@case("SYS-CONFIGS", tag="config")
 def _sysconfigs(c: CaseContext) -> None:
     tpu = load_config("tpu_v4")
     c.check("TPUv4_array", [tpu.compute.array.rows, tpu.compute.array.cols],
@@ -87,7 +87,7 @@ def _sysconfigs(c: CaseContext) -> None:
 
 # --- tiling -----------------------------------------------------------------------------
 
-@case("TILE-4096")
+@case("TILE-4096", tag="model")
 def _tile4096(c: CaseContext) -> None:
     i = c.inputs
     t = ms.GemmTiling(i["M"], i["N"], i["K"], i["tile"], i["tile"], i["tile"])
@@ -97,7 +97,7 @@ def _tile4096(c: CaseContext) -> None:
     c.check("tile_multiplies", t.tile_products, via="mapspace.GemmTiling")
 
 
-@case("TILE-129")
+@case("TILE-129", tag="model")
 def _tile129(c: CaseContext) -> None:
     i = c.inputs
     e = ms.EdgeTiles(i["dim"], i["array_width"])
@@ -110,7 +110,7 @@ def _tile129(c: CaseContext) -> None:
             via="hw.systolic mapping_efficiency (M=128, N=129 on 128x128, os)")
 
 
-@case("EX1.4")
+@case("EX1.4", tag="model")
 def _ex14(c: CaseContext) -> None:
     i = c.inputs
     ho = i["input"][0] - i["filter"][0] + 1
@@ -127,7 +127,7 @@ def _ex14(c: CaseContext) -> None:
     c.check("reduction_x", b / a, via=via)
 
 
-@case("MAP-SPACE")
+@case("MAP-SPACE", tag="law")
 def _mapspace(c: CaseContext) -> None:
     i = c.inputs
     c.check("loop_orders_7", ms.loop_orders(i["conv_loops"]), via="mapspace.loop_orders")
@@ -140,7 +140,7 @@ def _mapspace(c: CaseContext) -> None:
 
 # --- memory -----------------------------------------------------------------------------
 
-@case("DEF1.3")
+@case("DEF1.3", tag="config")
 def _def13(c: CaseContext) -> None:
     from accelsim.config.link import Host
 
@@ -150,7 +150,7 @@ def _def13(c: CaseContext) -> None:
             via=via + " / config.link.Host memory bandwidth")
 
 
-@case("INT8-Q")
+@case("INT8-Q", tag="law")
 def _int8q(c: CaseContext) -> None:
     w = Gemm(name="fc", m=1, k=4096, n=4096)
     fp32 = rl.op_traffic(w, PRECISION_BYTES["fp32"])["weight"]
@@ -159,26 +159,7 @@ def _int8q(c: CaseContext) -> None:
     c.check("fp32_to_fp16_traffic_reduction_x", fp32 / rl.op_traffic(w, PRECISION_BYTES["fp16"])["weight"], via=via)
 
 
-@case("LH1.2")
-def _lh12(c: CaseContext) -> None:
-    from accelsim.validation.seed_cases_other import _pick
-
-    i = c.inputs
-    nbytes = i["samples"] * PRECISION_BYTES["fp16"]
-    hbm = _energy_table("seed_napkin").require("dram.HBM2")
-    reg = i["register_energy_pJ_per_bit"]
-    mine = {"tensor_KB": (nbytes / 1e3, "precision bytes"),
-            "E_HBM_uJ_derived": (nbytes * 8 * hbm / 1e6, "configs/energy/seed_napkin.yaml dram.HBM2"),
-            "E_register_nJ_derived": (nbytes * 8 * reg / 1e3, "bits x the case's register pJ/bit"),
-            "HBM_over_register_energy_x_derived": (hbm / reg, "seed_napkin / case register figure")}
-    for key, (value, via) in mine.items():
-        got, kvia = _pick(c, key, value, via)
-        c.check(key, got, via=kvia)
-    for key in ("HBM_fetch_latency_ns", "L2_latency_ns", "L1_latency_ns"):
-        c.skip(key, "restates an input latency")
-
-
-@case("NM1.2")
+@case("NM1.2", tag="law")
 def _nm12(c: CaseContext) -> None:
     i = c.inputs
     t = i["distance_mm"] * 1e-3 / (i["propagation_fraction_c"] * 299_792_458.0)
@@ -188,7 +169,7 @@ def _nm12(c: CaseContext) -> None:
     c.skip("HBM_access_ns_at_2GHz_derived", "prose bound")
 
 
-@case("T10")
+@case("T10", tag="config")
 def _t10(c: CaseContext) -> None:
     for name in ("a100", "h100"):
         roofs, _ = device_roofs(name, "fp16")
@@ -202,7 +183,7 @@ def _t10(c: CaseContext) -> None:
         c.skip(key, "descriptive band of technologies accelsim has no config for")
 
 
-@case("P100-V100")
+@case("P100-V100", tag="config")
 def _p100v100(c: CaseContext) -> None:
     i = c.inputs
     roofs, via = device_roofs("v100", "fp16")

@@ -47,7 +47,7 @@ def _gemm_point(m: int, k: int, n: int, eb: float) -> tuple[float, float]:
     return float(op.flops), rl.op_traffic(op, eb)["total"]
 
 
-@case("DEF1.5")
+@case("DEF1.5", tag="law")
 def _def15(c: CaseContext) -> None:
     i = c.inputs
     a100 = manual_roofs("A100", i["R_peak_TFLOPs"], i["BW_TBs"])
@@ -66,7 +66,7 @@ def _def15(c: CaseContext) -> None:
     c.check("relu_attainable_TFLOPs_derived", rl.attainable(peak, bw, ir) / T, via=via)
 
 
-@case("T12")
+@case("T12", tag="config")
 def _t12(c: CaseContext) -> None:
     """Ridges from the stated peaks and bandwidths; the configs must hold those figures (to
     the digits the seed prints: V100's '125' is 80 SMs x 1024 x 1.53 GHz = 125.3 TFLOP/s)."""
@@ -82,7 +82,7 @@ def _t12(c: CaseContext) -> None:
                 via=via, expected=d["BW_TBs"], printed=True)
 
 
-@case("NM1.3")
+@case("NM1.3", tag="law")
 def _nm13(c: CaseContext) -> None:
     i = c.inputs
     a = manual_roofs("A100", i["A100"]["FP16_TFLOPs"], i["A100"]["BW_TBs"])
@@ -104,7 +104,7 @@ def _a100_roofs() -> rl.MachineRoofs:
     return device_roofs("a100", "fp16")[0]
 
 
-@case("NM1.4a")
+@case("NM1.4a", tag="law")
 def _nm14a(c: CaseContext) -> None:
     i = c.inputs
     h = i["hidden"]
@@ -120,7 +120,7 @@ def _nm14a(c: CaseContext) -> None:
             via=via)
 
 
-@case("NM1.4b")
+@case("NM1.4b", tag="law")
 def _nm14b(c: CaseContext) -> None:
     i = c.inputs
     sm = Softmax(name="softmax", rows=i["batch"] * i["heads"] * i["seq"], cols=i["seq"])
@@ -135,7 +135,7 @@ def _nm14b(c: CaseContext) -> None:
     c.check("bound", rl.bound_of(a.peak_flops_per_s, a.roof("hbm").bandwidth_bytes_per_s, ii), via=via)
 
 
-@case("NM1.5")
+@case("NM1.5", tag="law")
 def _nm15(c: CaseContext) -> None:
     i = c.inputs
     op = Conv2d(name="conv", n=i["N"], c=i["C_in"], h=i["H"], w=i["W"], k=i["C_out"], r=i["R"],
@@ -157,7 +157,7 @@ def _nm15(c: CaseContext) -> None:
     c.check("ceiling_TFLOPs", rl.attainable(i["R_peak_TFLOPs"] * T, bw, ii) / T, via=via)
 
 
-@case("NM1.6")
+@case("NM1.6", tag="law")
 def _nm16(c: CaseContext) -> None:
     i = c.inputs
     op = Gemm(name="fc", m=i["B"], k=i["in"], n=i["out"])
@@ -177,7 +177,7 @@ def _nm16(c: CaseContext) -> None:
     c.check("bound", rl.bound_of(peak, bw, ii), via=via)
 
 
-@case("NM1.7")
+@case("NM1.7", tag="law")
 def _nm17(c: CaseContext) -> None:
     i = c.inputs
     op = LayerNorm(name="ln", rows=i["batch"] * i["seq"], cols=i["hidden"])
@@ -199,7 +199,7 @@ def _nm17(c: CaseContext) -> None:
             note="the case file's exact value ('~1 % (exact 1.3 %)')")
 
 
-@case("NM1.8")
+@case("NM1.8", tag="law")
 def _nm18(c: CaseContext) -> None:
     i = c.inputs
     via = "Gemm op counts + roofline"
@@ -210,7 +210,7 @@ def _nm18(c: CaseContext) -> None:
         c.check(f"bound_B{b}", rl.bound_at_ridge(ii, i["A100_ridge"]), via=via)
 
 
-@case("NM1.9")
+@case("NM1.9", tag="law")
 def _nm19(c: CaseContext) -> None:
     i = c.inputs
     params = i["params_B"] * G
@@ -240,7 +240,7 @@ def _workload_ops(name: str) -> tuple:
     return load_workload(name).ops
 
 
-@case("T13")
+@case("T13", tag="law")
 def _t13(c: CaseContext) -> None:
     a = _a100_roofs()
     peak, bw = a.peak_flops_per_s, a.roof("hbm").bandwidth_bytes_per_s
@@ -276,7 +276,7 @@ def _t13(c: CaseContext) -> None:
                     "may lie outside it (NM1.5's conv is 762 FLOP/B); the bound class is checked")
 
 
-@case("T14")
+@case("T14", tag="law")
 def _t14(c: CaseContext) -> None:
     import re
 
@@ -291,7 +291,7 @@ def _t14(c: CaseContext) -> None:
         c.check(band, rl.advice(sample), via=f"roofline.advice({sample:g} FLOP/B)", expected=band)
 
 
-@case("MW-H100")
+@case("MW-H100", tag="law")
 def _mwh100(c: CaseContext) -> None:
     i = c.inputs
     via = "roofline ridge per precision (case inputs)"
@@ -302,7 +302,7 @@ def _mwh100(c: CaseContext) -> None:
     c.skip("text_range", "imprecise in the text (case file C#8): FP8 dense lies outside 150-300")
 
 
-@case("FAL-PREC")
+@case("FAL-PREC", tag="config")
 def _falprec(c: CaseContext) -> None:
     """H100's tensor-core fp16 peak against its CUDA-core fp32 peak, from the config's
     per-precision rates. The two datasheet peaks are rated at different clocks: the tensor
@@ -317,7 +317,7 @@ def _falprec(c: CaseContext) -> None:
             note=f"{tensor / T:.1f} / {cuda_fp32 / T:.1f} TFLOP/s")
 
 
-@case("FAL-SOFTMAX")
+@case("FAL-SOFTMAX", tag="law")
 def _falsoftmax(c: CaseContext) -> None:
     i = c.inputs
     peak, bw = i["A100_peak_TFLOPs"] * T, i["A100_BW_TBs"] * T
@@ -333,7 +333,7 @@ def _falsoftmax(c: CaseContext) -> None:
     c.check("CPU_fraction_of_peak", frac, via=via)
 
 
-@case("FAL-LN")
+@case("FAL-LN", tag="law")
 def _falln(c: CaseContext) -> None:
     i = c.inputs
     peak, bw = i["R_peak_TFLOPs"] * T, i["BW_TBs"] * T
@@ -344,7 +344,7 @@ def _falln(c: CaseContext) -> None:
     c.check("utilization", rl.utilization(ra, peak), via=via)
 
 
-@case("FAL-MFU")
+@case("FAL-MFU", tag="law")
 def _falmfu(c: CaseContext) -> None:
     i = c.inputs
     peak = i["peak_TFLOPs"]
@@ -354,7 +354,7 @@ def _falmfu(c: CaseContext) -> None:
     c.skip("dense_MFU_text", "rounded in the text (case file C#9); dense_MFU_exact is checked")
 
 
-@case("FAL-T4")
+@case("FAL-T4", tag="law")
 def _falt4(c: CaseContext) -> None:
     i = c.inputs
     via = "Gemm op counts + roofline(case inputs)"
@@ -374,7 +374,7 @@ def _falt4(c: CaseContext) -> None:
     c.skip("text_claim", "wrong in the text (case file C#1): the ratio is 6.4x, not < 2x")
 
 
-@case("DEF1.1")
+@case("DEF1.1", tag="config")
 def _def11(c: CaseContext) -> None:
     roofs, via = device_roofs("a100", "fp16")
     cpu = c.inputs["CPU_TFLOPs"]
@@ -383,7 +383,7 @@ def _def11(c: CaseContext) -> None:
             note="config peak 311.9 TFLOP/s (the seed rounds to 312)")
 
 
-@case("CPU-EFF")
+@case("CPU-EFF", tag="law")
 def _cpueff(c: CaseContext) -> None:
     i = c.inputs
     peaks, eff = i["CPU_peak_TFLOPs"], i["sustained_fraction"]
@@ -399,7 +399,7 @@ def _cpueff(c: CaseContext) -> None:
     c.skip("text_value", "rendering defect in the text (case file C#3)")
 
 
-@case("GPT3-TIME")
+@case("GPT3-TIME", tag="law")
 def _gpt3(c: CaseContext) -> None:
     i = c.inputs
     peak = i["R_peak_PFLOPs"] * 1e15
@@ -410,7 +410,7 @@ def _gpt3(c: CaseContext) -> None:
     c.check("T_years_at_40pct", rl.compute_time(i["FLOPs"], peak, lo) / YEAR_S, via=via)
 
 
-@case("R50-LB")
+@case("R50-LB", tag="law")
 def _r50lb(c: CaseContext) -> None:
     flops = sum(op.flops for op in _workload_ops("resnet50_convs"))
     t = rl.compute_time(flops, c.inputs["R_peak_TFLOPs"] * T)
@@ -418,7 +418,7 @@ def _r50lb(c: CaseContext) -> None:
     c.skip("T_real_order", "a measured end-to-end latency (framework, launches); no model")
 
 
-@case("PW-AI")
+@case("PW-AI", tag="law")
 def _pwai(c: CaseContext) -> None:
     i = c.inputs
     via = "arithmetic_intensity(ops, bytes per fp32 access)"

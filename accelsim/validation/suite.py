@@ -9,29 +9,33 @@ Imports: validation.seed_cases and the case modules.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 from accelsim.analysis.checks import Check
 from accelsim.validation import (  # noqa: F401  (importing registers the case functions)
-    seed_cases_amdahl,
+    seed_cases_energy,
     seed_cases_features,
+    seed_cases_links,
     seed_cases_machine,
     seed_cases_other,
     seed_cases_roofline,
+    seed_cases_unmodelled,
 )
 from accelsim.validation.seed_cases import (
+    CASE_TAGS,
     CASES,
     NOT_REPRODUCIBLE,
+    TAGS,
     CaseContext,
     CaseResult,
     ModelMissing,
     case_index,
+    case_labels,
 )
 
 
-def run_case(case_id: str, providers: Mapping[str, Callable] | None = None,
-             cases: Mapping[str, dict] | None = None) -> CaseResult:
+def run_case(case_id: str, cases: Mapping[str, dict] | None = None) -> CaseResult:
     """Compute one case's checks. An exception in a model is reported, not raised."""
     record = (cases or case_index())[case_id]
     title, kind = record.get("title", ""), record.get("kind", "")
@@ -40,22 +44,36 @@ def run_case(case_id: str, providers: Mapping[str, Callable] | None = None,
     fn = CASES.get(case_id)
     if fn is None:
         return CaseResult(case_id, title, kind, (), {}, error="no case function")
-    ctx = CaseContext(record, providers or {})
+    tag = CASE_TAGS[case_id]
+    ctx = CaseContext(record, tag, labels=case_labels().get(case_id, {}))
     try:
         fn(ctx)
     except ModelMissing as exc:
-        return CaseResult(case_id, title, kind, (), {}, reason=f"model missing: {exc}")
+        return CaseResult(case_id, title, kind, (), {}, reason=f"model missing: {exc}", tag=tag)
     except Exception as exc:  # a model failing is a failed case, shown with its message
         return CaseResult(case_id, title, kind, tuple(ctx.checks), dict(ctx.not_checked),
-                          error=f"{type(exc).__name__}: {exc}")
-    return CaseResult(case_id, title, kind, tuple(ctx.checks), dict(ctx.not_checked))
+                          error=f"{type(exc).__name__}: {exc}", tag=tag)
+    return CaseResult(case_id, title, kind, tuple(ctx.checks), dict(ctx.not_checked), tag=tag)
 
 
-def run_suite(providers: Mapping[str, Callable] | None = None,
-              path: str | Path | None = None) -> list[CaseResult]:
+def run_suite(path: str | Path | None = None) -> list[CaseResult]:
     """Every case of the file, in file order."""
     cases = case_index(path)
-    return [run_case(cid, providers, cases) for cid in cases]
+    return [run_case(cid, cases) for cid in cases]
+
+
+def tag_counts(results: list[CaseResult]) -> dict[str, dict[str, int]]:
+    """Per tag (``model``, ``config``, ``law``): cases, checks, passed and failed checks."""
+    out = {t: {"cases": 0, "checks": 0, "passed": 0, "failed": 0} for t in TAGS}
+    for r in results:
+        if not r.reproducible:
+            continue
+        out[r.tag]["cases"] += 1
+        for c in r.checks:
+            row = out[c.tag]
+            row["checks"] += 1
+            row["passed" if c.passed else "failed"] += 1
+    return out
 
 
 def all_checks(results: list[CaseResult]) -> list[Check]:

@@ -21,9 +21,9 @@ import pandas as pd
 from IPython.display import display
 
 from accelsim.api import links as L
-from accelsim.api.link_cases import reproduce
 from accelsim.engine.links import run_concurrent_copies
 from accelsim.files import project_root
+from accelsim.validation.seed_cases_links import reproduce
 
 pd.set_option("display.precision", 3)
 systems = {name: L.get_system(name) for name in ("h200x2", "hgx_h200_x8", "dgx_a100")}

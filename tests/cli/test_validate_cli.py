@@ -31,6 +31,12 @@ def test_table_and_summary_line(run):
     assert out[0].split()[:5] == ["id", "expected", "got", "rel_err", "result"]
     assert any(line.startswith("T12:A100_ridge_FLOP_per_B") and line.endswith("pass") for line in out)
     assert any(line.strip().startswith("T8:") for line in out), "non-reproducible cases are listed"
+    tags = re.fullmatch(r"by tag: model (\d+) checks in (\d+) cases \(0 failed\); "
+                        r"config (\d+) checks in (\d+) cases \(0 failed\); "
+                        r"law (\d+) checks in (\d+) cases \(0 failed\)", out[-2])
+    assert tags, out[-2]
+    checked = re.search(r"\((\d+) checked quantities\)", out[-3])
+    assert checked and sum(int(tags.group(i)) for i in (1, 3, 5)) == int(checked.group(1))
 
 
 def test_json_records(run):
@@ -38,7 +44,8 @@ def test_json_records(run):
     data = json.loads(stdout)
     assert rc == 0 and isinstance(data, list) and data
     for rec in data:
-        assert set(rec) == {"id", "expected", "got", "rel_err", "passed"}
+        assert set(rec) == {"id", "expected", "got", "rel_err", "passed", "tag"}
+        assert rec["tag"] in ("model", "config", "law")
     assert all(rec["passed"] for rec in data)
     nm16 = next(rec for rec in data if rec["id"] == "NM1.6:I_FLOP_per_B")
     assert nm16["expected"] == 31 and abs(nm16["got"] - 31.03) < 0.01

@@ -1,5 +1,5 @@
 """The seed chapter's link, collective and Amdahl cases, reproduced through the link models
-(``accelsim.api.link_cases.reproduce`` runs the systems, the engine and the hw model).
+(``accelsim.validation.seed_cases_links.reproduce`` runs the systems, the engine and the hw model).
 
 Expected values and tolerances come from accelsim/data/seed_cases.json, a copy of
 shared/reference/seed_cases.json.
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from accelsim.api.link_cases import CASE_IDS, reproduce
+from accelsim.validation.seed_cases_links import CASE_IDS, reproduce
 
 SEED = Path(__file__).resolve().parents[2] / "accelsim" / "data" / "seed_cases.json"
 CASES = {c["id"]: c for c in json.loads(SEED.read_text())}

@@ -8,11 +8,8 @@ import json
 import pytest
 
 from accelsim.analysis.checks import compare
-from accelsim.cli.validate import providers
 from accelsim.validation import seed_cases as sc
 from accelsim.validation import suite
-
-PROVIDERS = providers()
 
 CASES = sc.load_cases()
 IDS = [c["id"] for c in CASES]
@@ -39,7 +36,7 @@ def test_every_case_is_either_computed_or_explained():
 @pytest.mark.parametrize("case_id", IDS)
 def test_seed_case(case_id):
     """Each reproducible case passes every check it makes; unchecked quantities say why."""
-    r = suite.run_case(case_id, PROVIDERS)
+    r = suite.run_case(case_id)
     if not r.reproducible:
         pytest.skip(f"not reproducible: {r.reason}")
     assert not r.error, r.error
@@ -54,7 +51,7 @@ def test_seed_case(case_id):
 
 
 def test_reproducible_cases_are_a_large_majority():
-    results = suite.run_suite(PROVIDERS)
+    results = suite.run_suite()
     assert sum(r.reproducible for r in results) >= 64
 
 
@@ -107,6 +104,9 @@ def test_a_wrong_model_value_fails_the_check():
     """The comparison can fail: off by more than the tolerance, wrong label, outside a band."""
     assert compare(153.0, 160.0, 0.005) == (pytest.approx(7 / 153), False)
     assert compare("compute (> 153)", "memory", 0.0)[1] is False
+    assert compare("memory", "", 0.0)[1] is False   # an empty label is no label
+    assert compare("compute-bound", "compute", 0.0)[1] is False   # labels compare exactly
+    assert compare("Compute", " compute ", 0.0)[1] is True
     assert compare([1, 2], 2.5, 0.01, within=True)[1] is False
     assert compare(0.3, 0.32, 0.02)[1] is False
     assert compare(0.3, 0.32, 0.02, printed=True)[1] is True
@@ -187,7 +187,35 @@ def test_grad_payload_follows_the_case_parameter_count():
     assert {c.quantity: c.got for c in r.checks}["payload_100B_FP16_GB_derived"] == 400
 
 
-def test_dvfs_throttle_comes_from_the_provider_model():
-    r = suite.run_case("DVFS", PROVIDERS)
+def test_dvfs_throttle_comes_from_the_engine():
+    r = suite.run_case("DVFS")
     fps = next(c for c in r.checks if c.quantity == "throttle_fps")
     assert r.passed and fps.got[1] != 15.0 and fps.got[1] == pytest.approx(15.0, rel=0.01)
+
+
+def test_prose_labels_are_read_once_and_compared_exactly(monkeypatch):
+    """NM1.4a's text says 'compute (> 153)': the label read from it is 'compute'; a model
+    that said 'compute-bound' or '' would fail."""
+    r = suite.run_case("NM1.4a")
+    chk = next(c for c in r.checks if c.quantity == "bound_on_A100")
+    assert chk.passed and chk.got == "compute" and "read as 'compute'" in chk.note
+    labels = sc.case_labels()
+    for cid, quantities in labels.items():
+        record = sc.case_index()[cid]["expected"]
+        for q, label in quantities.items():
+            text = record[q] if q in record else record[q.split(".")[0]][q.split(".", 1)[1]]
+            assert label and label.lower() in text.lower(), (cid, q)
+
+
+def test_every_case_is_implemented_once_and_tagged():
+    """One function per case (the link cases are the link models' only), one tag each, and
+    the suite counts checks per tag."""
+    results = suite.run_suite()
+    counts = suite.tag_counts(results)
+    assert set(counts) == set(sc.TAGS) and all(n["checks"] > 0 for n in counts.values())
+    assert sum(n["checks"] for n in counts.values()) == len(suite.all_checks(results))
+    assert set(sc.CASE_TAGS) == set(sc.CASES)
+    assert {c.tag for r in results for c in r.checks} <= set(sc.TAGS)
+    from accelsim.validation import seed_cases_links
+
+    assert all(sc.CASES[cid] is sc.CASES["DBUF"] for cid in seed_cases_links.CASE_IDS)

@@ -1,18 +1,18 @@
-"""The seed chapter's link, collective and scaling cases, recomputed through the link models.
+"""Seed cases of kinds ``link`` and ``amdahl``, recomputed through the link models.
 
-``reproduce(case)`` takes one case of ``shared/reference/seed_cases.json`` (a dict, or its id)
+``reproduce(case)`` takes one case of ``accelsim/data/seed_cases.json`` (a dict, or its id)
 and returns the quantities of its ``expected`` block, computed by the simulator: the systems,
-the engine and the pure link model, not by the case's own formula. Ids handled:
-:data:`CASE_IDS`.
+the link engine and the pure link model (:mod:`accelsim.api.links`), or Amdahl's law, not by
+the case's own formula. Ids handled: :data:`CASE_IDS`; each is registered once as a case of
+the validation suite.
 
-Imports: api.links (and what it imports).
+Imports: api.links, config, validation.seed_cases.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 from typing import Any
 
 from accelsim.api import links as api
@@ -20,6 +20,7 @@ from accelsim.config.link import LinkSpec
 from accelsim.config.schema import build
 from accelsim.errors import ConfigError
 from accelsim.precision import element_bytes
+from accelsim.validation.seed_cases import DATA_FILE, CaseContext, case
 
 CASE_IDS = ("HOST-PCIE", "NODE-BW", "DBUF", "AR-8GPU", "GRAD-PAYLOAD",
             "AMD-T1.1", "LH1.1a", "LH1.1b", "FN-AMD20")
@@ -34,7 +35,7 @@ def _pcie(gen: int) -> LinkSpec:
                             "lanes": 16})
 
 
-SEED_CASES = Path(__file__).resolve().parents[1] / "data" / "seed_cases.json"
+SEED_CASES = DATA_FILE
 """The package's copy of shared/reference/seed_cases.json."""
 
 
@@ -139,3 +140,47 @@ _CASES = {"HOST-PCIE": _host_pcie, "NODE-BW": _node_bw, "DBUF": _dbuf, "AR-8GPU"
           "LH1.1b": _amdahl, "FN-AMD20": _amdahl}
 
 __all__ = ["CASE_IDS", "gradient_bytes", "parameter_count", "reproduce"]
+
+TAGS = {"HOST-PCIE": "config", "NODE-BW": "config", "DBUF": "model", "AR-8GPU": "model",
+        "GRAD-PAYLOAD": "law", "AMD-T1.1": "law", "LH1.1a": "law", "LH1.1b": "law",
+        "FN-AMD20": "law"}
+"""Tag of each case: link configs (HOST-PCIE, NODE-BW), the link engine (DBUF, AR-8GPU:
+chunked messages replayed on a switched system), or a law."""
+
+ROUNDED_IN_TEXT = {("HOST-PCIE", "ratio_x"): "ratio_exact"}
+"""Expected keys that are the text's rounding of another computed quantity."""
+
+VIA = {"HOST-PCIE": "config.link PCIe Gen5 x16 signaling rate",
+       "NODE-BW": "api.links.bandwidth_ladder (hgx_h200_x8, dgx_a100 link specs)",
+       "DBUF": "api.links.pipeline on h200x2 (link engine, copy/compute streams)",
+       "AR-8GPU": "api.links.collective + data_parallel_step (link engine, switched system)",
+       "GRAD-PAYLOAD": "parameters x precision bytes",
+       "AMD-T1.1": "analysis.amdahl", "LH1.1a": "analysis.amdahl", "LH1.1b": "analysis.amdahl",
+       "FN-AMD20": "analysis.amdahl"}
+
+
+def _dbuf_labels(got: dict) -> dict[str, str]:
+    """The DBUF case's laws as the engine shows them: the overlapped step is max(Tc, Tt) and
+    the naive one Tc + Tt in both regimes, and the transfer hides iff Tc >= Tt."""
+    runs = (got["hidden"], got["exposed"])
+    close = [math.isclose(r["overlapped_step_s"], max(r["t_compute_s"], r["t_transfer_s"]),
+                          rel_tol=1e-9) for r in runs]
+    naive = [math.isclose(r["naive_step_s"], r["t_compute_s"] + r["t_transfer_s"], rel_tol=1e-9)
+             for r in runs]
+    hidden = got["hidden_condition"] and got["exposed"]["overlapped_step_s"] > \
+        got["exposed"]["t_compute_s"]
+    return {"hidden_condition": "T_compute >= T_transfer" if hidden else "other",
+            "overlapped_step": "max(Tc, Tt)" if all(close) else "other",
+            "naive_step": "Tc + Tt" if all(naive) else "other"}
+
+
+def _check_case(c: CaseContext) -> None:
+    got = _CASES[c.id](c.inputs)
+    if c.id == "DBUF":
+        got = _dbuf_labels(got)
+    for key in c.expected:
+        c.check(key, got[ROUNDED_IN_TEXT.get((c.id, key), key)], via=VIA[c.id])
+
+
+for _cid in CASE_IDS:
+    case(_cid, tag=TAGS[_cid])(_check_case)

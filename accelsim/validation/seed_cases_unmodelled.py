@@ -1,41 +1,12 @@
-"""Seed cases of kind ``amdahl`` (computed with :mod:`accelsim.analysis.amdahl`), and the
-cases no accelsim model reproduces, with the reason.
+"""Seed cases no accelsim model reproduces, with the reason (published measurements, prices,
+trends, qualitative prose).
 
-Imports: analysis.
+Imports: validation.seed_cases.
 """
 
 from __future__ import annotations
 
-import math
-
-from accelsim.analysis import amdahl as am
-from accelsim.validation.seed_cases import CaseContext, case, not_reproducible
-
-
-@case("AMD-T1.1")
-def _amdt11(c: CaseContext) -> None:
-    c.check("speedup_max_x", am.amdahl_speedup(c.inputs["p"], math.inf), via="amdahl")
-
-
-@case("LH1.1a")
-def _lh11a(c: CaseContext) -> None:
-    i = c.inputs
-    c.check("G_accel_x", am.path_speedup(i["H100_INT8_TOPS"], i["ref_CPU_TOPS"]), via="amdahl")
-    c.check("speedup_x", am.amdahl_speedup(i["p"], i["G_accel"]), via="amdahl")
-    c.check("speedup_limit_x", am.amdahl_limit(i["p"]), via="amdahl")
-
-
-@case("LH1.1b")
-def _lh11b(c: CaseContext) -> None:
-    i = c.inputs
-    c.check("speedup_x", am.amdahl_speedup(i["p"], i["G_accel"]), via="amdahl")
-    c.check("speedup_limit_x", am.amdahl_limit(i["p"]), via="amdahl")
-
-
-@case("FN-AMD20")
-def _fnamd20(c: CaseContext) -> None:
-    c.check("speedup_max_x", am.fixed_serial_scaling(c.inputs["serial_fraction"]), via="amdahl")
-
+from accelsim.validation.seed_cases import not_reproducible
 
 not_reproducible("FIG6", "headline marketing peaks of mixed precisions (dense and sparse); the "
                          "span's base, K20X fp32, and M40/P40/B200 have no configs")
