@@ -28,7 +28,7 @@ from accelsim.errors import ConfigError, WorkloadError, closest
 from accelsim.limits import MAX_DIM, check_number
 from accelsim.precision import PRECISION_BYTES
 from accelsim.workload.ops import Workload
-from accelsim.workload.registry import OP_TYPES
+from accelsim.workload.registry import OP_TYPES, op_fields, required_fields
 from accelsim.workload.scalesim_topology import topology_workload
 
 
@@ -52,7 +52,7 @@ def op_from_dict(d: dict[str, Any], *, file: str, where: str) -> Any:
         hint = f" (did you mean '{near[0]}'?)" if near else f" (known: {', '.join(OP_TYPES)})"
         raise WorkloadError(file, f"{where}.op", kind, "unknown operator" + hint)
     cls = OP_TYPES[kind]
-    fields = {f.name: f for f in dataclasses.fields(cls)}
+    fields = op_fields(kind)
     kwargs: dict[str, Any] = {}
     for key, value in d.items():
         if key == "op":
@@ -62,9 +62,7 @@ def op_from_dict(d: dict[str, Any], *, file: str, where: str) -> Any:
             hint = f" (did you mean '{near[0]}'?)" if near else f" (fields: {', '.join(fields)})"
             raise WorkloadError(file, f"{where}.{key}", value, "unknown field" + hint)
         kwargs[key] = _field_value(fields[key].type, key, value, file, f"{where}.{key}")
-    missing = [f.name for f in fields.values()
-               if f.name not in kwargs and f.default is dataclasses.MISSING
-               and f.default_factory is dataclasses.MISSING]
+    missing = [name for name in required_fields(kind) if name not in kwargs]
     if missing:
         raise WorkloadError(file, f"{where}.{missing[0]}", None, "missing required field")
     try:
