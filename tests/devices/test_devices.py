@@ -34,9 +34,12 @@ def test_every_builtin_machine_is_a_device_or_a_multi_device_kind():
 
 
 def test_registry_names_each_kind_once_and_classes_say_their_kind():
+    from accelsim.config.build import DEVICE_KINDS
+
     for kind, cls in KINDS.items():
         assert cls.kind == kind
     assert len(set(KINDS.values())) == len(KINDS)
+    assert set(KINDS) == set(DEVICE_KINDS)  # every single-device config kind has a device
 
 
 @pytest.mark.parametrize("name", SINGLE)
