@@ -30,10 +30,10 @@ import pandas as pd
 
 from accelsim.analysis import roofline as rl
 from accelsim.analysis.amdahl import amdahl_table
-from accelsim.analysis.roofs import machine_roofs
 from accelsim.api import simulate
 from accelsim.api.gpu import simulate_op
 from accelsim.config.registry import load_machine
+from accelsim.devices import machine_roofs, result_roofline
 from accelsim.report.plots_roofline import plot_roofline
 from accelsim.workload.nn_ops import Attention, LayerNorm, Softmax
 from accelsim.workload.ops import Conv2d, Gemm
@@ -157,7 +157,7 @@ gpu.round(2)
 
 # %%
 res = simulate("tpu_v4", "resnet18", mode="analytic", energy=False)
-roofs_df, points = rl.result_roofline(res)
+roofs_df, points = result_roofline(res)
 analytic = rl.workload_table(res.workload.ops, roofs["tpu_v4"])
 points["I min"] = analytic["intensity_dram"].values
 ax = plot_roofline(roofs_df, points, title="ResNet-18 on TPU v4 (simulated)")
