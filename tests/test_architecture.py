@@ -36,10 +36,19 @@ def test_ruff_is_clean():
     assert r.returncode == 0, r.stdout[-3000:]
 
 
+def _is_type_checking(node: ast.AST) -> bool:
+    """``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``): imports for annotations only."""
+    if not isinstance(node, ast.If):
+        return False
+    t = node.test
+    return (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or \
+        (isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING")
+
+
 def import_graph(package: Path) -> dict[str, set[str]]:
-    """Module -> accelsim modules it imports, from every ``import`` statement in its source
-    (function-level imports included; ``from pkg import name`` counts ``pkg.name`` when that
-    is a module)."""
+    """Module -> accelsim modules it imports at run time, from every ``import`` statement in
+    its source (function-level imports included; ``from pkg import name`` counts ``pkg.name``
+    when that is a module; imports under ``if TYPE_CHECKING:`` are annotations only)."""
     mods: dict[str, Path] = {}
     for p in package.rglob("*.py"):
         parts = list(p.relative_to(package.parent).with_suffix("").parts)
@@ -49,7 +58,12 @@ def import_graph(package: Path) -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {m: set() for m in mods}
     for mod, path in mods.items():
         pkg = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        tree = ast.parse(path.read_text(), str(path))
+        typing_only = {id(n) for block in ast.walk(tree) if _is_type_checking(block)
+                       for stmt in block.body for n in ast.walk(stmt)}
+        for node in ast.walk(tree):
+            if id(node) in typing_only:
+                continue
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom):
@@ -105,9 +119,19 @@ def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
-def test_the_cycle_finder_finds_a_cycle():
+def test_the_cycle_finder_finds_a_cycle(tmp_path):
     g = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert sorted(map(len, strongly_connected(g))) == [1, 3]
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("def f():\n    from pkg import b\n")
+    (pkg / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                              "    from pkg.c import C\nimport pkg.a\n")
+    (pkg / "c.py").write_text("from pkg import b\n")
+    graph = import_graph(pkg)
+    assert graph["pkg.a"] == {"pkg", "pkg.b"} and graph["pkg.b"] == {"pkg.a"}
+    assert [c for c in strongly_connected(graph) if len(c) > 1] == [["pkg.a", "pkg.b"]]
 
 
 def test_no_import_cycle_inside_accelsim():
