@@ -5,6 +5,7 @@ import pytest
 
 from accelsim.api import simulate
 from accelsim.api.model_run import run_model
+from accelsim.errors import AccelsimError
 from accelsim.workload.models import zoo
 
 
@@ -27,6 +28,12 @@ def test_zoo_models_run_on_h200(name):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", zoo.names())
 def test_every_zoo_model_runs_on_h200(name):
+    """Every zoo model runs on one H200; Llama-3-70B's 141 GB of bf16 weights do not fit its
+    141 GB of HBM (refused in one line naming needed and available bytes), its fp8 form does."""
+    if name.startswith("llama3_70b"):
+        with pytest.raises(AccelsimError, match=r"does not fit on h200: needs .* of 141"):
+            run_model("h200", name)
+        name = f"{name}:dtype=fp8"
     assert run_model("h200", name).totals["time_s"] > 0
 
 
