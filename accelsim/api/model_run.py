@@ -201,6 +201,25 @@ class _Cost:
     last_pdl: bool = False
 
 
+def _energy_j(m: GpuMachine, table: Any, cache: dict, *, macs: float, flops: float,
+              l2_bytes: float, hbm_bytes: float, precision: str) -> float:
+    """:func:`gpu_energy_j`, which is linear in MACs, non-MAC FLOP (``flops - 2 macs``), L2 and
+    HBM bytes: priced once per precision for one unit of each (the pJ tables are priced
+    through pandas), then a dot product."""
+    key = ("energy", precision)
+    coef = cache.get(key)
+    if coef is None:
+        unit = {"macs": 0.0, "flops": 0.0, "l2_bytes": 0.0, "hbm_bytes": 0.0}
+        base = gpu_energy_j(m, table, precision=precision, **unit)
+        coef = (base, {q: gpu_energy_j(m, table, precision=precision, **{**unit, q: 1e6}) / 1e6
+                       - base / 1e6 for q in unit})
+        cache[key] = coef
+    base, per = coef
+    vector = max(0.0, flops - 2.0 * macs)
+    return (base + per["macs"] * macs + per["flops"] * vector + per["l2_bytes"] * l2_bytes
+            + per["hbm_bytes"] * hbm_bytes)
+
+
 def _kernel_cost(m: GpuMachine, work: Any, table: Any, cache: dict) -> _Cost:
     """GPU time, traffic and energy of one call's kernels (memoised by shape)."""
     if isinstance(work, StreamWork):
@@ -228,7 +247,7 @@ def _kernel_cost(m: GpuMachine, work: Any, table: Any, cache: dict) -> _Cost:
     # host-idle gaps between kernels are not charged)
     leak_w = sum(static_power_w(m, table).values())
     cost = _Cost(gpu_s=float(sum(times)), kernels=len(kernels), flops=flops, hbm_bytes=hbm,
-                 l2_bytes=l2, energy_j=gpu_energy_j(m, table, macs=macs, flops=flops,
+                 l2_bytes=l2, energy_j=_energy_j(m, table, cache, macs=macs, flops=flops,
                                                     l2_bytes=l2, hbm_bytes=hbm, precision=prec)
                  + leak_w * float(sum(times)),
                  bound=bound_of(longest, m), precision=prec,

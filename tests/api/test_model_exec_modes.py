@@ -90,3 +90,21 @@ def test_cli_exec_flag_json_and_bad_value(tmp_path):
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1 and "turbo" in bad.stderr
     assert not math.isnan(doc["totals"]["time_s"])
+
+
+def test_model_runs_price_energy_exactly_as_the_device_does():
+    """The per-precision linear pricing used by model runs equals gpu_energy_j."""
+    from accelsim.api.compare import energy_table_for, gpu_energy_j
+    from accelsim.api.model_run import _energy_j
+    from accelsim.config.registry import load_machine
+
+    m = load_machine("h200")
+    table = energy_table_for(m)
+    cache: dict = {}
+    for macs, flops, l2, hbm in ((3e9, 7e9, 5e8, 2e8), (0, 1e5, 1e6, 3e6), (1e12, 2e12, 0, 1e9)):
+        for prec in ("bf16", "fp8", "fp32"):
+            want = gpu_energy_j(m, table, macs=macs, flops=flops, l2_bytes=l2, hbm_bytes=hbm,
+                                precision=prec)
+            got = _energy_j(m, table, cache, macs=macs, flops=flops, l2_bytes=l2,
+                            hbm_bytes=hbm, precision=prec)
+            assert got == pytest.approx(want, rel=1e-9)
