@@ -38,9 +38,15 @@ hw, model, mode = sys.argv[1:4]
 from accelsim.api import load_hw
 machine = load_hw(hw)
 if getattr(machine, "kind", "") == "gpu":
-    from accelsim.api.model_run import run_model
-    from accelsim.api.systolic import load_wl
-    wl = load_wl(model)
+    from accelsim.api.memory_check import check_memory
+    from accelsim.api.model_run import framework_ops, run_model
+    from accelsim.errors import UnsupportedError
+    from accelsim.workload.models import zoo
+    wl = zoo.from_spec(model)  # the graph, as `accelsim run` builds it (attention fused, KV cache)
+    try:
+        check_memory(machine, wl, framework_ops(wl)[1], graph=wl)
+    except UnsupportedError:  # too big for one GPU in bf16 (Llama-3-70B): its fp8 form
+        wl = zoo.from_spec(model + ":dtype=fp8")
     t1 = time.perf_counter()
     r = run_model(machine, wl, replay="event" if mode == "event" else "analytic")
     total, ran = r.totals["time_s"], r.replay
