@@ -20,6 +20,14 @@ from accelsim.errors import ConfigError
 SHOWN = ["dataflow", "cycles", "energy_pj", "mac_pj", "rf_pj", "noc_pj", "sram_pj", "dram_pj",
          "input_pj", "weight_pj", "output_pj", "psum_pj", "pj_per_mac", "tops_per_w",
          "avg_power_w"]
+HEADERS = {"dataflow": ("dataflow", "text"), "cycles": ("cycles", "int"),
+           "energy_pj": ("energy", "pj"), "mac_pj": ("MAC", "pj"), "rf_pj": ("RF", "pj"),
+           "noc_pj": ("NoC", "pj"), "sram_pj": ("SRAM", "pj"), "dram_pj": ("DRAM", "pj"),
+           "input_pj": ("inputs", "pj"), "weight_pj": ("weights", "pj"),
+           "output_pj": ("outputs", "pj"), "psum_pj": ("psums", "pj"),
+           "pj_per_mac": ("pJ/MAC", "plain"), "tops_per_w": ("TOPS/W", "plain"),
+           "avg_power_w": ("power (W)", "plain")}
+"""Terminal header and unit kind (accelsim.report.terminal) of each shown column."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -63,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
     from accelsim.cli.run import parse_sets
     from accelsim.config.energy import load_energy_table
     from accelsim.report.energy import compute_energy, dataflow_comparison, energy_table_for
-    from accelsim.report.export import dumps, text_table, write_table
+    from accelsim.report.export import dumps, write_table
+    from accelsim.report.terminal import Col, unit_table
 
     flows = parse_dataflows(args.dataflows)
     overrides = parse_sets(args.set) or None
@@ -97,8 +106,8 @@ def run(args: argparse.Namespace) -> int:
     a = machine.array
     print(f"{wl.name} on {machine.name} ({a.count}x {a.rows}x{a.cols} {a.precision}, "
           f"{machine.clock_hz / 1e6:g} MHz), energy table {table.name} "
-          f"({table.node_nm:g} nm, {table.voltage_v:g} V); energies in pJ")
-    print(text_table(comp, [c for c in SHOWN if c in comp.columns]))
+          f"({table.node_nm:g} nm, {table.voltage_v:g} V)")
+    print(unit_table(comp, [Col(c, *HEADERS[c]) for c in SHOWN if c in comp.columns]))
     best = comp.loc[comp["energy_pj"].idxmin()]
     print(f"\nlowest energy: {best['dataflow']} ({best['pj_per_mac']:.3g} pJ/MAC)")
     if args.plot:

@@ -2,7 +2,8 @@
 
 A column is described by a :class:`Col`: the DataFrame column, a header, and a *kind* that
 says what its canonical unit is (``s``, ``bytes``, ``pj``, ``j``, ``flop_per_s``, ``count``,
-``fraction`` (printed in percent), ``int`` or ``text``). For each column the unit prefix is chosen once, from the
+``fraction`` (printed in percent), ``plain`` (a number whose unit is in the header), ``int``
+or ``text``). For each column the unit prefix is chosen once, from the
 column's median non-zero magnitude (e.g. ``µs`` when most layers take microseconds), and every
 value of that column is printed with the same number of decimals; the unit goes in the header
 (``time (µs)``). Missing values (NaN/None), which mean *not applicable*, print as blanks.
@@ -29,6 +30,7 @@ SCALES: dict[str, tuple[tuple[float, str], ...]] = {
                    (1.0, "FLOP/s")),
     "bytes_per_s": ((1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1.0, "B/s")),
     "count": ((1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "")),
+    "plain": ((1.0, ""),),
 }
 """Per kind: (factor, unit name) from largest to smallest; values are divided by the factor."""
 

@@ -17,7 +17,7 @@ def test_energy_prints_one_row_per_dataflow_and_writes_plot_and_csv(cli, tmp_pat
     assert "energy table eyeriss_65nm" in lines[0]
     for flow in ("os", "ws", "is"):
         assert any(line.startswith(flow + " ") for line in lines)
-    assert "pj_per_mac" in r.stdout and "lowest energy:" in r.stdout
+    assert "pJ/MAC" in r.stdout and "energy (mJ)" in r.stdout and "lowest energy:" in r.stdout
     assert plot.stat().st_size > 1000
     comp = pd.read_csv(tmp_path / "energy-dataflows.csv")
     assert list(comp["dataflow"]) == ["os", "ws", "is"]
