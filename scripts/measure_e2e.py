@@ -119,6 +119,24 @@ def time_steps(fn, steps: int, warm: int = 2) -> dict:
             "all_s": [round(t, 7) for t in ts]}
 
 
+def event_time_s(fn, calls: int = 1) -> float:
+    """GPU-side seconds of ``fn()`` between two CUDA events, divided by ``calls``."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) / 1e3 / calls
+
+
+def repeat(fn, n: int):
+    """A callable running ``fn`` ``n`` times."""
+    def run():
+        for _ in range(n):
+            fn()
+    return run
+
+
 def graph_of(fn):
     """Capture ``fn`` into a CUDA graph; returns the replay callable."""
     s = torch.cuda.Stream()
@@ -280,13 +298,7 @@ def measure_host_classes() -> None:
                 res[name]["issue_s"].append((time.perf_counter() - t) / n)
                 sync()
                 if CUDA:
-                    s_, e_ = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                    s_.record()
-                    for _ in range(n):
-                        fn()
-                    e_.record()
-                    torch.cuda.synchronize()
-                    res[name]["event_s"].append(s_.elapsed_time(e_) / 1e3 / n)
+                    res[name]["event_s"].append(event_time_s(repeat(fn, n), n))
     RESULT["host"]["call_classes"] = {
         k: {"issue_s": statistics.median(v["issue_s"]),
             "event_s": statistics.median(v["event_s"]) if v["event_s"] else None,
@@ -583,27 +595,11 @@ def time_op(fn, reps: int) -> dict:
         for _ in range(3):
             fn()
         torch.cuda.synchronize()
-        ts = []
-        for _ in range(5):
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            for _ in range(reps):
-                fn()
-            e.record()
-            torch.cuda.synchronize()
-            ts.append(s.elapsed_time(e) / 1e3 / reps)
-        out["eager_s"] = statistics.median(ts)
+        out["eager_s"] = statistics.median(event_time_s(repeat(fn, reps), reps)
+                                           for _ in range(5))
         try:
-            rep = graph_of(lambda: [fn() for _ in range(reps)])
-            ts = []
-            for _ in range(5):
-                s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                s.record()
-                rep()
-                e.record()
-                torch.cuda.synchronize()
-                ts.append(s.elapsed_time(e) / 1e3 / reps)
-            out["graph_s"] = statistics.median(ts)
+            rep = graph_of(repeat(fn, reps))
+            out["graph_s"] = statistics.median(event_time_s(rep, reps) for _ in range(5))
         except Exception as e:  # noqa: BLE001
             out["graph_error"] = repr(e)[:200]
     else:
