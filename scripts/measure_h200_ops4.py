@@ -22,6 +22,10 @@ Sections:
   (``torch._scaled_mm``) and int8 (``torch._int_mm``) GEMMs.
 * ``rowops_cal``: ``nn.LayerNorm``, ``F.rms_norm`` and ``torch.softmax`` over the last dim.
 * ``pointwise_cal``: ``a + b``, ``F.relu``, ``F.gelu`` from 0.25 M to 100 M elements.
+* ``floor_probe``: the per-kernel floor of short kernels under the two graph timings in use
+  (``measure_h200.timed``: a 50-call graph replayed back to back; ``measure_e2e.time_op``: a
+  20-call graph replayed once between events), for independent calls (``a + b``) and for a
+  dependent chain (``x = x + b``, each kernel reading the previous one's output).
 """
 
 import gc
@@ -49,7 +53,7 @@ T0 = time.time()
 
 def save() -> None:
     R["elapsed_s"] = round(time.time() - T0, 1)
-    with open(os.path.join(OUTDIR, "h200_ops4.json"), "w") as f:
+    with open(os.path.join(OUTDIR, os.environ.get("MEASURE_OUTNAME", "h200_ops4.json")), "w") as f:
         json.dump(R, f, indent=1)
 
 
@@ -217,12 +221,79 @@ def pointwise_cal() -> list:
     return out
 
 
+def floor_probe() -> list:
+    out = []
+    for rows, cols in ((1, 64), (1, 4096), (128, 2048), (512, 4096)):
+        a = torch.randn(rows, cols, device="cuda", dtype=torch.bfloat16)
+        b = torch.randn(rows, cols, device="cuda", dtype=torch.bfloat16)
+        buf = [a.clone()]
+
+        def chain():
+            buf[0] = buf[0] + b
+
+        with torch.inference_mode():
+            for name, fn in (("independent", lambda: a + b), ("chain", chain)):
+                rec = timed(fn, op=name, rows=rows, cols=cols)
+                rec.update({"e2e_" + k: v for k, v in e2e.time_op(fn, 20).items()
+                            if k != "kernels"})
+                out.append(rec)
+                print("floor", name, rows, cols, f"timed {rec['gpu_ms'] * 1e3:.2f} us",
+                      f"e2e graph {rec.get('e2e_graph_s', 0) * 1e6:.2f} us", flush=True)
+    return out
+
+
+def protocol_probe() -> dict:
+    """Eager steps of one model under each protocol step, in order: fresh, interleaved
+    with another batch, after a CUDA-graph capture, after a ``torch.profiler`` step."""
+    import torchvision
+
+    net = torchvision.models.resnet50().to("cuda", torch.bfloat16).eval().to(
+        memory_format=torch.channels_last)
+    xs = {b: torch.randn(b, 3, 224, 224, device="cuda", dtype=torch.bfloat16).to(
+        memory_format=torch.channels_last) for b in (2, 16)}
+    step = {b: (lambda x=x: net(x)) for b, x in xs.items()}
+    out: dict = {}
+
+    def block(tag: str, b: int = 2, n: int = 30) -> None:
+        with torch.inference_mode():
+            r = e2e.time_steps(step[b], n, warm=2)
+        out.setdefault(tag, []).append(r["median_s"])
+        print("protocol", tag, f"{r['median_s'] * 1e3:.3f} ms", flush=True)
+
+    block("fresh")
+    block("fresh")
+    with torch.inference_mode():
+        inter = []
+        for _ in range(6):
+            for b in (2, 16):
+                r = e2e.time_steps(step[b], 5, warm=1)
+                if b == 2:
+                    inter.extend(r["all_s"])
+    out["interleaved"] = [statistics.median(inter)]
+    print("protocol interleaved", f"{out['interleaved'][0] * 1e3:.3f} ms", flush=True)
+    block("after_interleave")
+    with torch.inference_mode():
+        g = e2e.graph_of(step[2])
+        e2e.time_steps(g, 10)
+    del g
+    block("after_graph")
+    block("after_graph")
+    with torch.inference_mode():
+        e2e.profile_kernels(step[2])
+    block("after_profile")
+    block("after_profile")
+    time.sleep(3)
+    block("after_profile_3s")
+    return out
+
+
 def main() -> None:
     R["device"] = {"name": torch.cuda.get_device_name(), "torch": torch.__version__,
                    "cuda": torch.version.cuda}
     only = os.environ.get("MEASURE_SECTIONS")
     for name, fn in (("host_state", host_state), ("gemm_cal", gemm_cal),
-                     ("rowops_cal", rowops_cal), ("pointwise_cal", pointwise_cal)):
+                     ("rowops_cal", rowops_cal), ("pointwise_cal", pointwise_cal),
+                     ("floor_probe", floor_probe), ("protocol_probe", protocol_probe)):
         if only and name not in only.split(","):
             continue
         t0 = time.time()

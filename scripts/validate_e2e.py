@@ -16,6 +16,11 @@ has the method):
   ``torch.compile`` steps (a 4-layer Llama-3-8B-shaped decoder: the calibration of
   ``host.eager_call_s.compiled_kernel``; GPT-2 small: held out). Its host measured host calls
   5-10 % faster than run 2's; the predictions use the YAML's (run 2) constants as they are.
+* ``h200_e2e_run4.json``: run 4, measured with the model unchanged since run 3, under the
+  interleaved eager protocol (``measure_e2e.py`` ``MEASURE_ROUNDS``: the eager steps of all
+  cases of a model taken in alternating rounds over >= 20 s, in a process that never ran
+  ``torch.profiler``): the run-3 shapes again (group ``run3-shapes-run4``) and new shapes of
+  every model (group ``held-out-run4``). Its host-call costs match run 2's within 5 %.
 * ``h200_e2e.json``: run 1 (another host, 1.4-1.6x slower host calls): single operators
   timed as users call them (the per-kernel completion cost is fitted on its small ops),
   ``torch.profiler`` kernel lists of every whole-model case (``--attribution`` compares them
@@ -136,6 +141,14 @@ def run3_group(case: dict) -> str:
     return "calibration" if case["model"] == "llama3_8b_4layers" else "held-out-run3"
 
 
+def run4_group(case: dict) -> str:
+    """Run 4: the run-3 shapes re-measured, or new shapes."""
+    old = {(c["model"], c["mode"], c["batch"], c["seq"], c["context"])
+           for c in json.loads((DATA / "h200_e2e_run3.json").read_text())["models"]}
+    key = (case["model"], case["mode"], case["batch"], case["seq"], case["context"])
+    return "run3-shapes-run4" if key in old else "held-out-run4"
+
+
 def mape(df: pd.DataFrame) -> pd.DataFrame:
     """MAPE per group and execution mode (percent)."""
     g = df.assign(abs_err=df["error"].abs() * 100).groupby(["group", "exec"])
@@ -149,7 +162,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="also print GPU time per kernel class: profiled vs predicted")
     ap.add_argument("--csv", help="write the case table to this CSV file")
     args = ap.parse_args(argv)
-    df = pd.concat([table(), table(DATA / "h200_e2e_run3.json", group_of=run3_group)],
+    df = pd.concat([table(), table(DATA / "h200_e2e_run3.json", group_of=run3_group),
+                    table(DATA / "h200_e2e_run4.json", group_of=run4_group)],
                    ignore_index=True)
     pd.set_option("display.width", 200)
     show = df.assign(measured_ms=df["measured_s"] * 1e3, predicted_ms=df["predicted_s"] * 1e3,
