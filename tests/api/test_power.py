@@ -223,3 +223,26 @@ def test_bad_power_figures_in_a_machine_yaml_are_refused_in_one_line(machine, fi
         load_machine(machine, {field: value})
     msg = str(err.value)
     assert f"{machine}.yaml" in msg and field in msg and reason in msg and "\n" not in msg
+
+
+@pytest.mark.parametrize("machine", ["tpu_v1", "npu_ascend910"])
+def test_run_and_compare_charge_the_new_components_alike(machine):
+    """One default: `run` (simulate) and `compare` (run_kernel) price the idle draw and the
+    cube's staging the same way; a run's `chip` level is the idle power over the run's time."""
+    from accelsim.api import simulate
+    from accelsim.api.compare import load_platform, run_kernel
+    from accelsim.report.energy import energy_table_for
+    from accelsim.report.power import static_power_w
+    from accelsim.workload.ops import Gemm, Workload
+
+    m = load_platform(machine)
+    op = Gemm(name="g", m=512, n=512, k=512, dtype=m.array.precision)
+    r = simulate(m, Workload("g", (op,)), mode="analytic")
+    row = run_kernel(m, op)
+    assert row["energy_j"] == pytest.approx(r.energy.total_pj * 1e-12, rel=1e-9)
+    idle_w = static_power_w(m, energy_table_for(m)).get("idle", 0.0)
+    by_level = r.energy.summary["by_level_pj"]
+    assert by_level.get("chip", 0.0) * 1e-12 == pytest.approx(idle_w * r.energy.summary["time_s"],
+                                                              rel=1e-6)
+    staged = r.energy.priced.query("technology == 'staging'")
+    assert (len(staged) > 0) == (machine == "npu_ascend910")
