@@ -18,11 +18,20 @@ part (:data:`PARTS`: MACs, operand staging, datapath overhead, memory) for the t
 The band (:data:`TDP_BAND`, 0.4-1.0 x TDP) and why it is that wide are in
 ``accelsim/report/ENERGY.md`` section 7: a chip running dense GEMMs at full rate sits at or
 near its power limit (an H100 SXM at its 700 W cap, clocks lowered to hold it; TPU v4's
-maximum 192 W), so a prediction above the TDP is impossible (beyond a documented held-out
-prediction's :data:`OVER_TDP_TOLERANCE`) and one far below it means the model misses most of
-the energy. GPUs price their datapath overhead and board idle power with two constants of the
-tables fitted on the measured H200 (``scripts/fit_gpu_power.py``); systolic arrays and CPUs
-have no such anchor and leave out their clock tree, control, DRAM background and PHY power.
+maximum 192 W), so one far below it means the model misses most of the energy.
+
+**Power cap.** A part cannot draw more than its TDP: when the predicted power at the clock
+the model runs at (the *demand*, :attr:`PeakPower.demand_w`) exceeds it, the cap lowers the
+clock until it fits (:attr:`PeakPower.clock_scale`; dynamic power and throughput scale with
+the clock, the supply voltage held: the largest clock cut that can be needed). The check
+stays one that can fail: a part whose static power alone reaches its TDP fails, and so does one
+whose capped clock falls below the floor its YAML states (``energy.min_clock_hz``: a GPU's
+base clock, which the vendor holds under the TDP) or that states no floor.
+
+GPUs price their datapath overhead and board idle power with two constants of the tables
+fitted on the measured H200 (``scripts/fit_gpu_power.py``); other machines give their measured
+idle power in their YAML (``energy.idle_w``) and a cube-style matrix unit its operand staging
+(``energy.staging``).
 
 Imports: api.compare, config, report, workload.
 """
@@ -39,7 +48,8 @@ from accelsim.api.compare import load_platform, run_kernel, with_fallback
 from accelsim.config.energy import EnergyTable
 from accelsim.report.energy import compute_energy, energy_table_for, price_actions
 from accelsim.report.gpu_power import gpu_energy_parts
-from accelsim.report.power import static_power_w
+from accelsim.report.power import machine_clock_hz, static_power_w
+from accelsim.report.staging import STAGING_TAG
 from accelsim.workload.ops import Gemm, Workload
 
 PEAK_GEMM = 8192
@@ -48,17 +58,11 @@ PEAK_GEMM = 8192
 TDP_BAND = (0.4, 1.0)
 """Predicted power at peak throughput must lie within this fraction of the published TDP."""
 
-OVER_TDP_TOLERANCE = 0.10
-"""How far above its TDP a machine may be predicted and still be listed as a known gap (its
-YAML's ``energy.tdp_gap`` saying why) rather than fail: the prediction error of constants
-carried from the H200 to another GPU by the scaling law (the H200's own GEMM time in the model
-is 7 % shorter than measured; ENERGY.md section 7). Beyond it, or undocumented, above the TDP
-fails: the model over-prices (the 45 nm table put TPU v4 at 1.9 x its TDP)."""
-
 PARTS = ("mac", "operand", "core", "memory")
 """Dynamic power parts the check shows, W: ``mac`` (MACs and other arithmetic), ``operand``
-(register files, GPU shared-memory staging), ``core`` (GPU datapath overhead ``core.gpu_mac``,
-CPU instruction issue ``instruction_pj``), ``memory`` (on-chip SRAM/caches/L2, DRAM, links)."""
+(register files, GPU shared-memory staging, a cube's operand buffers), ``core`` (GPU datapath
+overhead ``core.gpu_mac``, CPU core and instruction issue), ``memory`` (on-chip
+SRAM/caches/L2, DRAM, links)."""
 
 _PART_OF_LEVEL = {"mac": "mac", "vector": "mac", "rf": "operand", "sram": "memory",
                   "noc": "memory", "dram": "memory", "link": "memory"}
@@ -83,19 +87,54 @@ class PeakPower:
     gap: str = ""
     """The machine's documented reason for lying outside the band (``energy.tdp_gap``)."""
     parts_w: Mapping[str, float] = field(default_factory=dict)
-    """Dynamic power by part (:data:`PARTS`), W; sums to :attr:`dynamic_w`."""
+    """Dynamic power by part (:data:`PARTS`) at the load clock, W; sums to :attr:`dynamic_w`."""
     static_parts_w: Mapping[str, float] = field(default_factory=dict)
-    """Static power by component (``pe``, ``sram`` leakage; a GPU's board ``idle``), W."""
+    """Static power by component (``pe``, ``sram`` leakage; ``idle``: the rest of the part's
+    idle draw), W."""
+    load_clock_hz: float = 0.0
+    """Clock the model ran the GEMM at (a GPU's clock under load), Hz."""
+    min_clock_hz: float | None = None
+    """Floor of the power cap's clock (``energy.min_clock_hz``), Hz."""
+
+    @property
+    def demand_w(self) -> float:
+        """Dynamic + static power at the load clock, before any power cap, W."""
+        return self.dynamic_w + self.static_w
+
+    @property
+    def clock_scale(self) -> float:
+        """Share of the load clock the power cap leaves: 1 when the demand fits the TDP, else
+        ``(TDP - static) / dynamic`` (0 when the static power alone reaches the TDP)."""
+        if not self.tdp_w or self.demand_w <= self.tdp_w:
+            return 1.0
+        if self.static_w >= self.tdp_w or self.dynamic_w <= 0:
+            return 0.0
+        return (self.tdp_w - self.static_w) / self.dynamic_w
+
+    @property
+    def clock_hz(self) -> float:
+        """Clock under the power cap, Hz."""
+        return self.load_clock_hz * self.clock_scale
+
+    @property
+    def capped(self) -> bool:
+        """Whether the power cap lowers the clock."""
+        return self.clock_scale < 1.0
 
     @property
     def total_w(self) -> float:
-        """Dynamic + static power at peak throughput, W."""
-        return self.dynamic_w + self.static_w
+        """Power at peak throughput under the cap (dynamic power scaled with the clock), W."""
+        return self.dynamic_w * self.clock_scale + self.static_w
 
     @property
     def ratio(self) -> float | None:
         """``total_w / tdp_w`` (``None`` without a published TDP)."""
         return self.total_w / self.tdp_w if self.tdp_w else None
+
+    @property
+    def demand_ratio(self) -> float | None:
+        """``demand_w / tdp_w``: above 1 the power cap lowers the clock."""
+        return self.demand_w / self.tdp_w if self.tdp_w else None
 
     @property
     def in_band(self) -> bool | None:
@@ -150,11 +189,15 @@ def dynamic_parts_j(machine: Any, op: Any, table: EnergyTable) -> dict[str, floa
 
 
 def _by_part(priced: pd.DataFrame) -> dict[str, float]:
-    """Dynamic joules (``pj`` less ``static_pj``) of priced records summed per part."""
+    """Dynamic joules (``pj`` less ``static_pj``) of priced records summed per part (a cube's
+    operand staging, SRAM records tagged :data:`~accelsim.report.staging.STAGING_TAG`, is
+    ``operand``)."""
     dyn = (priced["pj"] - priced["static_pj"]) * 1e-12
+    part = priced["level"].map(lambda lv: _PART_OF_LEVEL.get(str(lv), "memory"))
+    part = part.where(priced["technology"] != STAGING_TAG, "operand")
     out = dict.fromkeys(PARTS, 0.0)
-    for level, j in dyn.groupby(priced["level"]).sum().items():
-        out[_PART_OF_LEVEL.get(str(level), "memory")] += float(j)
+    for name, j in dyn.groupby(part).sum().items():
+        out[str(name)] += float(j)
     return out
 
 
@@ -178,17 +221,29 @@ def peak_power(hw: Any, *, size: int = PEAK_GEMM) -> PeakPower:
                      dynamic_pj_per_mac=dyn_pj, peak_macs_per_s=peak_macs,
                      dynamic_w=dyn_pj * 1e-12 * macs / row["time_s"], static_w=static,
                      tdp_w=float(tdp) if tdp else None, gap=str(getattr(sel, "tdp_gap", "") or ""),
-                     parts_w=parts, static_parts_w=static_parts)
+                     parts_w=parts, static_parts_w=static_parts,
+                     load_clock_hz=load_clock_hz(machine, row["precision"]),
+                     min_clock_hz=getattr(sel, "min_clock_hz", None))
+
+
+def load_clock_hz(machine: Any, precision: str) -> float:
+    """The clock the machine's model runs a dense GEMM at, Hz: a GPU's clock under load at
+    ``precision``, else the machine's clock."""
+    if getattr(machine, "kind", "") == "gpu":
+        return float(machine.load_clock_hz(precision))
+    return float(machine_clock_hz(machine) or 0.0)
 
 
 def tdp_table(checks: list[tuple[PeakPower, str]] | None = None) -> pd.DataFrame:
-    """:func:`tdp_checks` as a table: one row per machine (W, pJ/MAC, ``ratio`` = total / TDP,
-    ``verdict``, ``gap``)."""
+    """:func:`tdp_checks` as a table: one row per machine (W, pJ/MAC; the parts, ``dynamic_w``
+    and ``demand_w`` at the load clock; ``clock_hz`` and ``total_w`` under the power cap;
+    ``ratio`` = total / TDP, ``verdict``, ``gap``)."""
     rows = [{"machine": p.machine, "table": p.table, "node_nm": p.node_nm,
              "precision": p.precision, "util": p.util, "dynamic_pj_per_mac": p.dynamic_pj_per_mac,
              **{f"{k}_w": p.parts_w.get(k, 0.0) for k in PARTS},
              "dynamic_w": p.dynamic_w, **{f"static_{k}_w": w for k, w in p.static_parts_w.items()},
-             "static_w": p.static_w, "total_w": p.total_w,
+             "static_w": p.static_w, "demand_w": p.demand_w, "load_clock_hz": p.load_clock_hz,
+             "clock_hz": p.clock_hz, "min_clock_hz": p.min_clock_hz, "total_w": p.total_w,
              "tdp_w": p.tdp_w, "ratio": p.ratio, "verdict": v, "gap": p.gap}
             for p, v in (tdp_checks() if checks is None else checks)]
     return pd.DataFrame(rows)
@@ -198,11 +253,11 @@ def tdp_verdict(p: PeakPower) -> str:
     """``pass``, ``FAIL`` or ``known gap`` for one machine (see :func:`tdp_checks`)."""
     lo, hi = TDP_BAND
     r = p.ratio
-    if r is None:
+    if r is None or p.static_w >= p.tdp_w:  # no TDP; or the part could not run at all
         return "FAIL"
-    if r > hi:  # above the TDP: the part would throttle; the model over-prices
-        return "known gap" if p.gap and r <= hi + OVER_TDP_TOLERANCE else "FAIL"
-    if r >= lo:
+    if p.capped and (p.min_clock_hz is None or p.clock_hz < p.min_clock_hz):
+        return "FAIL"  # the cap would hold the clock below its floor: the model over-prices
+    if lo <= r <= hi:
         return "FAIL" if p.gap else "pass"  # a gap documented but gone: the note is stale
     return "known gap" if p.gap else "FAIL"
 
@@ -211,9 +266,10 @@ def tdp_checks(names: list[str] | None = None) -> list[tuple[PeakPower, str]]:
     """:func:`peak_power` and its verdict for every shipped kernel platform (systolic, GPU,
     CPU machine) that publishes a TDP (``energy.tdp_w``, or a CPU's ``tdp_w``).
 
-    Verdicts: ``pass`` (within :data:`TDP_BAND`); ``FAIL`` (outside the band without a
-    documented reason; above it by more than :data:`OVER_TDP_TOLERANCE`; in the band while the
-    YAML still documents a gap); ``known gap`` (outside the band, within that tolerance above,
+    Verdicts: ``pass`` (under the power cap, within :data:`TDP_BAND`); ``FAIL`` (static power
+    at or above the TDP; a demand above the TDP that the cap can meet only below the machine's
+    ``energy.min_clock_hz``, or with no floor stated; below the band without a documented
+    reason; in the band while the YAML still documents a gap); ``known gap`` (below the band,
     the reason in the machine's ``energy.tdp_gap``)."""
     from accelsim.files import builtin_names
 

@@ -18,11 +18,12 @@ from accelsim.config.systolic import ALL_DATAFLOWS
 from accelsim.errors import ConfigError
 
 SHOWN = ["dataflow", "cycles", "energy_pj", "mac_pj", "rf_pj", "noc_pj", "sram_pj", "dram_pj",
-         "input_pj", "weight_pj", "output_pj", "psum_pj", "pj_per_mac", "tops_per_w",
+         "chip_pj", "input_pj", "weight_pj", "output_pj", "psum_pj", "pj_per_mac", "tops_per_w",
          "avg_power_w"]
 HEADERS = {"dataflow": ("dataflow", "text"), "cycles": ("cycles", "int"),
            "energy_pj": ("energy", "pj"), "mac_pj": ("MAC", "pj"), "rf_pj": ("RF", "pj"),
            "noc_pj": ("NoC", "pj"), "sram_pj": ("SRAM", "pj"), "dram_pj": ("DRAM", "pj"),
+           "chip_pj": ("chip idle", "pj"),
            "input_pj": ("inputs", "pj"), "weight_pj": ("weights", "pj"),
            "output_pj": ("outputs", "pj"), "psum_pj": ("psums", "pj"),
            "pj_per_mac": ("pJ/MAC", "plain"), "tops_per_w": ("TOPS/W", "plain"),

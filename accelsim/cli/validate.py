@@ -79,31 +79,40 @@ def _power_rows() -> list[tuple]:
 
 
 def _power_table(rows: list[tuple]) -> list[str]:
-    from accelsim.api.power import OVER_TDP_TOLERANCE, PARTS, TDP_BAND
+    from accelsim.api.power import PARTS, TDP_BAND
 
     lines = [f"power at peak throughput vs published TDP (band {TDP_BAND[0]:g}-{TDP_BAND[1]:g} "
-             "x TDP; accelsim/report/ENERGY.md section 7):"]
+             "x TDP under the power cap; accelsim/report/ENERGY.md section 7):"]
     cells = [("machine", "table", "util", "pJ/MAC", *(f"{k} W" for k in PARTS), "dynamic W",
-              "leak W", "idle W", "total W", "TDP W", "x TDP", "result")]
+              "leak W", "idle W", "demand W", "MHz", "total W", "TDP W", "x TDP", "result")]
     for p, verdict in rows:
         st = p.static_parts_w
         leak = sum(w for k, w in st.items() if k != "idle")
         cells.append((p.machine, p.table, f"{p.util:.2f}", f"{p.dynamic_pj_per_mac:.3g}",
                       *(f"{p.parts_w.get(k, 0.0):.1f}" for k in PARTS), f"{p.dynamic_w:.1f}",
-                      f"{leak:.2f}", f"{st.get('idle', 0.0):.1f}", f"{p.total_w:.1f}",
+                      f"{leak:.2f}", f"{st.get('idle', 0.0):.1f}", f"{p.demand_w:.1f}",
+                      f"{p.clock_hz / 1e6:.0f}", f"{p.total_w:.1f}",
                       f"{p.tdp_w:g}", f"{p.ratio:.2f}", verdict))
     widths = [max(len(c[i]) for c in cells) for i in range(len(cells[0]))]
     lines += ["  ".join(c.ljust(w) if i < 2 else c.rjust(w)
                         for i, (c, w) in enumerate(zip(row, widths, strict=True))).rstrip()
               for row in cells]
-    lines.append("dynamic W by part: mac = MACs; operand = register files and GPU shared-memory "
-                 "staging; core = GPU datapath overhead (core.gpu_mac) or CPU instruction issue; "
-                 "memory = SRAM/L2/caches and DRAM. static: leak = cell leakage, idle = GPU board "
-                 "idle (leakage.gpu_idle_pe)")
+    lines.append("dynamic W by part at the load clock: mac = MACs; operand = register files, GPU "
+                 "shared-memory staging, a cube's operand buffers; core = GPU datapath overhead "
+                 "(core.gpu_mac) or CPU core; memory = SRAM/L2/caches and DRAM. static: leak = "
+                 "cell leakage, idle = the rest of the part's idle draw. demand = dynamic + "
+                 "static at the load clock; above the TDP the power cap lowers the clock (MHz) "
+                 "and total is what the part draws there")
+    capped = [p for p, _ in rows if p.capped]
+    lines += [f"  {p.machine}: demand {p.demand_w:.1f} W > TDP {p.tdp_w:g} W; capped at "
+              f"{p.clock_hz / 1e6:.0f} MHz ({p.clock_scale:.1%} of the {p.load_clock_hz / 1e6:.0f}"
+              f" MHz load clock, throughput likewise); floor energy.min_clock_hz "
+              + (f"{p.min_clock_hz / 1e6:.0f} MHz" if p.min_clock_hz else "not stated")
+              for p in capped]
     gaps = [(p.machine, p.gap) for p, v in rows if v == "known gap"]
     if gaps:
-        lines.append(f"known gaps ({len(gaps)}, documented in each machine's energy.tdp_gap; "
-                     f"above the TDP only within {OVER_TDP_TOLERANCE:.0%}):")
+        lines.append(f"known gaps ({len(gaps)}, below the band; documented in each machine's "
+                     "energy.tdp_gap):")
         lines += [f"  {m}: {why}" for m, why in gaps]
     return lines
 

@@ -18,18 +18,23 @@ sram          leak         ``count (cycles) x capacity / KiB x leak.sram_per_kib
 dram          read/write   ``bits x dram.<technology>`` (pJ per bit)
 noc           any          ``bits x noc``
 link          any          ``bits x link.<technology>``
+chip          idle         ``count (cycles) x leak.chip``: the part's measured idle power
+                           (``energy.idle_w``) beyond its modelled leakage, per cycle
 ============  ===========  =================================================================
 
 PE registers: the systolic engine reports array-side SRAM traffic and MACs, not the registers
 inside each PE; :func:`pe_register_actions` adds them from the MAC count and the dataflow
 (one read per MAC of each operand a PE uses, one write per MAC of each operand it receives from
-a neighbour, and the accumulator read and written per MAC).
+a neighbour, and the accumulator read and written per MAC). A cube-style matrix unit
+(``energy.staging``) adds its operand-buffer traffic (:mod:`accelsim.report.staging`).
 
 Imports: config, hw.dataflows, units, errors (pandas).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import types
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,15 +46,17 @@ from accelsim.config.energy_ref import EnergySelection
 from accelsim.errors import ConfigError
 from accelsim.hw import dataflows
 from accelsim.precision import ACCUMULATOR, PRECISION_BYTES
-from accelsim.report.power import machine_clock_hz
+from accelsim.report.power import machine_clock_hz, static_power_w
+from accelsim.report.staging import chip_idle_actions, staging_actions
 from accelsim.units import BITS_PER_BYTE, FLOP_PER_MAC
 
 ACTION_COLUMNS = ["layer", "level", "operand", "direction", "count", "bits", "precision",
                   "technology", "capacity_bytes", "word_bits"]
 """Columns of an action record (the API contract)."""
 
-LEVELS = ("mac", "vector", "rf", "sram", "noc", "dram", "link")
-"""Levels in the order reports list them (innermost first)."""
+LEVELS = ("mac", "vector", "rf", "sram", "noc", "dram", "link", "chip")
+"""Levels in the order reports list them (innermost first; ``chip``: the part's idle power
+beyond cell leakage, :func:`accelsim.report.staging.chip_idle_actions`)."""
 
 
 def energy_table_for(machine: Any) -> EnergyTable:
@@ -84,6 +91,8 @@ def _unit_pj(table: EnergyTable, level: str, direction: str, precision: str, tec
             return (table.get("leak.sram_per_kib", 0.0) or 0.0) * capacity / 1024, "count"
         w = sram_bits or word_bits or 64.0
         return table.sram_access_pj(capacity, w, direction) / w, "bits"
+    if level == "chip":  # the part's idle power beyond cell leakage, per cycle
+        return table.get("leak.chip", 0.0) or 0.0, "count"
     if level == "dram":
         if not technology:
             raise ConfigError(table.file or table.name, "dram.<technology>", technology,
@@ -322,10 +331,18 @@ def compute_energy(actions: pd.DataFrame, layers: pd.DataFrame, machine: Any,
     parts = [actions]
     if registers and not (actions["level"] == "rf").any():
         parts.append(pe_register_actions(actions, layers))
+    sel = getattr(machine, "energy", None)
+    if getattr(sel, "staging", None) is not None:
+        parts.append(staging_actions(actions, sel.staging))
     sram = getattr(getattr(machine, "memory", None), "sram", None)
+    prec = str(actions["precision"].iloc[0]) if len(actions) else ""
     if sram_leakage and sram is not None and table.get("leak.sram_per_kib") and len(layers):
-        prec = str(actions["precision"].iloc[0]) if len(actions) else ""
         parts.append(sram_leak_actions(layers, sram.capacity_bytes, prec))
+    idle_w = static_power_w(machine, table).get("idle", 0.0) if clock else 0.0
+    if idle_w and len(layers):  # the part's measured idle power beyond cell leakage
+        table = dataclasses.replace(table, entries=types.MappingProxyType(
+            {**table.entries, "leak.chip": idle_w / clock * 1e12}))
+        parts.append(chip_idle_actions(layers, prec))
     records = pd.concat([p for p in parts if len(p)], ignore_index=True) if len(actions) else actions
     priced = price_actions(records, table,
                            sram_word_bits=getattr(sram, "word_bits", None))

@@ -5,7 +5,7 @@ static part as per-cycle leakage records (``accelsim/report/ENERGY.md`` section 
 :func:`static_power_w` gives it in watts for machines whose models emit no leakage records
 (GPUs, CPUs) and for the TDP check of ``accelsim validate``.
 
-Imports: config.
+Imports: config, errors.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from accelsim.config.energy import EnergyTable
+from accelsim.errors import ConfigError
 
 
 def machine_clock_hz(machine: Any) -> float | None:
@@ -50,13 +51,33 @@ def static_inventory(machine: Any) -> dict[str, float]:
 
 def static_power_w(machine: Any, table: EnergyTable) -> dict[str, float]:
     """Static power of ``machine`` per component, W: ``{"pe": W, "sram": W}`` (the table's
-    ``static.*`` or per-cycle ``leak.*`` entries times :func:`static_inventory`), and for a
-    GPU ``"idle"``: the rest of the board's idle draw (clocked logic that does not stop, DRAM
-    background and PHYs, board losses), ``static.gpu_idle_pe`` W per tensor-core MAC lane,
-    calibrated on the H200's measured idle power (``accelsim/report/ENERGY.md`` section 7)."""
+    ``static.*`` or per-cycle ``leak.*`` entries times :func:`static_inventory`), and
+    ``"idle"``: what the part draws idle beyond that cell leakage (clocked logic that does not
+    stop, DRAM background and PHYs, host interface, board). For a GPU it is
+    ``static.gpu_idle_pe`` W per tensor-core MAC lane, calibrated on the H200's measured idle
+    power; for a machine whose YAML gives its measured idle power (``energy.idle_w``) it is
+    that power less the modelled leakage (:func:`idle_beyond_leakage_w`); see
+    ``accelsim/report/ENERGY.md`` section 7."""
     inv = static_inventory(machine)
     out = table.static_power_w(pes=inv["pes"], sram_bytes=inv["sram_bytes"],
                                clock_hz=machine_clock_hz(machine))
     if getattr(machine, "kind", "") == "gpu":
         out["idle"] = inv["pes"] * (table.get("static.gpu_idle_pe", 0.0) or 0.0)
+    idle = idle_beyond_leakage_w(machine, sum(out.values()))
+    if idle is not None:
+        out["idle"] = out.get("idle", 0.0) + idle
     return out
+
+
+def idle_beyond_leakage_w(machine: Any, leakage_w: float) -> float | None:
+    """``energy.idle_w`` less ``leakage_w`` (the modelled static power), W; ``None`` when the
+    machine gives no idle power. A measured idle power below the modelled leakage is a
+    :class:`ConfigError`: the table's leakage, or the figure, is wrong."""
+    idle_w = getattr(getattr(machine, "energy", None), "idle_w", None)
+    if idle_w is None:
+        return None
+    if idle_w < leakage_w:
+        raise ConfigError(f"hardware '{getattr(machine, 'name', '?')}'", "energy.idle_w", idle_w,
+                          f"measured idle power is below the {leakage_w:.3g} W of static power "
+                          "the energy table already models for this machine")
+    return float(idle_w - leakage_w)
