@@ -97,9 +97,11 @@ SHAPES = {
         "gpt2_dec": [(2, 900), (16, 300), (48, 1000)], "gpt2_pre": [(1, 600), (4, 256)],
         "bert": [(2, 64), (8, 512), (32, 256)],
         "cnn": [4, 24, 48, 96],
-        "compiled_llama": [], "compiled_gpt2_small_dec": [], "compiled_gpt2_small_pre": []},
+        "compiled_llama": [], "compiled_gpt2_small_dec": [(4, 300), (64, 600)],
+        "compiled_gpt2_small_pre": [(4, 128)]},
 }
 SHAPES["run4"] = {k: SHAPES["heldout2"][k] + SHAPES["heldout4"][k] for k in SHAPES["heldout4"]}
+SHAPES["run4"]["compiled_llama"] = [(1, 2048), (16, 2048), (4, 1000)]
 """Run 4: the run-3 shapes again under the interleaved eager protocol, and new shapes."""
 SHAPES = SHAPES[SHAPE_SET]
 T0 = time.time()
@@ -776,18 +778,26 @@ def compiled_cases(name: str, model: nn.Module, n_layers: int, kv: int, dh: int,
                         pos_ids = torch.arange(n, device=DEV)[None].expand(batch, n)
                         step = lambda: cm(ids, pos_ids)
                     t = time.perf_counter()
-                    st = time_steps(step, 3 if QUICK else 30, warm=3)
+                    st = time_steps(step, 3 if QUICK else 30, warm=3 if QUICK else 12)
                     rec = {"model": name, "compile_mode": "default", "mode": kind,
                            "batch": batch, "context": n, "seq": 1 if kind == "decode" else n,
                            "compiled": st, "compile_and_warm_s": time.perf_counter() - t}
                     if PROFILE:
                         rec["profile"] = profile_kernels(step)
+                    elif PROFILE_LAST:
+                        PROFILE_LATER.append((rec, step))
                 RESULT["compiled"].append(rec)
                 print("compiled", name, kind, batch, n, st["median_s"] * 1e3, "ms", flush=True)
                 save()
             except Exception:  # noqa: BLE001
                 RESULT["errors"][f"compiled_{name}_{kind}_{batch}_{n}"] = \
                     traceback.format_exc()[-800:]
+
+
+PROFILE_LAST = os.environ.get("MEASURE_PROFILE_LAST") == "1"
+"""Profile the compiled steps after every compiled step has been timed (profiling slows the
+host for the rest of the process; see :data:`ROUNDS`)."""
+PROFILE_LATER: list = []
 
 
 def measure_compiled() -> None:
@@ -800,6 +810,13 @@ def measure_compiled() -> None:
         gpt = build(GPT2, layers=12, d=768, h=12, f=3072)
         compiled_cases("gpt2_small", gpt, 12, 12, 64, SHAPES["compiled_gpt2_small_dec"],
                        SHAPES["compiled_gpt2_small_pre"])
+    for rec, step in PROFILE_LATER:
+        try:
+            with torch.inference_mode():
+                rec["profile"] = profile_kernels(step)
+        except Exception as e:  # noqa: BLE001
+            rec["profile_error"] = repr(e)[:300]
+    save()
 
 
 def main() -> None:
