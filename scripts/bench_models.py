@@ -38,8 +38,9 @@ hw, model, mode = sys.argv[1:4]
 from accelsim.api import load_hw
 machine = load_hw(hw)
 if getattr(machine, "kind", "") == "gpu":
-    from accelsim.api.memory_check import check_memory
-    from accelsim.api.model_run import framework_ops, run_model
+    from accelsim.api.model_run import run_model
+    from accelsim.devices.gpu_model import framework_ops
+    from accelsim.devices.memory_check import check_memory
     from accelsim.errors import UnsupportedError
     from accelsim.workload.models import zoo
     wl = zoo.from_spec(model)  # the graph, as `accelsim run` builds it (attention fused, KV cache)

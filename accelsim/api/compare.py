@@ -51,11 +51,14 @@ from accelsim import __version__
 from accelsim.config.energy import EnergyTable, load_energy_table
 from accelsim.config.registry import load_machine
 from accelsim.devices import device_for
-from accelsim.devices.gpu import gpu_energy_j  # noqa: F401  (api.model_run prices kernels with it)
+from accelsim.devices.base import PRECISION_FALLBACK, with_fallback
 from accelsim.errors import ConfigError
 from accelsim.files import builtin_names
-from accelsim.report.energy import energy_table_for
 from accelsim.workload.ops import Workload
+
+__all__ = ["COLUMNS", "PLATFORM_ALIASES", "PRECISION_FALLBACK", "Comparison", "compare",
+           "family_of", "load_kernels", "load_platform", "resolve_alias", "run_kernel",
+           "with_fallback"]
 
 DEFAULT_KERNELS = "workloads/kernels/multikernelbench.yaml"
 DEFAULT_HW = ("a100", "h100", "tpu_v4", "npu_ascend910", "spr_cpu")
@@ -65,12 +68,10 @@ DEFAULT_ENERGY_TABLE = "machine"
 PLATFORM_ALIASES: dict[str, str] = {"npu": "npu_ascend910", "cpu": "spr_cpu"}
 """Short platform names accepted by :func:`compare` (and ``accelsim compare --hw``)."""
 
-PRECISION_FALLBACK: dict[str, str] = {"bf16": "fp16"}
-"""Precision a GPU/CPU kernel runs at when the machine lacks the kernel's own (same width)."""
-
 COLUMNS = ["kernel", "op", "hw", "alias", "family", "requested_precision", "precision", "time_s", "flops", "tflops",
            "peak_tflops", "util", "dram_bytes", "bw_util", "energy_j", "gflops_per_j", "bound",
            "bound_class"]
+
 
 def resolve_alias(name: str) -> str:
     """The config name an alias stands for (``npu`` -> ``npu_ascend910``); other names as given.
@@ -102,40 +103,14 @@ def family_of(machine: Any) -> str:
 
 
 # ----------------------------------------------------------------------- one kernel, one machine
-def with_fallback(machine: Any, op: Any) -> Any:
-    """``op`` with its dtype replaced by the :data:`PRECISION_FALLBACK` one when ``machine``
-    (GPU or CPU) cannot run the op's dtype but can run the fallback; else ``op`` unchanged."""
-    dtype = getattr(op, "dtype", None)
-    fb = PRECISION_FALLBACK.get(dtype or "")
-    supports = getattr(machine, "supports", None)
-    if fb is None or supports is None:
-        return op
-    if supports(dtype) or not supports(fb):
-        return op
-    return dataclasses.replace(op, dtype=fb)
-
-
 def run_kernel(machine: Any, op: object, *, table: EnergyTable | None = None,
                alias: str = "") -> dict[str, Any]:
     """One row of the comparison: ``op`` on ``machine`` through its device's own model
     (:func:`accelsim.devices.device_for`), at the op's precision or its fallback (see
     :func:`with_fallback`), energy priced with ``table`` (default: the machine's)."""
     dev = device_for(machine, source="--hw")
-    requested = getattr(op, "dtype", None)
-    cost = dev.cost(with_fallback(machine, op))
-    energy = dev.energy_j(cost, table or energy_table_for(machine))
-    t = cost.time_s
-    tflops = cost.flops / t / 1e12 if t > 0 else 0.0
-    peak_tflops = cost.peak_flops_per_s / 1e12
     row = {"kernel": getattr(op, "name", "op"), "op": getattr(op, "kind", ""), "hw": machine.name,
-           "alias": alias, "family": dev.kind, "requested_precision": requested or cost.precision,
-           "precision": cost.precision, "time_s": t, "flops": cost.flops, "tflops": tflops,
-           "peak_tflops": peak_tflops, "util": tflops / peak_tflops if peak_tflops else 0.0,
-           "dram_bytes": cost.offchip_bytes,
-           "bw_util": cost.offchip_bytes / t / cost.offchip_bytes_per_s if t > 0 else 0.0,
-           "energy_j": energy,
-           "gflops_per_j": cost.flops / energy / 1e9 if energy else float("nan"),
-           "bound": cost.bound, "bound_class": cost.bound_class}
+           "alias": alias, "family": dev.kind, **dev.op_row(op, table)}
     return {c: row[c] for c in COLUMNS}
 
 

@@ -8,6 +8,11 @@
     accelsim op tpu_v4 gemm --m 4096 --n 4096 --k 4096 [--dataflow os] --json
     accelsim op tpu_v4 conv2d --n 1 --c 64 --h 56 --w 56 --k 64 --r 3 --s 3 --pad 1
 
+Each operator's options are derived from its fields in the op registry
+(:func:`accelsim.workload.registry.cli_fields`: ``--<field>``, with the registry's few other
+spellings such as ``--seq`` for attention's ``seq_q``); a new operator class registered there
+gets its options, and a line in ``accelsim op --help``, for free.
+
 Dispatch is by the machine's ``kind``: :data:`OP_HANDLERS` maps a kind to a handler
 ``(machine_name, op_name, argv) -> exit code``. ``gpu`` and ``systolic`` (``gemm`` and
 ``conv2d`` through :func:`accelsim.api.simulate`, at the array's precision) are handled here;
@@ -30,12 +35,21 @@ from accelsim.config.registry import load_machine_dict
 from accelsim.errors import ConfigError, UnsupportedError
 from accelsim.limits import MAX_DIM, check_number
 from accelsim.report.terminal import scaled
+from accelsim.workload.registry import (
+    OP_PRESETS,
+    OP_TYPES,
+    CliField,
+    cli_fields,
+    cli_op_names,
+    resolve_op_name,
+)
 
-GPU_OPS = ("gemm", "conv2d", "attention", "add", "relu", "gelu", "layernorm", "softmax")
-"""Operator names a GPU machine accepts."""
 
-SYSTOLIC_OPS = ("gemm", "conv2d")
-"""Operator names a systolic machine accepts."""
+def systolic_ops() -> list[str]:
+    """Operator names a systolic machine accepts: the kinds that lower to a GEMM on the array.
+    (A GPU accepts every name of :func:`accelsim.workload.registry.cli_op_names`; its model
+    refuses, in one line, a kind it has no kernel for.)"""
+    return [kind for kind, cls in OP_TYPES.items() if hasattr(cls, "lower")]
 
 Handler = Callable[[str, str, list[str]], int]
 OP_HANDLERS: dict[str, Handler] = {}
@@ -55,8 +69,9 @@ def register(subparsers) -> None:
     p = subparsers.add_parser(
         "op", help="time one operator on one machine (GPU ops, or a system's copies and "
                    "collectives)",
-        description=__doc__.split("\n\n")[0] + "\n\nGPU ops: " + ", ".join(GPU_OPS)
-        + ". Run 'accelsim op HW OPNAME --help' for an op's options.")
+        description=__doc__.split("\n\n")[0] + "\n\nRun 'accelsim op HW OPNAME --help' "
+        "for an op's options.", epilog=ops_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("hw", metavar="HW", help="machine: built-in name or YAML path")
     p.add_argument("opname", metavar="OPNAME", help="operator (gemm, conv2d, attention, ...)")
     p.add_argument("rest", nargs=argparse.REMAINDER, help="options of the operator")
@@ -87,71 +102,105 @@ def run(args: argparse.Namespace) -> int:
     return handlers[kind](args.hw, args.opname, list(args.rest))
 
 
-def _gpu_parser(hw: str, op: str, systolic: bool = False) -> argparse.ArgumentParser:
+def op_usage(kind: str) -> str:
+    """One line of ``accelsim op --help``: an operator kind's options, from its fields
+    (:func:`accelsim.workload.registry.cli_fields`): ``--m M`` required, ``[--batch 1]`` with
+    its default, ``[--causal]`` a switch."""
+    parts = []
+    for f in cli_fields(kind):
+        flag = "/".join(f.flags)
+        if f.type == "bool":
+            parts.append(f"[{flag}]")
+        elif f.required:
+            parts.append(f"{flag} {f.name.upper()}")
+        elif f.default_from is not None:
+            parts.append(f"[{flag} {f.name.upper()} (default {f.default_from})]")
+        else:
+            parts.append(f"[{flag} {f.name.upper() if f.default is None else f.default}]")
+    return f"  {kind}: {' '.join(parts)}"
+
+
+def ops_help() -> str:
+    """The operators and their options, for ``accelsim op --help``."""
+    lines = ["operators, their options from their fields (accelsim.workload.registry); every op "
+             "also takes --mode event|analytic and --json, on a GPU --dtype and --sparsity, on "
+             f"a systolic array ({', '.join(systolic_ops())}) --dataflow:",
+             *(op_usage(kind) for kind in OP_TYPES)]
+    for kind in dict.fromkeys(k for k, _ in OP_PRESETS.values()):
+        names = [n for n, (k, _) in OP_PRESETS.items() if k == kind and n not in OP_TYPES]
+        preset = sorted({f for n in names for f in OP_PRESETS[n][1]})
+        lines.append(f"  {', '.join(names)}: {kind} ops with {', '.join(preset)} = the name")
+    return "\n".join(lines)
+
+
+FIELD = "field_"
+"""Prefix of the parsed operator fields (apart from the command's own options: a pool's
+``mode`` is not ``--mode``)."""
+
+
+def _field_help(f: CliField) -> str:
+    if f.default_from is not None:
+        return f"{f.name} (default: the {f.default_from} value)"
+    if f.required:
+        return f"{f.name} ({f.type}, required" + (", > 0)" if f.type == "int" else ")")
+    return f"{f.name} ({f.type}, default {f.default})"
+
+
+def op_parser(hw: str, op: str, systolic: bool = False) -> argparse.ArgumentParser:
+    """The options of op name ``op`` (a kind or a preset, :mod:`accelsim.workload.registry`):
+    one per field, then the machine kind's own (``--dtype`` and ``--sparsity`` on a GPU,
+    ``--dataflow`` on a systolic array), ``--mode`` and ``--json``."""
+    kind, preset = resolve_op_name(op)
     p = _ArgError(prog=f"accelsim op {hw} {op}")
-    dims = {"gemm": ("m", "n", "k"), "conv2d": ("n", "c", "h", "w", "k", "r", "s"),
-            "attention": ("batch", "heads", "seq", "head-dim"),
-            "elementwise": ("rows", "cols")}
-    key = op if op in dims else "elementwise"
-    for d in dims[key]:
-        p.add_argument(f"--{d}", type=int, required=True, help=f"{d} (> 0)")
-    if op == "gemm":
-        p.add_argument("--batch", type=int, default=1, help="independent GEMMs (default 1)")
-        p.add_argument("--shared-weights", action="store_true",
-                       help="one K x N matrix for the whole batch (a linear layer)")
-    if op == "gemm" and not systolic:
-        p.add_argument("--sparsity", default=None, choices=("dense", "2:4"),
-                       help="2:4 structured-sparse weights (sparse tensor cores: Ampere and "
-                            "later); default dense")
-    if op == "conv2d":
-        p.add_argument("--stride", type=int, default=1)
-        p.add_argument("--pad", type=int, default=0)
-    if op == "attention":
-        p.add_argument("--seq-kv", type=int, help="key/value length (default --seq)")
-        p.add_argument("--kv-heads", type=int, help="K/V heads (grouped-query attention)")
-        p.add_argument("--causal", action="store_true")
+    types = {"int": int, "float": float, "str": str}
+    for f in cli_fields(kind):
+        if f.name in preset:
+            continue
+        if f.type == "bool":
+            p.add_argument(*f.flags, dest=FIELD + f.name, default=bool(f.default),
+                           help=_field_help(f),
+                           action=argparse.BooleanOptionalAction if f.default else "store_true")
+        else:
+            p.add_argument(*f.flags, dest=FIELD + f.name, metavar=f.name.upper(),
+                           type=types[f.type], required=f.required, default=f.default,
+                           help=_field_help(f))
     if systolic:
         p.add_argument("--dataflow", choices=("os", "ws", "is"),
                        help="dataflow (default: the machine's)")
         p.set_defaults(dtype="bf16")  # operand sizes come from the array's precision
     else:
+        p.add_argument("--sparsity", default=None, choices=("dense", "2:4"),
+                       help="2:4 structured-sparse weights (GEMMs on sparse tensor cores: "
+                            "Ampere and later); default dense")
         p.add_argument("--dtype", default="bf16", help="fp32, tf32, fp16, bf16, fp8 or int8")
     p.add_argument("--mode", default="event", choices=("event", "analytic"))
     p.add_argument("--json", action="store_true", help="print one JSON document")
     return p
 
 
-def gpu_op(op: str, a: argparse.Namespace):
-    """Build the workload operator of GPU op ``op`` from parsed options."""
+def build_op(op: str, a: argparse.Namespace) -> object:
+    """The workload operator that op name ``op`` and its parsed options describe; a bad value
+    is a one-line :class:`ConfigError` naming the option."""
     from accelsim.precision import PRECISION_BYTES
-    from accelsim.workload.nn_ops import Attention, Elementwise, LayerNorm, Softmax
-    from accelsim.workload.ops import Conv2d, Gemm
 
     if a.dtype not in PRECISION_BYTES:
         raise ConfigError("command line", "--dtype", a.dtype,
                           f"unknown precision (known: {', '.join(PRECISION_BYTES)})")
-    for name, v in vars(a).items():
-        if isinstance(v, int) and not isinstance(v, bool) and v is not None:
-            flag = f"--{name.replace('_', '-')}"
-            if v <= 0 and not (name == "pad" and v == 0):
-                raise ConfigError("command line", flag, v, "must be > 0")
-            check_number(v, file="command line", field=flag, integer=True, maximum=MAX_DIM)
+    kind, preset = resolve_op_name(op)
+    fields = [f for f in cli_fields(kind) if f.name not in preset]
+    values = {f.name: getattr(a, FIELD + f.name) for f in fields}
+    for f in fields:
+        v = values[f.name]
+        if f.type == "int" and v is not None:
+            if v < f.min_value:
+                raise ConfigError("command line", f.flags[0], v,
+                                  f"must be {'> 0' if f.min_value == 1 else f'>= {f.min_value}'}")
+            check_number(v, file="command line", field=f.flags[0], integer=True, maximum=MAX_DIM)
+    for f in fields:
+        if f.default_from is not None and values[f.name] is None:
+            values[f.name] = values[f.default_from]
     try:
-        if op == "gemm":
-            return Gemm(name="gemm", m=a.m, n=a.n, k=a.k, batch=a.batch,
-                        shared_weights=a.shared_weights, dtype=a.dtype)
-        if op == "conv2d":
-            return Conv2d(name="conv2d", n=a.n, c=a.c, h=a.h, w=a.w, k=a.k, r=a.r, s=a.s,
-                          stride=a.stride, pad=a.pad, dtype=a.dtype)
-        if op == "attention":
-            return Attention(name="attention", batch=a.batch, heads=a.heads, seq_q=a.seq,
-                             seq_kv=a.seq_kv or a.seq, head_dim=a.head_dim,
-                             kv_heads=a.kv_heads, causal=a.causal, dtype=a.dtype)
-        if op == "layernorm":
-            return LayerNorm(name="layernorm", rows=a.rows, cols=a.cols, dtype=a.dtype)
-        if op == "softmax":
-            return Softmax(name="softmax", rows=a.rows, cols=a.cols, dtype=a.dtype)
-        return Elementwise(name=op, rows=a.rows, cols=a.cols, fn=op, dtype=a.dtype)
+        return OP_TYPES[kind](name=op, **preset, **values, dtype=a.dtype)
     except ValueError as exc:
         raise ConfigError(f"accelsim op {op}", op, None, str(exc)) from None
 
@@ -160,11 +209,11 @@ def run_gpu(hw: str, op: str, argv: list[str]) -> int:
     """``accelsim op GPU OPNAME ...``: simulate one operator, print JSON or one line."""
     from accelsim.api.gpu import simulate_op
 
-    if op not in GPU_OPS:
-        raise ConfigError(hw, "OPNAME", op, f"not a GPU operator (known: {', '.join(GPU_OPS)})")
-    a = _gpu_parser(hw, op).parse_args(argv)
-    doc = simulate_op(hw, gpu_op(op, a), mode=a.mode, precision=a.dtype,
-                      sparsity=getattr(a, "sparsity", None))
+    known = cli_op_names()
+    if op not in known:
+        raise ConfigError(hw, "OPNAME", op, f"not a GPU operator (known: {', '.join(known)})")
+    a = op_parser(hw, op).parse_args(argv)
+    doc = simulate_op(hw, build_op(op, a), mode=a.mode, precision=a.dtype, sparsity=a.sparsity)
     if a.json:
         print(json.dumps(doc, default=_jsonable))
     else:
@@ -182,11 +231,12 @@ def run_systolic(hw: str, op: str, argv: list[str]) -> int:
     from accelsim.api import simulate
     from accelsim.report.export import dumps
 
-    if op not in SYSTOLIC_OPS:
+    known = systolic_ops()
+    if op not in known:
         raise ConfigError(hw, "OPNAME", op, "not an operator of a systolic array (known: "
-                          f"{', '.join(SYSTOLIC_OPS)}; whole models: accelsim run)")
-    a = _gpu_parser(hw, op, systolic=True).parse_args(argv)
-    r = simulate(hw, gpu_op(op, a), dataflow=a.dataflow, mode=a.mode)
+                          f"{', '.join(known)}; whole models: accelsim run)")
+    a = op_parser(hw, op, systolic=True).parse_args(argv)
+    r = simulate(hw, build_op(op, a), dataflow=a.dataflow, mode=a.mode)
     if a.json:
         print(dumps(r.to_dict()))
         return 0

@@ -16,6 +16,7 @@ from accelsim.cli.run_table import (
     systolic_view,
 )
 from accelsim.config.systolic import ALL_DATAFLOWS
+from accelsim.devices.results import ModelRun
 from accelsim.errors import ConfigError
 from accelsim.report.terminal import scaled, unit_table
 
@@ -125,43 +126,12 @@ def _fraction(text: str) -> float:
     return v
 
 
-def run_device(args: argparse.Namespace, machine: object) -> int:
-    """``accelsim run`` on a GPU or CPU: one kernel per operator, in sequence."""
-    from accelsim.api.model_run import run_model
-    from accelsim.report.export import dumps, write_table
-
-    gpu = machine.kind == "gpu"
-    for flag, value in (("--dataflow", args.dataflow), ("--sparsity", args.sparsity),
-                        ("--report", args.report), ("--trace", None if gpu else args.trace)):
-        if value:
-            raise ConfigError(flag, flag, value, f"applies to systolic machines, not {machine.kind}s")
-    if args.exec_mode and not gpu:
-        raise ConfigError("--exec", "--exec", args.exec_mode, f"applies to GPUs, not {machine.kind}s")
-    replay = "event" if args.mode == "event" and gpu else "analytic"
-    r = run_model(machine, args.workload, exec_mode=args.exec_mode, replay=replay,
-                  progress=progress_printer())
-    written: list[str] = []
-    if args.trace:
-        from accelsim.report.stream_trace import write_stream_trace
-
-        write_stream_trace(r, args.trace)
-        written.append(str(args.trace))
-    out = output_dir(args)
-    if out is not None:
-        written.append(str(write_table(r.layers, out / f"{machine.name}-{r.workload.name}-layers.csv")))
-    if args.json:
-        print(dumps(r.to_dict()))
-    else:
-        print_device(r, machine, args)
-    if written:
-        print(f"wrote {', '.join(written)}", file=sys.stderr)
-    return 0
-
-
 def print_device(r: object, machine: object, args: argparse.Namespace) -> None:
-    """The header line, the per-kernel table (or summary) and the totals of a GPU/CPU run."""
-    gpu = machine.kind == "gpu"
-    how = (f"as {r.exec_mode} runs it ({r.replay} replay of host and GPU stream)" if gpu
+    """The header line, the per-kernel table (or summary) and the totals of a per-op run
+    (:class:`~accelsim.devices.results.ModelRun`: a GPU or CPU); a run with a host/stream
+    timeline (an execution mode) also prints where the time goes and its memory check."""
+    staged = not r.calls.empty
+    how = (f"as {r.exec_mode} runs it ({r.replay} replay of host and GPU stream)" if staged
            else "one kernel per operator")
     print(f"{r.workload.name} ({workload_source(r.workload)}) on {machine.name} ({machine.kind}), {how}")
     print("\n".join(layer_tables(device_view(r.layers), DEVICE_COLUMNS, args.top, SUMMARY_ABOVE,
@@ -176,7 +146,7 @@ def print_device(r: object, machine: object, args: argparse.Namespace) -> None:
     if "time_per_output_token_s" in t:
         line += f", {scaled(t['time_per_output_token_s'], 's')} per output token"
     print(line)
-    if gpu:
+    if staged:
         print()
         print("where the time goes (GPU time per kernel class; host-idle: GPU waiting for the host)")
         print(unit_table(r.breakdown, BREAKDOWN_COLUMNS))
@@ -209,28 +179,57 @@ def workload_source(workload: object) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Execute ``accelsim run``."""
-    from accelsim.api import simulate
-    from accelsim.report.export import dumps, write_table
+    """Execute ``accelsim run``: the machine's device runs the workload
+    (:func:`accelsim.api.simulate`, through :func:`accelsim.devices.device_for`); a flag its
+    kind does not take is one line (``--exec ... applies to GPUs, not systolic machines``)."""
+    from accelsim.api import load_hw, simulate
+    from accelsim.devices import CLI_FLAGS, check_run_flags, device_for
 
     if args.dataflow is not None and args.dataflow not in ALL_DATAFLOWS:
         raise ConfigError("command line", "--dataflow", args.dataflow,
                           f"must be one of {', '.join(ALL_DATAFLOWS)}")
-    sets = parse_sets(args.set) or None
-    if not sets:
-        from accelsim.api import load_hw
-
-        machine = load_hw(args.hw)
-        if getattr(machine, "kind", "") in ("gpu", "cpu"):
-            return run_device(args, machine)
-    if args.exec_mode:
-        raise ConfigError("--exec", "--exec", args.exec_mode, "applies to GPUs, not systolic machines")
+    machine = load_hw(args.hw, parse_sets(args.set) or None)
+    dev = device_for(machine, source=args.hw)
+    check_run_flags(dev, {"exec_mode": args.exec_mode, "dataflow": args.dataflow,
+                          "sparsity": args.sparsity, "trace": args.trace,
+                          "report": args.report}, CLI_FLAGS)
     sparsity = _fraction(args.sparsity) if args.sparsity is not None else None
-    result = simulate(args.hw, args.workload, dataflow=args.dataflow, mode=args.mode,
-                      overrides=sets, sparsity=sparsity, progress=progress_printer())
+    result = simulate(machine, args.workload, dataflow=args.dataflow, mode=args.mode,
+                      sparsity=sparsity, exec_mode=args.exec_mode, progress=progress_printer())
+    written = write_outputs(result, args)
+    if args.json:
+        from accelsim.report.export import dumps
+
+        print(dumps(result.to_dict()))
+    elif isinstance(result, ModelRun):
+        print_device(result, machine, args)
+    else:
+        print_systolic(result, args)
+    if written:
+        print(f"wrote {', '.join(written)}", file=sys.stderr)
+    return 0
+
+
+def write_outputs(result: object, args: argparse.Namespace) -> list[str]:
+    """The files ``--out``, ``--trace`` and ``--report`` ask for; the paths written. A per-op
+    run (:class:`~accelsim.devices.results.ModelRun`) writes its layer table and its
+    host/stream timeline; a systolic run its layer and action tables, its fold timeline and
+    the HTML report."""
+    from accelsim.report.export import write_table
+
     out = output_dir(args)
-    stem = f"{result.machine.name}-{result.workload.name}-{result.dataflow}"
     written: list[str] = []
+    if isinstance(result, ModelRun):
+        if args.trace:
+            from accelsim.report.stream_trace import write_stream_trace
+
+            write_stream_trace(result, args.trace)
+            written.append(str(args.trace))
+        if out is not None:
+            name = f"{result.machine.name}-{result.workload.name}-layers.csv"
+            written.append(str(write_table(result.layers, out / name)))
+        return written
+    stem = f"{result.machine.name}-{result.workload.name}-{result.dataflow}"
     if out is not None:
         written.append(str(write_table(result.layers, out / f"{stem}-layers.csv")))
         written.append(str(write_table(result.actions, out / f"{stem}-actions.csv")))
@@ -243,13 +242,7 @@ def run(args: argparse.Namespace) -> int:
         from accelsim.report.html import write_html_report
 
         written.append(str(write_html_report(result, args.report, roofline=result_roofline(result))))
-    if args.json:
-        print(dumps(result.to_dict()))
-    else:
-        print_systolic(result, args)
-    if written:
-        print(f"wrote {', '.join(written)}", file=sys.stderr)
-    return 0
+    return written
 
 
 def print_systolic(result: object, args: argparse.Namespace) -> None:

@@ -7,20 +7,30 @@ them): how it plans an op, what the op costs (seconds, bytes per memory level, t
 what actions it counts (for energy), and the machine's roofs. Units: seconds, FLOP
 (1 MAC = 2 FLOP), decimal bytes, bytes/s.
 
-Imports: pandas, errors, analysis.roofline (roof types), report.energy (pricing).
+Whole workloads: :meth:`DeviceBase.run_model` runs every op of a workload, one kernel per
+operator through :meth:`cost` (a kind with more to say, such as a GPU's execution modes or a
+systolic array's fold streams, overrides it); :class:`RunOptions` carries ``accelsim run``'s
+options, and each kind names in :attr:`DeviceBase.run_flags` the optional ones that apply to
+it (the registry turns the others into one-line errors).
+
+Imports: pandas, errors, analysis.roofline (roof types), report.energy (pricing),
+devices.results.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import pandas as pd
 
 from accelsim.analysis.roofline import MachineRoofs
-from accelsim.errors import AccelsimError, UnsupportedError
+from accelsim.devices.results import COLUMNS, ModelRun, device_op, load_wl
+from accelsim.engine.systolic_run import MODES as RUN_MODES
+from accelsim.errors import AccelsimError, ConfigError, UnsupportedError
 
 BOUND_CLASS = {"tensor_core": "compute", "tensor_core_unaligned": "compute", "simt": "compute",
                "sfu": "compute", "smem": "compute", "compute": "compute", "array": "compute",
@@ -28,6 +38,51 @@ BOUND_CLASS = {"tensor_core": "compute", "tensor_core_unaligned": "compute", "si
                "l2": "memory", "l3": "memory", "dram": "memory", "hbm": "memory",
                "launch": "overhead"}
 """A device model's bound name -> ``compute``, ``memory`` or ``overhead``."""
+
+PRECISION_FALLBACK: dict[str, str] = {"bf16": "fp16"}
+"""Precision a GPU/CPU kernel runs at when the machine lacks the kernel's own (same width)."""
+
+
+def with_fallback(machine: Any, op: Any) -> Any:
+    """``op`` with its dtype replaced by the :data:`PRECISION_FALLBACK` one when ``machine``
+    (GPU or CPU) cannot run the op's dtype but can run the fallback; else ``op`` unchanged."""
+    dtype = getattr(op, "dtype", None)
+    fb = PRECISION_FALLBACK.get(dtype or "")
+    supports = getattr(machine, "supports", None)
+    if fb is None or supports is None:
+        return op
+    if supports(dtype) or not supports(fb):
+        return op
+    return dataclasses.replace(op, dtype=fb)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunOptions:
+    """How a whole workload runs (:meth:`DeviceBase.run_model`; ``accelsim run``'s flags).
+
+    ``mode`` applies to every kind: ``auto`` (the exact fast path), ``event`` (the SimPy
+    replay) or ``analytic``. The others apply only to the kinds that name them in
+    :attr:`DeviceBase.run_flags`: ``exec_mode`` (how a framework runs the model: eager,
+    graph, compiled), ``dataflow``, ``loop_order`` and ``sparsity`` (zero fraction of input
+    activations, one number or ``{layer: fraction}``). ``energy``: price the run's actions
+    where pricing is a separate step (systolic runs).
+    """
+
+    mode: str = "auto"
+    exec_mode: str | None = None
+    dataflow: str | None = None
+    loop_order: str | None = None
+    sparsity: Mapping[str, float] | float | None = None
+    energy: bool = True
+
+    def __post_init__(self) -> None:
+        if self.mode not in RUN_MODES:
+            raise ConfigError(None, "mode", self.mode, f"must be one of {', '.join(RUN_MODES)}")
+
+    def given(self) -> dict[str, Any]:
+        """The optional options that are set (name -> value)."""
+        return {f: getattr(self, f) for f in ("exec_mode", "dataflow", "loop_order", "sparsity")
+                if getattr(self, f) is not None}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -67,6 +122,7 @@ class Device(Protocol):
     :mod:`accelsim.devices`)."""
 
     kind: ClassVar[str]
+    run_flags: ClassVar[frozenset[str]]
     machine: Any
 
     def plan(self, op: object, *, precision: str | None = None) -> Any:
@@ -89,13 +145,25 @@ class Device(Protocol):
                     dataflow: str | None = None) -> tuple[pd.DataFrame, str]:
         """(one row per layer: ``layer, op, flops, time_s, bytes_<level>``, precision)."""
 
+    def run_model(self, workload: Any, options: RunOptions | None = None, *,
+                  progress: Callable[[int, int, str], None] | None = None) -> Any:
+        """A whole workload (name, path, op list or graph) on the device: a result with
+        ``layers``, ``totals`` and ``to_dict()``."""
+
 
 class DeviceBase:
     """Defaults shared by the device kinds: per-op loops over :meth:`cost`."""
 
     kind: ClassVar[str] = ""
+    noun: ClassVar[str] = ""
+    """The kind in error messages, plural (``GPUs``, ``systolic machines``)."""
     levels: ClassVar[tuple[str, ...]] = ()
     """Memory levels :meth:`layer_table` reports (``bytes_<level>`` columns)."""
+    run_flags: ClassVar[frozenset[str]] = frozenset()
+    """The optional whole-run options that apply to the kind: :class:`RunOptions` fields
+    (``exec_mode``, ``dataflow``, ``loop_order``, ``sparsity``) and the outputs of
+    ``accelsim run`` it can write (``trace``: a Perfetto timeline, ``report``: an HTML
+    page)."""
 
     def __init__(self, machine: Any) -> None:
         self.machine = machine
@@ -109,6 +177,46 @@ class DeviceBase:
     def actions(self, op: object, *, precision: str | None = None) -> pd.DataFrame:
         """The action records of ``op`` (what :meth:`energy_j` prices)."""
         return self.cost(op, precision=precision).actions
+
+    def op_row(self, op: object, table: Any = None) -> dict[str, Any]:
+        """``op`` as its kernel runs: at its precision, or the :data:`PRECISION_FALLBACK` one
+        where the machine lacks it; energy priced with ``table`` (default: the machine's).
+        Keys: ``requested_precision, precision, time_s, flops, tflops, peak_tflops, util,
+        dram_bytes, bw_util, energy_j, gflops_per_j, bound, bound_class`` (seconds, FLOP,
+        TFLOP/s, bytes, joules)."""
+        requested = getattr(op, "dtype", None)
+        cost = self.cost(with_fallback(self.machine, op))
+        energy = self.energy_j(cost, table)
+        t = cost.time_s
+        tflops = cost.flops / t / 1e12 if t > 0 else 0.0
+        peak_tflops = cost.peak_flops_per_s / 1e12
+        return {"requested_precision": requested or cost.precision,
+                "precision": cost.precision, "time_s": t, "flops": cost.flops,
+                "tflops": tflops, "peak_tflops": peak_tflops,
+                "util": tflops / peak_tflops if peak_tflops else 0.0,
+                "dram_bytes": cost.offchip_bytes,
+                "bw_util": cost.offchip_bytes / t / cost.offchip_bytes_per_s if t > 0 else 0.0,
+                "energy_j": energy,
+                "gflops_per_j": cost.flops / energy / 1e9 if energy else float("nan"),
+                "bound": cost.bound, "bound_class": cost.bound_class}
+
+    def run_model(self, workload: Any, options: RunOptions | None = None, *,
+                  progress: Callable[[int, int, str], None] | None = None) -> ModelRun:
+        """Every operator of ``workload`` as one kernel (:meth:`op_row`), in sequence: a
+        :class:`~accelsim.devices.results.ModelRun` with no host dispatch (``options``: only
+        ``mode``, which a per-op model does not need)."""
+        wl = load_wl(workload)
+        rows = []
+        for i, op in enumerate(wl.ops):
+            row = self.op_row(device_op(op))
+            row["layer"] = getattr(op, "name", f"op{i}")
+            row["op"] = getattr(op, "kind", type(op).__name__)
+            row["host_s"], row["kernels"] = 0.0, 1
+            row["flop_per_s"] = row["tflops"] * 1e12
+            rows.append({c: row.get(c) for c in COLUMNS})
+            if progress is not None:
+                progress(i + 1, len(wl.ops), row["layer"])
+        return ModelRun(self.machine, wl, pd.DataFrame(rows, columns=COLUMNS))
 
     def op_times(self, ops: Sequence[object]) -> list[float]:
         """Seconds of each op (``inf`` where the device cannot run it)."""

@@ -10,6 +10,9 @@ core x cores x clock of each cache (the rate at which it feeds the level above, 
 replaced); energy prices the cache/DRAM/MAC records with the table and each issued
 instruction at the machine's ``energy.instruction_pj``.
 
+Whole models run one kernel per operator (:meth:`DeviceBase.run_model
+<accelsim.devices.base.DeviceBase.run_model>`); no optional ``accelsim run`` flag applies.
+
 Imports: config, hw.cpu, analysis.roofline, report.energy.
 """
 
@@ -37,6 +40,7 @@ class CpuDevice(DeviceBase):
     """A multicore CPU (:class:`~accelsim.config.cpu.CpuMachine`)."""
 
     kind: ClassVar[str] = "cpu"
+    noun: ClassVar[str] = "CPUs"
     levels: ClassVar[tuple[str, ...]] = ("l1", "l2", "l3", "dram")
 
     def plan(self, op: object, *, precision: str | None = None) -> CpuCost:

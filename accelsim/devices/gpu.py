@@ -10,24 +10,32 @@ Actions and energy (:mod:`accelsim.report.gpu_power`): tensor-core MACs, other F
 accumulator and shared-memory operand staging, L2 traffic in 256-bit accesses, HBM traffic,
 plus the per-MAC datapath overhead of the table (``core.gpu_mac``).
 
-Imports: config, hw.gpu, engine.gpu_replay, analysis.roofline, report.energy.
+Whole models: :meth:`GpuDevice.run_model`, as an execution mode runs them
+(:mod:`accelsim.devices.gpu_model`).
+
+Imports: config, hw.gpu, engine.gpu_replay, analysis.roofline, report, devices.gpu_model.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import pandas as pd
 
 from accelsim.analysis.roofline import MachineRoofs, Roof
 from accelsim.config.gpu import GpuMachine
-from accelsim.devices.base import DeviceBase, OpCost
+from accelsim.config.lowering import EXEC_MODES
+from accelsim.devices.base import DeviceBase, OpCost, RunOptions
+from accelsim.devices.gpu_model import DEFAULT_EXEC, run_gpu_model
+from accelsim.devices.results import ModelRun
 from accelsim.engine.gpu_replay import replay_closed_form, replay_event
 from accelsim.errors import ConfigError
 from accelsim.hw.gpu import plan_op
 from accelsim.hw.gpu.kernel import bound_of
 from accelsim.hw.gpu.sparsity import sparse_peak_flops
 from accelsim.limits import MAX_GPU_CTAS, check_count
+from accelsim.report.gpu_power import gpu_energy_j
 
 MODES = ("event", "analytic")
 
@@ -87,22 +95,13 @@ def gpu_actions(m: GpuMachine, *, macs: float, flops: float, l2_bytes: float,
     return pd.DataFrame([{**r, "part": part} for part, rs in recs.items() for r in rs])
 
 
-def gpu_energy_j(m: GpuMachine, table: Any, *, macs: float, flops: float, l2_bytes: float,
-                 hbm_bytes: float, precision: str) -> float:
-    """Dynamic energy of GPU work, joules: the sum of
-    :func:`accelsim.report.gpu_power.gpu_energy_parts` (MACs, operand staging, datapath
-    overhead, L2 and HBM traffic), priced with ``table``."""
-    from accelsim.report.gpu_power import gpu_energy_parts
-
-    return sum(gpu_energy_parts(m, table, macs=macs, flops=flops, l2_bytes=l2_bytes,
-                                hbm_bytes=hbm_bytes, precision=precision).values())
-
-
 class GpuDevice(DeviceBase):
     """A tensor-core GPU (:class:`~accelsim.config.gpu.GpuMachine`)."""
 
     kind: ClassVar[str] = "gpu"
+    noun: ClassVar[str] = "GPUs"
     levels: ClassVar[tuple[str, ...]] = ("l2", "hbm")
+    run_flags: ClassVar[frozenset[str]] = frozenset({"exec_mode", "trace"})
 
     def plan(self, op: object, *, precision: str | None = None) -> Any:
         """The op's kernels (:func:`accelsim.hw.gpu.plan_op`)."""
@@ -123,6 +122,21 @@ class GpuDevice(DeviceBase):
                       peak_flops_per_s=doc["peak_flop_per_s"],
                       offchip_bytes_per_s=m.memory.hbm.bandwidth_bytes_per_s,
                       bound=doc["bound"], actions=actions, detail=doc)
+
+    def run_model(self, workload: Any, options: RunOptions | None = None, *,
+                  progress: Callable[[int, int, str], None] | None = None) -> ModelRun:
+        """``workload`` as a framework runs it (:func:`accelsim.devices.gpu_model.run_gpu_model`):
+        ``options.exec_mode`` (default ``eager``; a built-in mode or a lowering YAML path) and
+        ``options.mode`` (``event``: host and stream replayed on SimPy; else the equal closed
+        form)."""
+        opts = options or RunOptions()
+        mode = opts.exec_mode or DEFAULT_EXEC
+        if mode not in EXEC_MODES and not str(mode).endswith((".yaml", ".yml")):
+            raise ConfigError("--exec", "exec", mode,
+                              f"unknown execution mode (known: {', '.join(EXEC_MODES)})")
+        return run_gpu_model(self.machine, workload, exec_mode=mode,
+                             replay="event" if opts.mode == "event" else "analytic",
+                             progress=progress)
 
     def energy_j(self, cost: OpCost, table: Any = None) -> float:
         """Dynamic energy of :meth:`cost`'s work (:func:`gpu_energy_j`) priced with ``table``

@@ -11,7 +11,11 @@ feed the array edges, one operand word per row and per column per cycle per arra
 (``count x (rows + cols) x word_bytes x clock``); ``dram`` = the configured peak DRAM/HBM
 bandwidth.
 
-Imports: config, workload, hw.systolic, limits, mapping, engine, analysis.roofline, report.
+Whole workloads: :meth:`SystolicDevice.run_model` (a :class:`~accelsim.devices.results.Result`);
+``--dataflow``, ``--sparsity``, ``--trace`` and ``--report`` of ``accelsim run`` apply.
+
+Imports: config, workload, hw.systolic, limits, mapping, engine, analysis.roofline, report,
+devices.results.
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ import pandas as pd
 from accelsim.analysis.roofline import MachineRoofs, Roof, level_bytes
 from accelsim.config.machine import SystolicMachine
 from accelsim.config.systolic import ALL_DATAFLOWS
-from accelsim.devices.base import DeviceBase, OpCost, records_energy_j
+from accelsim.devices.base import DeviceBase, OpCost, RunOptions, records_energy_j
+from accelsim.devices.results import Result, load_wl
 from accelsim.engine.systolic_run import MODES, LayerRun, resolve_mode, run_layer, run_layers
 from accelsim.errors import AccelsimError, ConfigError, UnsupportedError
 from accelsim.hw import dataflows
@@ -175,11 +180,32 @@ class SystolicDevice(DeviceBase):
     """A systolic-array machine (:class:`~accelsim.config.machine.SystolicMachine`)."""
 
     kind: ClassVar[str] = "systolic"
+    noun: ClassVar[str] = "systolic machines"
     levels: ClassVar[tuple[str, ...]] = ("sram", "dram")
+    run_flags: ClassVar[frozenset[str]] = frozenset({"dataflow", "loop_order", "sparsity",
+                                                     "trace", "report"})
 
     def plan(self, op: object, *, precision: str | None = None) -> list[LayerPlan | VectorPlan]:
         """The op's layer plans at the machine's dataflow (the array has one precision)."""
         return plan_ops(self.machine, [op], self.machine.array.dataflow)
+
+    def run_model(self, workload: Any, options: RunOptions | None = None, *,
+                  progress: Callable[[int, int, str], None] | None = None) -> Result:
+        """Map and schedule the whole workload (:func:`run_ops` with ``options``' mode,
+        dataflow, loop order and sparsity); its actions priced with the machine's energy table
+        when ``options.energy``."""
+        opts = options or RunOptions()
+        wl = load_wl(workload)
+        df, layers, actions, runs = run_ops(self.machine, wl.ops, dataflow=opts.dataflow,
+                                            mode=opts.mode, loop_order=opts.loop_order or "auto",
+                                            source=wl.source or wl.name, sparsity=opts.sparsity,
+                                            progress=progress)
+        result = Result(self.machine, wl, df, resolve_mode(opts.mode), layers, actions, runs)
+        if opts.energy:
+            from accelsim.report.energy import attach_energy
+
+            attach_energy(result)
+        return result
 
     def cost(self, op: object, *, precision: str | None = None) -> OpCost:
         """The analytic schedule of ``op``; ``precision`` is ignored (the array's own runs).

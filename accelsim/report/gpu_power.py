@@ -92,3 +92,11 @@ def gpu_energy_parts(m: Any, table: EnergyTable, *, macs: float, flops: float,
         out[part] = float(price_actions(pd.DataFrame(recs), table)["pj"].sum()) * 1e-12
     out["core"] = macs * (table.get("core.gpu_mac", 0.0) or 0.0) * 1e-12
     return out
+
+
+def gpu_energy_j(m: Any, table: EnergyTable, *, macs: float, flops: float, l2_bytes: float,
+                 hbm_bytes: float, precision: str) -> float:
+    """Dynamic energy of GPU work, joules: the sum of :func:`gpu_energy_parts` (MACs, operand
+    staging, datapath overhead, L2 and HBM traffic), priced with ``table``."""
+    return sum(gpu_energy_parts(m, table, macs=macs, flops=flops, l2_bytes=l2_bytes,
+                                hbm_bytes=hbm_bytes, precision=precision).values())

@@ -1,6 +1,6 @@
 """Chrome/Perfetto timeline of a GPU model run: a host track and a GPU stream track.
 
-Made from :attr:`accelsim.api.model_run.ModelRun.calls` (the per-call timeline, a DataFrame):
+Made from :attr:`accelsim.devices.results.ModelRun.calls` (the per-call timeline, a DataFrame):
 
 * process ``host``: thread ``framework ops`` has one slice per framework op (an ``nn.Linear``,
   an RMSNorm...) with the calls it dispatched nested inside on thread ``dispatch``;
@@ -31,7 +31,7 @@ def _meta(pid: int, tid: int | None, name: str, kind: str) -> dict[str, Any]:
 
 
 def stream_trace_events(run: Any) -> list[dict[str, Any]]:
-    """Trace events of a GPU :class:`~accelsim.api.model_run.ModelRun` (see module doc)."""
+    """Trace events of a GPU :class:`~accelsim.devices.results.ModelRun` (see module doc)."""
     calls = run.calls
     ev: list[dict[str, Any]] = [
         _meta(HOST_PID, None, "host", "process_name"),

@@ -9,6 +9,7 @@ from __future__ import annotations
 from accelsim.analysis import mapspace as ms
 from accelsim.analysis import roofline as rl
 from accelsim.validation.seed_cases import CaseContext, case, not_reproducible
+from accelsim.workload.graph import GraphBuilder, ModelGraph
 from accelsim.workload.nn_ops import Attention, Elementwise, Softmax
 from accelsim.workload.ops import Gemm
 
@@ -23,19 +24,24 @@ def _dram_word_pj(table: str, technology: str = "DDR3", bits: int = 32) -> float
     return load_energy_table(table).require(f"dram.{technology}") * bits
 
 
-@case("T19-T20", tag="model")
-def _t1920(c: CaseContext) -> None:
-    from accelsim.workload.graph import GraphBuilder
-    from accelsim.workload.passes.fusion import fuse
-    from accelsim.workload.passes.memory import plan_memory
-
-    rows, cols = c.inputs["shape"]
+def relu_bn_affine(inputs: dict) -> ModelGraph:
+    """Tables 19/20's chain: ReLU -> BatchNorm (frozen: a scale) -> affine (a scale) on one
+    fp32 tensor of ``inputs["shape"]`` (rows, cols), each op reading the previous output."""
+    rows, cols = inputs["shape"]
     b = GraphBuilder("relu_bn_affine", "fp32")
     x = b.tensor("x", rows * cols)
     for name, fn in (("relu", "relu"), ("bn", "scale"), ("affine", "scale")):
         x = b.add(Elementwise(name=name, rows=rows, cols=cols, fn=fn, dtype="fp32"), [x],
                   component="other")
-    graph = b.build()
+    return b.build()
+
+
+@case("T19-T20", tag="model")
+def _t1920(c: CaseContext) -> None:
+    from accelsim.workload.passes.fusion import fuse
+    from accelsim.workload.passes.memory import plan_memory
+
+    graph = relu_bn_affine(c.inputs)
     fr = fuse(graph)
     via = "workload.passes fuse + plan_memory"
     c.check("tensor_MB", graph.tensors["x"].bytes / M, via=via)

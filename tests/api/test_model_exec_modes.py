@@ -94,9 +94,10 @@ def test_cli_exec_flag_json_and_bad_value(tmp_path):
 
 def test_model_runs_price_energy_exactly_as_the_device_does():
     """The per-precision linear pricing used by model runs equals gpu_energy_j."""
-    from accelsim.api.compare import energy_table_for, gpu_energy_j
-    from accelsim.api.model_run import _energy_j
     from accelsim.config.registry import load_machine
+    from accelsim.devices.gpu_model import _energy_j
+    from accelsim.report.energy import energy_table_for
+    from accelsim.report.gpu_power import gpu_energy_j
 
     m = load_machine("h200")
     table = energy_table_for(m)

@@ -49,9 +49,13 @@ def test_cnn_runs_report_no_tokens():
     assert "tokens_per_s" not in run_model("h100", "resnet50").totals
 
 
-def test_systolic_machines_are_refused_with_a_pointer():
-    with pytest.raises(Exception, match="systolic machines"):
-        run_model("tpu_v4", "resnet50")
+def test_a_systolic_machine_runs_through_its_device_and_refuses_an_execution_mode():
+    """run_model dispatches through the device registry: a systolic machine maps the model
+    onto its array (the numbers of simulate); an execution mode is a GPU option."""
+    r = run_model("tpu_v4", "resnet50_convs")
+    assert r.totals["total_cycles"] == simulate("tpu_v4", "resnet50_convs").totals["total_cycles"]
+    with pytest.raises(AccelsimError, match="exec_mode = 'graph': applies to GPUs, not systolic"):
+        run_model("tpu_v4", "resnet50_convs", exec_mode="graph")
 
 
 def test_a_model_run_prints_a_short_summary_and_charges_leakage():

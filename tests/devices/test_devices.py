@@ -74,3 +74,77 @@ def test_an_op_a_device_cannot_run_is_inf_in_op_times():
     for name in ("tpu_v4", "a100", "spr_cpu"):
         times = device_for(load_machine(name)).op_times([GEMM, Opaque()])
         assert math.isfinite(times[0]) and times[1] == math.inf
+
+
+@pytest.mark.parametrize("name, option, value, message", [
+    ("tpu_v4", "exec_mode", "graph", "--exec = 'graph': applies to GPUs, not systolic machines"),
+    ("spr_cpu", "exec_mode", "graph", "--exec = 'graph': applies to GPUs, not CPUs"),
+    ("h200", "dataflow", "os", "--dataflow = 'os': applies to systolic machines, not GPUs"),
+    ("h200", "report", "r.html", "--report = 'r.html': applies to systolic machines, not GPUs"),
+    ("spr_cpu", "trace", "t.json",
+     "--trace = 't.json': applies to systolic machines and GPUs, not CPUs"),
+])
+def test_a_run_option_a_kind_does_not_take_is_one_line_naming_who_takes_it(
+        name, option, value, message):
+    from accelsim.devices import CLI_FLAGS, check_run_flags
+
+    dev = device_for(load_machine(name))
+    with pytest.raises(ConfigError) as err:
+        check_run_flags(dev, {option: value}, CLI_FLAGS)
+    assert message in str(err.value) and "\n" not in str(err.value)
+    check_run_flags(dev, {o: None for o in CLI_FLAGS})  # options not given pass
+
+
+def test_a_new_machine_kind_runs_whole_workloads_from_its_op_costs_alone(monkeypatch):
+    """A kind that only says what an op costs (one module) runs whole workloads through
+    ``simulate``/``run_model``, one kernel per operator; the run options it does not name
+    are refused."""
+    from dataclasses import dataclass
+
+    import pandas as pd
+
+    from accelsim.api import simulate
+    from accelsim.api.model_run import run_model
+    from accelsim.devices import KINDS, OpCost
+    from accelsim.devices.base import DeviceBase
+
+    @dataclass(frozen=True)
+    class ToyMachine:
+        name: str = "toy1"
+        kind: str = "toy"
+        flop_per_s: float = 1e12
+
+    class ToyDevice(DeviceBase):
+        kind, noun, levels = "toy", "toys", ("dram",)
+
+        def cost(self, op, *, precision=None):
+            t = op.flops / self.machine.flop_per_s
+            return OpCost(name=op.name, op=op.kind, precision="fp16", time_s=t,
+                          flops=float(op.flops), level_bytes={"dram": 0.0}, offchip_bytes=0.0,
+                          peak_flops_per_s=self.machine.flop_per_s, offchip_bytes_per_s=1e12,
+                          bound="compute", actions=pd.DataFrame())
+
+        def energy_j(self, cost, table=None):
+            return 1e-12 * cost.flops
+
+    monkeypatch.setitem(KINDS, "toy", ToyDevice)
+    r = simulate(ToyMachine(), [GEMM, SOFTMAX])
+    assert list(r.layers["layer"]) == ["g", "sm"]
+    assert r.totals["time_s"] == pytest.approx((GEMM.flops + SOFTMAX.flops) / 1e12)
+    assert r.totals["energy_j"] == pytest.approx((GEMM.flops + SOFTMAX.flops) * 1e-12)
+    assert run_model(ToyMachine(), [GEMM]).totals["time_s"] == pytest.approx(GEMM.flops / 1e12)
+    with pytest.raises(ConfigError, match="exec_mode = 'graph': applies to GPUs, not toys"):
+        simulate(ToyMachine(), [GEMM], exec_mode="graph")
+
+
+def test_cpu_model_runs_are_the_per_op_rows_of_the_device():
+    """The default whole-model run is each op's own row (:meth:`DeviceBase.op_row`)."""
+    from accelsim.api.model_run import run_model
+
+    m = load_machine("spr_cpu")
+    r = run_model(m, [GEMM, SOFTMAX])
+    dev = device_for(m)
+    for (_, row), op in zip(r.layers.iterrows(), (GEMM, SOFTMAX), strict=True):
+        want = dev.op_row(op)
+        assert row["time_s"] == want["time_s"] and row["energy_j"] == want["energy_j"]
+        assert row["kernels"] == 1 and row["host_s"] == 0.0

@@ -1,0 +1,233 @@
+"""Whole models on a GPU, as frameworks run them.
+
+The model graph is lowered for one **execution mode** (``eager``, ``graph``, ``compiled``;
+tables in ``configs/lowering/``, :mod:`accelsim.mapping.gpu_lowering`) into the framework
+calls it makes; each call's kernels are costed by the GPU model (:mod:`accelsim.hw.gpu`),
+each call's host dispatch by the machine's ``host`` section, and the step is replayed with
+the host and the GPU stream on one clock (:mod:`accelsim.engine.gpu_stream`): GPU idle time
+where the host is the bottleneck emerges. The result (:class:`~accelsim.devices.results.ModelRun`)
+has a per-call timeline (``calls``), a per-op table (``layers``), where the time goes by
+kernel class (``breakdown``: GEMM, attention, norm, elementwise, conv, copy, ...,
+``host-idle``) and a memory check (weights, KV cache, activations, workspace vs HBM;
+:mod:`accelsim.devices.memory_check`). :class:`~accelsim.devices.gpu.GpuDevice` runs whole
+models through :func:`run_gpu_model`. Units: seconds, FLOP, decimal bytes, joules.
+
+Imports: config, workload, hw.gpu, mapping.gpu_lowering, engine.gpu_stream, report,
+devices.results, devices.memory_check.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from accelsim.config.gpu import GpuMachine
+from accelsim.config.lowering import KERNEL_CLASSES, load_lowering
+from accelsim.devices.memory_check import check_memory
+from accelsim.devices.results import COLUMNS, ModelRun, device_op, load_wl
+from accelsim.engine import gpu_stream
+from accelsim.hw.gpu import plan_op
+from accelsim.hw.gpu.kernel import bound_of, estimate_s
+from accelsim.hw.gpu.memory import stream_kernel
+from accelsim.mapping.gpu_lowering import LoweredCall, StreamWork, lower
+from accelsim.report.energy import energy_table_for
+from accelsim.report.gpu_power import gpu_energy_j
+from accelsim.report.power import static_power_w
+from accelsim.workload.ops import Workload
+
+DEFAULT_EXEC = "eager"
+"""Execution mode of ``accelsim run`` on a GPU when none is given: what a user gets from
+plain PyTorch."""
+
+CALL_COLUMNS = ["call", "layer", "op", "call_class", "kernel_class", "kernels", "host_s",
+                "gpu_s", "host_start_s", "host_end_s", "gpu_start_s", "gpu_end_s"]
+
+
+
+def framework_ops(workload: Any) -> tuple[Workload, list[tuple[object, int | None]], Any]:
+    """The workload, its framework-level ops with their layer index, attention fused
+    (QK^T, softmax, AV -> one SDPA op) where the model graph shows the pattern, and the
+    model graph (None for plain op lists)."""
+    from accelsim.workload.graph import ModelGraph
+    from accelsim.workload.models import zoo
+    from accelsim.workload.passes.fusion import fuse
+
+    graph = None
+    if isinstance(workload, ModelGraph):
+        graph = workload
+    elif isinstance(workload, str) and zoo.is_zoo_spec(workload):
+        graph = zoo.from_spec(workload)
+    if graph is None:
+        wl = load_wl(workload)
+        return wl, [(device_op(op), None) for op in wl.ops], None
+    fused = fuse(graph, attention=True, horizontal=False, epilogues=False).graph
+    wl = Workload(graph.name, fused.to_workload().ops)
+    return wl, [(n.op, n.layer) for n in fused.nodes], graph
+
+
+@dataclass
+class _Cost:
+    gpu_s: float
+    kernels: int
+    flops: float
+    hbm_bytes: float
+    l2_bytes: float
+    energy_j: float
+    bound: str
+    precision: str
+    first_pdl: bool = False
+    last_pdl: bool = False
+
+
+def _energy_j(m: GpuMachine, table: Any, cache: dict, *, macs: float, flops: float,
+              l2_bytes: float, hbm_bytes: float, precision: str) -> float:
+    """:func:`gpu_energy_j`, which is linear in MACs, non-MAC FLOP (``flops - 2 macs``), L2 and
+    HBM bytes: priced once per precision for one unit of each (the pJ tables are priced
+    through pandas), then a dot product."""
+    key = ("energy", precision)
+    coef = cache.get(key)
+    if coef is None:
+        unit = {"macs": 0.0, "flops": 0.0, "l2_bytes": 0.0, "hbm_bytes": 0.0}
+        base = gpu_energy_j(m, table, precision=precision, **unit)
+        coef = (base, {q: gpu_energy_j(m, table, precision=precision, **{**unit, q: 1e6}) / 1e6
+                       - base / 1e6 for q in unit})
+        cache[key] = coef
+    base, per = coef
+    vector = max(0.0, flops - 2.0 * macs)
+    return (base + per["macs"] * macs + per["flops"] * vector + per["l2_bytes"] * l2_bytes
+            + per["hbm_bytes"] * hbm_bytes)
+
+
+def _kernel_cost(m: GpuMachine, work: Any, table: Any, cache: dict) -> _Cost:
+    """GPU time, traffic and energy of one call's kernels (memoised by shape)."""
+    if isinstance(work, StreamWork):
+        key: Any = ("stream", work.read_bytes, work.write_bytes, work.simt_flops, work.sfu_ops)
+    else:
+        op = device_op(work)
+        key = dataclasses.replace(op, name="") if dataclasses.is_dataclass(op) else op
+    hit = cache.get(key)
+    if hit is not None:
+        return hit
+    if isinstance(work, StreamWork):
+        k = stream_kernel(m, work.name, read_bytes=work.read_bytes,
+                          write_bytes=work.write_bytes, simt_flops=work.simt_flops,
+                          sfu_ops=work.sfu_ops)
+        kernels, prec, flops, macs = (k,), "fp32", work.simt_flops, 0.0
+    else:
+        plan = plan_op(m, op)
+        kernels, prec, flops = plan.kernels, plan.precision, float(plan.flops)
+        macs = float(getattr(op, "macs", 0))
+    times = [estimate_s(k, m) for k in kernels]
+    hbm = sum(k.hbm_bytes for k in kernels)
+    l2 = sum(k.l2_bytes for k in kernels)
+    longest = kernels[int(np.argmax(times))]
+    # dynamic energy + leakage over the kernels' time (as compare.run_kernel prices a kernel;
+    # host-idle gaps between kernels are not charged)
+    leak_w = sum(static_power_w(m, table).values())
+    cost = _Cost(gpu_s=float(sum(times)), kernels=len(kernels), flops=flops, hbm_bytes=hbm,
+                 l2_bytes=l2, energy_j=_energy_j(m, table, cache, macs=macs, flops=flops,
+                                                    l2_bytes=l2, hbm_bytes=hbm, precision=prec)
+                 + leak_w * float(sum(times)),
+                 bound=bound_of(longest, m), precision=prec,
+                 first_pdl=bool(kernels[0].meta.get("pdl")),
+                 last_pdl=bool(kernels[-1].meta.get("pdl")))
+    cache[key] = cost
+    return cost
+
+
+def _host_s(m: GpuMachine, call: LoweredCall, table: Any) -> float:
+    if table.submit == "graph":
+        return 0.0
+    extra = m.host.call_s(table.per_call_extra) if table.per_call_extra else 0.0
+    return m.host.call_s(call.call) + extra
+
+
+def run_gpu_model(m: GpuMachine, workload: Any, *, exec_mode: str = DEFAULT_EXEC,
+                  replay: str = "analytic",
+                  progress: Callable[[int, int, str], None] | None = None) -> ModelRun:
+    """``workload`` on GPU ``m`` as execution mode ``exec_mode`` runs it (see module doc)."""
+    table = load_lowering(exec_mode)
+    wl, ops, graph = framework_ops(workload)
+    memory = check_memory(m, wl, ops, graph=graph)
+    calls = lower(ops, table)
+    etab = energy_table_for(m)
+    cache: dict = {}
+    costs: list[_Cost | None] = []
+    for i, c in enumerate(calls):
+        costs.append(None if c.work is None else _kernel_cost(m, c.work, etab, cache))
+        if progress is not None and (i % 200 == 0 or i + 1 == len(calls)):
+            progress(i + 1, len(calls), c.op_name)
+    gpu_s = gpu_stream.hide_dependent_launches(
+        [0.0 if k is None else k.gpu_s for k in costs],
+        [k is not None and k.first_pdl for k in costs],
+        [k is not None and k.last_pdl for k in costs], m.host.kernel_tail_s)
+    stream = [gpu_stream.StreamCall(_host_s(m, c, table), g)
+              for c, g in zip(calls, gpu_s, strict=True)]
+    run = gpu_stream.replay_event if replay == "event" else gpu_stream.replay_closed_form
+    tl = run(stream, submit=table.submit, graph_launch_s=m.host.graph_launch_s,
+             sync_s=m.host.sync_s)
+    call_df = pd.DataFrame({
+        "call": np.arange(len(calls)), "layer": [c.op_name for c in calls],
+        "op": [getattr(ops[c.op_index][0], "kind", "") for c in calls],
+        "call_class": [c.call for c in calls], "kernel_class": [c.kernel_class for c in calls],
+        "kernels": [0 if k is None else k.kernels for k in costs],
+        "host_s": [s.host_s for s in stream], "gpu_s": [s.gpu_s for s in stream],
+        "host_start_s": tl.host_start, "host_end_s": tl.host_end,
+        "gpu_start_s": tl.gpu_start, "gpu_end_s": tl.gpu_end}, columns=CALL_COLUMNS)
+    layers = _op_table(m, ops, calls, costs, stream)
+    return ModelRun(m, wl, layers, exec_mode=table.mode, calls=call_df,
+                    breakdown=_breakdown(call_df, tl), memory=memory, step_s=tl.time_s,
+                    replay=replay, static_power_w=sum(static_power_w(m, etab).values()))
+
+
+def _op_table(m: GpuMachine, ops: list, calls: list[LoweredCall], costs: list,
+              stream: list) -> pd.DataFrame:
+    rows: dict[int, dict[str, Any]] = {}
+    for c, k, s in zip(calls, costs, stream, strict=True):
+        op = ops[c.op_index][0]
+        r = rows.setdefault(c.op_index, {
+            "layer": c.op_name, "op": getattr(op, "kind", type(op).__name__),
+            "precision": getattr(op, "dtype", None) or "", "time_s": 0.0, "host_s": 0.0,
+            "kernels": 0, "flops": 0.0, "dram_bytes": 0.0, "energy_j": 0.0, "bound": "host",
+            "_longest": -1.0})
+        r["host_s"] += s.host_s
+        if k is None:
+            continue
+        r["time_s"] += k.gpu_s
+        r["kernels"] += k.kernels
+        r["flops"] += k.flops
+        r["dram_bytes"] += k.hbm_bytes
+        r["energy_j"] += k.energy_j
+        if k.gpu_s > r["_longest"]:
+            r["_longest"], r["bound"] = k.gpu_s, k.bound
+    for i, (op, _) in enumerate(ops):  # ops a mode fuses away launch nothing
+        rows.setdefault(i, {"layer": getattr(op, "name", f"op{i}"),
+                            "op": getattr(op, "kind", ""), "precision": "", "time_s": 0.0,
+                            "host_s": 0.0, "kernels": 0, "flops": 0.0, "dram_bytes": 0.0,
+                            "energy_j": 0.0, "bound": "fused", "_longest": 0.0})
+    df = pd.DataFrame([rows[i] for i in sorted(rows)]).drop(columns="_longest")
+    t = df["time_s"].where(df["time_s"] > 0)
+    peak = {p: m.peak_flops(p) for p in set(df["precision"]) if p and m.supports(p)}
+    df["flop_per_s"] = (df["flops"] / t).fillna(0.0)
+    df["tflops"] = df["flop_per_s"] / 1e12
+    df["util"] = [f / tt / peak[p] if tt > 0 and p in peak else 0.0
+                  for f, tt, p in zip(df["flops"], df["time_s"], df["precision"], strict=True)]
+    df["bw_util"] = (df["dram_bytes"] / t / m.memory.hbm.bandwidth_bytes_per_s).fillna(0.0)
+    return df[COLUMNS]
+
+
+def _breakdown(calls: pd.DataFrame, tl: gpu_stream.StreamTimeline) -> pd.DataFrame:
+    """GPU time per kernel class, plus ``host-idle`` (the GPU waiting for the host)."""
+    g = calls.groupby("kernel_class")
+    rows = [{"kernel_class": k, "time_s": float(g["gpu_s"].sum().get(k, 0.0)),
+             "kernels": int(g["kernels"].sum().get(k, 0))}
+            for k in KERNEL_CLASSES if k in g.groups and g["kernels"].sum().get(k, 0) > 0]
+    rows.append({"kernel_class": "host-idle", "time_s": tl.gpu_idle_s, "kernels": 0})
+    df = pd.DataFrame(rows, columns=["kernel_class", "time_s", "kernels"])
+    df["fraction"] = df["time_s"] / tl.time_s if tl.time_s > 0 else 0.0
+    return df

@@ -1,0 +1,241 @@
+"""Results of whole workloads on one device, and what builds them.
+
+:class:`Result`: a workload on a systolic machine (per-layer table, action records, energy
+report); :class:`ModelRun`: a model on a GPU or CPU (per-op table; on a GPU also the per-call
+timeline, time by kernel class and the memory check). Both have ``layers``, ``totals``,
+``to_dict()`` (the JSON document of ``accelsim run --json``) and a short ``repr``.
+:func:`load_wl` turns a name, path, op list or graph into a :class:`Workload`;
+:func:`device_op` is the op a GPU/CPU library runs for a fused or gather op. Units: seconds,
+FLOP, decimal bytes, joules.
+
+Imports: config.schema, report.tables, workload, units.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from accelsim import __version__
+from accelsim.config.schema import to_dict
+from accelsim.report.tables import totals_of
+from accelsim.units import format_time
+from accelsim.workload.nn_ops import Attention, Elementwise, Embedding, Softmax
+from accelsim.workload.ops import Conv2d, Gemm, Workload
+from accelsim.workload.readers import load_workload
+
+COLUMNS = ["layer", "op", "precision", "time_s", "host_s", "kernels", "flops", "flop_per_s",
+           "tflops", "util", "dram_bytes", "bw_util", "energy_j", "bound"]
+"""Per-op table; ``tflops`` (TFLOP/s) is kept one release beside ``flop_per_s``."""
+
+
+def load_wl(workload: Any) -> Workload:
+    """A :class:`Workload` from a built-in name, a path, a Workload or a list of ops."""
+    if isinstance(workload, Workload):
+        return workload
+    if isinstance(workload, str) or hasattr(workload, "__fspath__"):
+        return load_workload(workload)
+    if hasattr(workload, "to_workload"):
+        return workload.to_workload()
+    if isinstance(workload, (list, tuple)):
+        return Workload("ops", tuple(workload))
+    if hasattr(workload, "kind"):
+        return Workload(getattr(workload, "name", "op"), (workload,))
+    return load_workload(workload)
+
+
+def machine_hash(machine: Any) -> str:
+    """A stable short hash of the resolved machine parameters."""
+    blob = json.dumps(to_dict(machine), sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def format_energy(joules: float) -> str:
+    """Human-readable joules: ``2.07e-2 -> '20.7 mJ'``."""
+    if joules == 0 or not math.isfinite(joules):
+        return f"{joules} J"
+    for factor, sym in ((1.0, "J"), (1e-3, "mJ"), (1e-6, "uJ"), (1e-9, "nJ")):
+        if abs(joules) >= factor:
+            return f"{joules / factor:.3g} {sym}"
+    return f"{joules / 1e-12:.3g} pJ"
+
+
+def energy_repr_line(energy: Any) -> str:
+    """The energy line of a result's ``repr`` (total, pJ/MAC, TOPS/W, average power, table)."""
+    if energy is None or not hasattr(energy, "total_pj"):
+        return "energy: not priced"
+    return (f"energy: {format_energy(energy.total_pj * 1e-12)}, {energy.pj_per_mac:.3g} pJ/MAC, "
+            f"{energy.tops_per_w:.3g} TOPS/W, {energy.average_power_w:.3g} W average "
+            f"(table {energy.table.name})")
+
+
+@dataclass(repr=False)
+class Result:
+    """One simulation: per-layer table, action records, totals and the resolved inputs.
+
+    ``repr(result)`` is a few lines (machine, workload, cycles and time, utilization, energy);
+    the tables are ``.layers`` and ``.actions``, the energy report ``.energy``.
+    """
+
+    machine: Any
+    workload: Workload
+    dataflow: str
+    mode: str
+    layers: pd.DataFrame
+    actions: pd.DataFrame
+    runs: list = field(default_factory=list, repr=False)
+    energy: Any = None
+
+    @property
+    def totals(self) -> dict[str, Any]:
+        """Whole-workload figures (cycles, time, MACs, utilisation, traffic)."""
+        return totals_of(self.layers, self.machine)
+
+    def __repr__(self) -> str:
+        t = self.totals
+        head = (f"Result({getattr(self.machine, 'name', '?')} x {self.workload.name}, "
+                f"dataflow {self.dataflow}, mode {self.mode}, {len(self.layers)} layers)")
+        if not t:
+            return head
+        return "\n".join([
+            head,
+            f"  time: {t['total_cycles']:,} cycles = {format_time(t['time_s'])}, "
+            f"{t['tflops_per_s']:.4g} TFLOP/s, utilization {100 * t['overall_util']:.1f} %",
+            f"  {energy_repr_line(self.energy)}",
+            "  tables: .layers, .actions; energy report: .energy"])
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document of ``accelsim run --json``."""
+        doc: dict[str, Any] = {
+            "accelsim_version": __version__,
+            "machine": getattr(self.machine, "name", ""),
+            "machine_hash": machine_hash(self.machine),
+            "workload": self.workload.name,
+            "dataflow": self.dataflow,
+            "mode": self.mode,
+            "totals": self.totals,
+            "layers": json.loads(self.layers.to_json(orient="records")),
+            "resolved_machine": to_dict(self.machine),
+        }
+        if self.energy is not None:
+            doc["energy"] = self.energy.to_dict() if hasattr(self.energy, "to_dict") else self.energy
+        return doc
+
+
+def device_op(op: object) -> object:
+    """The op a GPU/CPU library runs for ``op`` (fused ops and gathers translated)."""
+    from accelsim.workload.passes.fusion import FusedGemm, FusedOp
+
+    if isinstance(op, Embedding):
+        return Elementwise(name=op.name, rows=op.tokens, cols=op.dim, fn="copy", dtype=op.dtype)
+    if isinstance(op, FusedGemm):
+        if isinstance(op.main, Conv2d):
+            return op.main
+        s = op.lower()
+        return Gemm(name=op.name, m=s.m, n=s.n, k=s.k, batch=s.repeat, shared_weights=False,
+                    dtype=op.dtype)
+    if isinstance(op, FusedOp):
+        if not isinstance(op.main, Elementwise):
+            return dataclasses.replace(device_op(op.main), name=op.name)
+        te = op.tensor_elements()
+        return Elementwise(name=op.name, rows=1, cols=max(te.values()), fn="copy", dtype=op.dtype)
+    return op
+
+
+def tokens_per_step(workload: Workload) -> int | None:
+    """Tokens a Transformer step consumes: the rows of its token embedding (batch x sequence
+    length in prefill, batch in decode), else batch x query length of its first attention.
+    ``None`` for models without attention (CNNs, DLRM)."""
+    if not any(isinstance(op, (Attention, Softmax)) for op in workload.ops):
+        return None
+    for op in workload.ops:
+        if isinstance(op, Embedding):
+            return op.tokens
+    for op in workload.ops:
+        if isinstance(op, Attention):
+            return op.batch * op.seq_q
+    return None
+
+
+@dataclass(repr=False)
+class ModelRun:
+    """A model on a GPU or CPU: per-op table, per-call timeline, time by kernel class
+    (``repr``: a few lines)."""
+
+    machine: Any
+    workload: Workload
+    layers: pd.DataFrame
+    exec_mode: str = "kernels"
+    calls: pd.DataFrame = field(default_factory=pd.DataFrame)
+    breakdown: pd.DataFrame = field(default_factory=pd.DataFrame)
+    memory: Any = None
+    """The HBM check of a GPU run (:class:`~accelsim.devices.memory_check.MemoryCheck`)."""
+    step_s: float | None = None
+    """Step time from the host/stream replay (GPU runs); None: the sum of the kernels."""
+    replay: str = "analytic"
+    static_power_w: float = 0.0
+    """Static (leakage and idle) power the GPU draws while it waits for the host, W."""
+
+    @property
+    def totals(self) -> dict[str, Any]:
+        """Whole-model figures; Transformers also get tokens/s (and, for decode, s/token)."""
+        gpu = float(self.layers["time_s"].sum())
+        t = self.step_s if self.step_s is not None else gpu
+        flops = float(self.layers["flops"].sum())
+        idle_j = self.static_power_w * max(0.0, t - gpu)
+        energy = float(self.layers["energy_j"].sum()) + idle_j
+        out: dict[str, Any] = {
+            "exec_mode": self.exec_mode, "replay": self.replay,
+            "layers": int(len(self.layers)), "time_s": t, "gpu_busy_s": gpu,
+            "gpu_idle_s": max(0.0, t - gpu), "flops": flops,
+            "flop_per_s": flops / t if t else 0.0,
+            "tflops_per_s": flops / t / 1e12 if t else 0.0,
+            "dram_bytes": float(self.layers["dram_bytes"].sum()),
+            "energy_j": energy, "idle_energy_j": idle_j,
+            "average_power_w": energy / t if t else 0.0,
+        }
+        if not self.calls.empty:
+            out["kernels"] = int(self.calls["kernels"].sum())
+            out["framework_calls"] = int(len(self.calls))
+            out["host_busy_s"] = float(self.calls["host_s"].sum())
+        tokens = tokens_per_step(self.workload)
+        if tokens:
+            out["tokens_per_step"] = tokens
+            out["tokens_per_s"] = tokens / t if t else 0.0
+            if "decode" in self.workload.name:
+                out["time_per_output_token_s"] = t
+        if self.memory is not None:
+            out["memory"] = self.memory.to_dict()
+        return out
+
+    def __repr__(self) -> str:
+        t = self.totals
+        head = (f"ModelRun({self.machine.name} x {self.workload.name}, {self.exec_mode}, "
+                f"{len(self.layers)} operators)")
+        if not len(self.layers):
+            return head
+        lay = self.layers
+        util = float((lay["util"].fillna(0.0) * lay["time_s"]).sum()) / t["time_s"] if t["time_s"] else 0.0
+        return "\n".join([
+            head,
+            f"  time: {format_time(t['time_s'])}, {t['tflops_per_s']:.4g} TFLOP/s, "
+            f"utilization {100 * util:.1f} % (time-weighted)",
+            f"  energy: {format_energy(t['energy_j'])}, {t['average_power_w']:.3g} W average "
+            f"(table {self.machine.energy.table})",
+            "  tables: .layers" + (", .calls, .breakdown" if not self.calls.empty else "")])
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document of ``accelsim run --json`` for a GPU/CPU."""
+        doc = {"machine": self.machine.name, "machine_hash": machine_hash(self.machine),
+               "workload": self.workload.name, "exec_mode": self.exec_mode,
+               "totals": self.totals,
+               "breakdown": json.loads(self.breakdown.to_json(orient="records")),
+               "layers": json.loads(self.layers.to_json(orient="records")),
+               "resolved_machine": to_dict(self.machine)}
+        return doc
