@@ -21,6 +21,12 @@ has the method):
   cases of a model taken in alternating rounds over >= 20 s, in a process that never ran
   ``torch.profiler``): the run-3 shapes again (group ``run3-shapes-run4``) and new shapes of
   every model (group ``held-out-run4``). Its host-call costs match run 2's within 5 %.
+* ``h200_e2e_run4c.json``: run 4c, ``torch.compile`` steps alone in a fresh process (12 warm
+  steps, profiled only after all timing): the 4-layer Llama's calibration shapes again
+  (group ``calibration-run4c``) and new shapes of both models (``held-out-run4c``). Compiled
+  steps are host-bound (Inductor's Python wrapper launches every kernel), so they carry the
+  host's fast/slow state: the same calibration shape measured 1.31 ms in run 3 and 1.96 ms
+  here.
 * ``h200_e2e.json``: run 1 (another host, 1.4-1.6x slower host calls): single operators
   timed as users call them (the per-kernel completion cost is fitted on its small ops),
   ``torch.profiler`` kernel lists of every whole-model case (``--attribution`` compares them
@@ -149,6 +155,12 @@ def run4_group(case: dict) -> str:
     return "run3-shapes-run4" if key in old else "held-out-run4"
 
 
+def run4c_group(case: dict) -> str:
+    """Run 4c: the compiled calibration shapes re-measured, or new compiled shapes."""
+    cal = case["model"] == "llama3_8b_4layers" and case["context"] == 2048
+    return "calibration-run4c" if cal else "held-out-run4c"
+
+
 def mape(df: pd.DataFrame) -> pd.DataFrame:
     """MAPE per group and execution mode (percent)."""
     g = df.assign(abs_err=df["error"].abs() * 100).groupby(["group", "exec"])
@@ -163,7 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--csv", help="write the case table to this CSV file")
     args = ap.parse_args(argv)
     df = pd.concat([table(), table(DATA / "h200_e2e_run3.json", group_of=run3_group),
-                    table(DATA / "h200_e2e_run4.json", group_of=run4_group)],
+                    table(DATA / "h200_e2e_run4.json", group_of=run4_group),
+                    table(DATA / "h200_e2e_run4c.json", group_of=run4c_group)],
                    ignore_index=True)
     pd.set_option("display.width", 200)
     show = df.assign(measured_ms=df["measured_s"] * 1e3, predicted_ms=df["predicted_s"] * 1e3,
