@@ -61,8 +61,13 @@ NARROW_ALIGN_BYTES = 4
 _TC_TILES = ((64, 8), (64, 16), (64, 32), (64, 64), (128, 64), (64, 128), (128, 128),
              (128, 256), (256, 128), (192, 192))
 _BK = {"tf32": 32, "fp16": 64, "bf16": 64, "fp8": 128, "int8": 128, "fp32": 8}
-_UNALIGNED_TILES = ((64, 64), (128, 128), (256, 128), (128, 256))
-_LEGACY_TILES = ((64, 64), (128, 64), (128, 128), (256, 128), (128, 256))
+# the fallback and legacy paths run CUTLASS 2.x kernels with a few fixed tiles (kernel names
+# in h200_probe2.json / h200_ops4.json): cutlass_75_*_s1688gemm_{128x128,256x128}_align1,
+# cutlass_80_*_s16816gemm_{256x128,128x256}_64x3_align2, cutlass_80_*_i16832gemm_s8_
+# {128x64,128x256}_128x3; a tile's transpose is the other operand order
+_UNALIGNED_TILES = ((128, 128), (256, 128))
+_NARROW_TILES = ((256, 128),)
+_LEGACY_TILES = ((128, 64), (128, 256))
 _SIMT_TILES = ((64, 64), (128, 64), (128, 128), (256, 128), (128, 256))
 _SPLITS = (1, 2, 3, 4, 6, 8, 12, 16)
 STREAM_M = 64
@@ -151,11 +156,14 @@ def _multicast(m: GpuMachine) -> int:
 
 
 def _cta(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, kc: int,
-         hbm_share: float, out_bytes_per_elem: float, ctas: int, wf: float = 1.0) -> CtaCost:
+         hbm_share: float, out_bytes_per_elem: float, ctas: int, wf: float = 1.0,
+         hit: float = 1.0) -> CtaCost:
     """Cost of one CTA computing a ``bm x bn`` tile over ``kc`` of K.
 
     ``wf``: bytes of the B (weight) tile over its dense bytes (< 1 for sparse weights, whose
-    main loop then runs at the sparse rate)."""
+    main loop then runs at the sparse rate). ``hit``: the op's L2 hit fraction; the C tile's
+    stores land in L2 at its latency, except the ``1 - hit`` share that first evicts a dirty
+    line of an L2 the op overflows (a write-back to HBM, at HBM's latency)."""
     e = OPERAND_BYTES[precision]
     k_iters = max(1, math.ceil(kc / bk))
     depth = k_iters * bk
@@ -174,9 +182,8 @@ def _cta(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, kc
     mc = _multicast(m) if ctas >= 2 and path == "tensor_core" else 1
     l2_in = depth * (big / mc + small) * e
     out = bm * bn * out_bytes_per_elem
-    _, hbm_cap = sm_bandwidth_caps(m)
-    l2_cap, _ = sm_bandwidth_caps(m)
-    post_s = out / l2_cap
+    l2_cap, hbm_cap = sm_bandwidth_caps(m)
+    post_s = out * (hit / l2_cap + (1.0 - hit) / hbm_cap)
     key = {"tensor_core": "mma_s", "unaligned": "legacy_mma_s", "simt": "simt_s",
            "narrow": "narrow_mma_s", "legacy": "mma_sync_s"}[path]
     return CtaCost(compute_s=max(mma_s, smem_s), l2_bytes=l2_in + out, hbm_bytes=hbm_share,
@@ -184,9 +191,9 @@ def _cta(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, kc
 
 
 def _candidates(path: str, precision: str) -> list[tuple[int, int, int]]:
-    bk = _BK[precision] if path not in ("unaligned", "narrow") else 32
+    bk = {"unaligned": 32, "narrow": 64}.get(path, _BK[precision])
     tiles = {"tensor_core": _TC_TILES, "unaligned": _UNALIGNED_TILES, "simt": _SIMT_TILES,
-             "narrow": _UNALIGNED_TILES, "legacy": _LEGACY_TILES}[path]
+             "narrow": _NARROW_TILES, "legacy": _LEGACY_TILES}[path]
     out = []
     for bm, bn in tiles:
         out.append((bm, bn, bk))
@@ -236,7 +243,7 @@ def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: i
     b_bytes = batch * K * N * e * wf
     c_bytes = batch * M * N * oe
     unique_in = hbm_unique_bytes if hbm_unique_bytes is not None else a_bytes + b_bytes
-    hit = l2_hit_fraction(m, unique_in, c_bytes)
+    hit = l2_hit_fraction(m, m.compute.gemm_l2_operand_copies * unique_in, c_bytes)
     best: tuple[float, int, GemmPlan] | None = None
     cands = _candidates(path, precision)
     if tiles is not None:
@@ -284,7 +291,7 @@ def _plan(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, s
     hbm_total = (1.0 - hit) * (reads - streamed + (c_bytes if split == 1 else 0.0)) + streamed
     partial_bytes = M * N * batch * 4 * split if split > 1 else 0.0
     out_elem = 4.0 if split > 1 else oe
-    cta = _cta(m, precision, path, bm, bn, bk, kc, hbm_total / ctas, out_elem, ctas, wf)
+    cta = _cta(m, precision, path, bm, bn, bk, kc, hbm_total / ctas, out_elem, ctas, wf, hit)
     startup = m.memory.hbm.latency_s if hit < 1.0 or streamed else m.memory.l2_latency_s
     # the producer prefetches the next tile while this one computes; a main loop shorter
     # than the load latency leaves the rest of the latency exposed on every tile
