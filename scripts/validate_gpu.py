@@ -227,32 +227,54 @@ PROBE_FITS = (("compute.legacy_mma_fraction", ("probe_int8_square", "cal4_int8")
                ("probe_misaligned", "cal4_align", "cal4_align_mixed"), 0.05, 0.5))
 
 
+NONPERSISTENT_GRID = (0.0, 0.5e-6, 1e-6, 1.5e-6, 2e-6, 2.5e-6, 3e-6)
+"""Values of ``compute.gemm_nonpersistent_cta_s`` tried, seconds (with the fractions refit)."""
+
+
+def _grid_fit(field: str, sel: list, lo: float, hi: float,
+              fixed: dict | None = None) -> tuple[float, float]:
+    """(value, sum of squared log errors) of ``field`` over 0.01 steps in [lo, hi]."""
+    best = None
+    for i in range(round(lo * 100), round(hi * 100) + 1):
+        m = load_machine("h200", {**(fixed or {}), field: i / 100})
+        err = _sq_log_err(m, sel)
+        if best is None or err < best[1]:
+            best = (i / 100, err)
+    assert best is not None
+    return best
+
+
 def fit(cal: dict, probe: dict | None = None, ops4: dict | None = None) -> None:
     """Grid search of each fitted constant minimising the sum of squared log errors: the
-    efficiencies on the calibration squares, the kernel-family fractions on the probe points
-    (``h200_probe2.json``) and GEMM calibration run 4 (``h200_ops4.json``) of their own
-    family (never on held-out points)."""
+    efficiencies on the calibration squares; the kernel-family fractions jointly with the
+    non-persistent kernels' per-CTA cost on the probe points (``h200_probe2.json``) and GEMM
+    calibration run 4 (``h200_ops4.json``) of their own family (never on held-out points)."""
     cases = calibration_cases(cal)
-    jobs = [("compute.mma_efficiency", ("gemm_bf16", "gemm_fp16", "gemm_tf32"), 0.5, 1.0, None),
-            ("compute.simt_efficiency", ("gemm_fp32",), 0.5, 1.0, None)]
+    for field, groups in (("compute.mma_efficiency", ("gemm_bf16", "gemm_fp16", "gemm_tf32")),
+                          ("compute.simt_efficiency", ("gemm_fp32",))):
+        sel = [c for c in cases if c[0] in groups]
+        v, err = _grid_fit(field, sel, 0.5, 1.0)
+        print(f"fit {field} = {v:.2f} (sum sq log err {err:.4f}, {len(sel)} cases)")
     pcases = (probe_cases(probe) if probe else []) + (cal4_gemm_cases(ops4) if ops4 else [])
-    jobs += [(f, g, lo, hi, f.split(".")[-1].split("_")[0]) for f, g, lo, hi in PROBE_FITS]
-    for field, groups, lo, hi, family in jobs:
-        sel = [c for c in cases + pcases if c[0] in groups]
-        if family:  # only the points the model runs on that kernel family
-            base = load_gpu("h200")
-            sel = [c for c in sel if simulate_op(base, c[2], mode="analytic")["path"] == family]
-        if not sel:
-            continue
-        best = None
-        for i in range(round(lo * 100), round(hi * 100) + 1):
-            v = i / 100
-            m = load_machine("h200", {field: v})
-            err = sum(math.log(simulate_op(m, op, mode="analytic")["time_s"] / meas) ** 2
-                      for _, _, op, meas, _ in sel)
-            if best is None or err < best[1]:
-                best = (v, err)
-        print(f"fit {field} = {best[0]:.2f} (sum sq log err {best[1]:.4f}, {len(sel)} cases)")
+    base = load_gpu("h200")
+    fams = []
+    for field, groups, lo, hi in PROBE_FITS:  # only the points the model runs on that family
+        family = field.split(".")[-1].split("_")[0]
+        sel = [c for c in pcases if c[0] in groups
+               and simulate_op(base, c[2], mode="analytic")["path"] == family]
+        fams.append((field, sel, lo, hi))
+    best = None
+    for fixed in NONPERSISTENT_GRID:
+        fx = {"compute.gemm_nonpersistent_cta_s": fixed}
+        fits = [(f, len(sel), *_grid_fit(f, sel, lo, hi, fx)) for f, sel, lo, hi in fams if sel]
+        total = sum(r[3] for r in fits)
+        if best is None or total < best[0]:
+            best = (total, fixed, fits)
+    assert best is not None
+    print(f"fit compute.gemm_nonpersistent_cta_s = {best[1] * 1e6:g} us "
+          f"(sum sq log err {best[0]:.4f}, the fractions refit at each value)")
+    for field, n, v, err in best[2]:
+        print(f"fit {field} = {v:.2f} (sum sq log err {err:.4f}, {n} cases)")
 
 
 ROW_GRID = {"compute.layernorm_instr_per_element": (55, 60, 65, 70, 75, 80),

@@ -89,3 +89,30 @@ def test_a_big_fixed_tile_quantises_waves(h200):
 def test_bad_operand_copies_names_file_field_and_value():
     with pytest.raises(ConfigError, match=r"h200\.yaml: compute\.gemm_l2_operand_copies = 0\.5"):
         load_machine("h200", {"compute.gemm_l2_operand_copies": 0.5})
+
+
+def test_non_persistent_kernels_pay_a_prologue_and_epilogue_per_cta(h200):
+    # int8 runs CUTLASS 2.x kernels (one CTA per tile); fp8 runs persistent nvjet kernels
+    free = load_machine("h200", {"compute.gemm_nonpersistent_cta_s": 0.0})
+    fixed = h200.compute.gemm_nonpersistent_cta_s
+    assert fixed > 0
+    p8, t8 = gemm_s(h200, 2048, 2048, 2048, "int8")
+    _, t8_free = gemm_s(free, 2048, 2048, 2048, "int8")
+    rounds = -(-p8.ctas // h200.sm_count)
+    assert t8 - t8_free == pytest.approx(rounds * fixed, rel=0.05)
+    _, f8 = gemm_s(h200, 2048, 2048, 2048, "fp8")
+    _, f8_free = gemm_s(free, 2048, 2048, 2048, "fp8")
+    assert f8 == f8_free
+
+
+def test_fp8_runs_the_scaled_mm_tiles(h200):
+    for n in (1536, 3072, 6144):
+        plan, _ = gemm_s(h200, n, n, n, "fp8")
+        assert tuple(plan.tile[:2]) in {(128, 128), (144, 128), (128, 144)}
+    bf16, _ = gemm_s(h200, 6144, 6144, 6144)
+    assert tuple(bf16.tile[:2]) not in {(128, 128), (144, 128), (128, 144)}
+
+
+def test_negative_per_cta_cost_is_rejected():
+    with pytest.raises(ConfigError, match=r"compute\.gemm_nonpersistent_cta_s = -1"):
+        load_machine("h200", {"compute.gemm_nonpersistent_cta_s": -1})

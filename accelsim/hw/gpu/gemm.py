@@ -60,6 +60,10 @@ NARROW_ALIGN_BYTES = 4
 
 _TC_TILES = ((64, 8), (64, 16), (64, 32), (64, 64), (128, 64), (64, 128), (128, 128),
              (128, 256), (256, 128), (192, 192))
+_FP8_TILES = ((64, 8), (64, 16), (64, 32), (64, 64), (128, 128), (144, 128))
+"""fp8 (``torch._scaled_mm``) runs a smaller kernel set: cuBLASLt picked only
+``nvjet_sm90_qqtst_{144x128,128x128}`` for all fp8 GEMMs of 512-8192 (h200_ops4.json); the
+skinny tiles stand for its decode kernels (not observed)."""
 _BK = {"tf32": 32, "fp16": 64, "bf16": 64, "fp8": 128, "int8": 128, "fp32": 8}
 # the fallback and legacy paths run CUTLASS 2.x kernels with a few fixed tiles (kernel names
 # in h200_probe2.json / h200_ops4.json): cutlass_75_*_s1688gemm_{128x128,256x128}_align1,
@@ -70,6 +74,9 @@ _NARROW_TILES = ((256, 128),)
 _LEGACY_TILES = ((128, 64), (128, 256))
 _SIMT_TILES = ((64, 64), (128, 64), (128, 128), (256, 128), (128, 256))
 _SPLITS = (1, 2, 3, 4, 6, 8, 12, 16)
+NONPERSISTENT_PATHS = ("unaligned", "narrow", "legacy")
+"""Paths whose kernels (CUTLASS 2.x) start one CTA per tile: each pays its own prologue and
+epilogue (``compute.gemm_nonpersistent_cta_s``), unlike the persistent Hopper kernels."""
 STREAM_M = 64
 """GEMMs with M up to one warpgroup MMA's height read each weight once: streamed, not kept."""
 SIMT_THREADS = 256
@@ -192,7 +199,8 @@ def _cta(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, kc
 
 def _candidates(path: str, precision: str) -> list[tuple[int, int, int]]:
     bk = {"unaligned": 32, "narrow": 64}.get(path, _BK[precision])
-    tiles = {"tensor_core": _TC_TILES, "unaligned": _UNALIGNED_TILES, "simt": _SIMT_TILES,
+    tc = _FP8_TILES if precision == "fp8" else _TC_TILES
+    tiles = {"tensor_core": tc, "unaligned": _UNALIGNED_TILES, "simt": _SIMT_TILES,
              "narrow": _NARROW_TILES, "legacy": _LEGACY_TILES}[path]
     out = []
     for bm, bn in tiles:
@@ -249,6 +257,8 @@ def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: i
     if tiles is not None:
         cands = [(bm, bn, cands[0][2]) for bm, bn in tiles]
     splits = [s for s in _SPLITS if max_split is None or s <= max_split]
+    if path in NONPERSISTENT_PATHS:
+        cta_fixed_s += m.compute.gemm_nonpersistent_cta_s
     for bm, bn, bk in cands:
         n_tiles = math.ceil(M / bm) * math.ceil(N / bn) * batch
         for split in splits:
