@@ -15,7 +15,10 @@ How a library (cuBLAS / CUTLASS) runs ``C[M,N] = A[M,K] @ B[K,N]`` and what this
   ``legacy_mma_fraction`` of the rate.
 * **Tile** ``BM x BN x BK`` and **split-K** are chosen like a library heuristic: among the
   tiles of the path, the one (with split-K when the tiles are too few to fill the SMs) whose
-  predicted time is least; ties go to fewer CTAs.
+  predicted time is least; ties go to fewer CTAs. The fallback and legacy paths have the
+  few tiles of their CUTLASS 2.x kernels (align1: 128x128, 256x128; align2: 256x128; int8:
+  128x64, 128x256), fp8 ``_scaled_mm`` those of its ``nvjet_sm90_qqtst`` kernels (144x128,
+  128x128, and skinny tiles), so their wave quantization is the library's.
 * **Waves**: one CTA per SM; ``ceil(CTAs / SMs)`` rounds of the same tile time (wave
   quantization), a persistent tile scheduler behaves the same.
 * **Main loop** per CTA: ``k_iters * BK`` deep; bounded by the tensor cores
@@ -26,11 +29,16 @@ How a library (cuBLAS / CUTLASS) runs ``C[M,N] = A[M,K] @ B[K,N]`` and what this
 * **Traffic**: per CTA, the A and B tiles from L2 (halved for the operand shared by a
   2-CTA cluster through TMA multicast on Hopper) and the C tile back; HBM sees each operand
   once (more if the per-wave panels do not fit in L2), scaled by the L2 miss fraction of the
-  op's footprint (``accelsim.hw.gpu.memory.l2_hit_fraction``).
+  op's footprint (``accelsim.hw.gpu.memory.l2_hit_fraction``), in which the input operands
+  count ``compute.gemm_l2_operand_copies`` times (a two-partition L2 caches a line read by
+  SMs on both sides in both halves: a batched ``bmm`` of 50-59 MB runs at HBM speed).
 * **Prologue / epilogue**: the kernel waits one HBM round trip before its first MMA; later
   tiles' loads are prefetched during the previous tile's main loop, so only a main loop
   shorter than that latency leaves part of it exposed per tile. Each CTA ends by storing its
-  C tile (fp32 partials when split-K, then a reduce kernel).
+  C tile (fp32 partials when split-K, then a reduce kernel): into L2 at its latency, or, for
+  the miss share of an op that overflows L2, after a dirty line's write-back at HBM's.
+  Non-persistent kernels (the CUTLASS 2.x fallback and legacy paths) start one CTA per tile,
+  each paying ``compute.gemm_nonpersistent_cta_s`` of pipeline fill and epilogue.
 * **Streamed operands**: an operand read by a single CTA (one row of tiles: a skinny GEMM's
   weights) is loaded with an evict-first hint and comes from HBM on every call.
 * **Launch**: ``host.launch_s`` per kernel.
