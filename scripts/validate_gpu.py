@@ -4,6 +4,7 @@
     PYTHONPATH=. python scripts/validate_gpu.py --heldout  # + held-out shapes and operators
     PYTHONPATH=. python scripts/validate_gpu.py --fit      # re-derive the fitted constants
     PYTHONPATH=. python scripts/validate_gpu.py --probe    # + the probe points (fit quality)
+    PYTHONPATH=. python scripts/validate_gpu.py --cal4     # + GEMM calibration run 4 (fit quality)
     PYTHONPATH=. python scripts/validate_gpu.py --conv     # + convs and CNN glue kernels
 
 Calibration set: ``scripts/data/h200_calibration.json`` (a copy of
@@ -13,6 +14,9 @@ precision and on the copy curve >= 16 MiB. Held-out set: ``scripts/data/h200_hel
 (``scripts/measure_h200.py``), never read by the model or by ``--fit``. Probe set:
 ``scripts/data/h200_probe2.json`` (``scripts/measure_h200_probe2.py``), shapes disjoint from
 the held-out ones, on which ``--fit`` fits the kernel-family and instruction-cost constants.
+GEMM calibration run 4: ``scripts/data/h200_ops4.json`` ``gemm_cal``
+(``scripts/measure_h200_ops4.py``): misaligned, mixed-alignment, batched, fp8 and int8 GEMMs
+with the kernels cuBLAS launched, also fitted on (groups ``cal4_*``).
 
 Measured times compared are GPU-side: the CUDA-graph per-call time where the measurement has
 one (kernels short enough for launch gaps to matter), else the back-to-back median. The

@@ -4,6 +4,8 @@ overflowing L2, and the fixed tiles of the CUTLASS fallback and legacy kernels."
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from accelsim.config.registry import load_machine
@@ -116,3 +118,29 @@ def test_fp8_runs_the_scaled_mm_tiles(h200):
 def test_negative_per_cta_cost_is_rejected():
     with pytest.raises(ConfigError, match=r"compute\.gemm_nonpersistent_cta_s = -1"):
         load_machine("h200", {"compute.gemm_nonpersistent_cta_s": -1})
+
+
+def _run4_gemms() -> list[dict]:
+    import json
+    from pathlib import Path
+
+    data = Path(__file__).resolve().parents[2] / "scripts" / "data" / "h200_ops4.json"
+    return [r for r in json.loads(data.read_text())["sections"]["gemm_cal"] if "kernels" in r]
+
+
+def _family_of(kernel_names: list[str]) -> str:
+    main = " ".join(n for n in kernel_names if "Memset" not in n and "splitK" not in n)
+    for key, fam in ((r"_align1(?!\d)", "unaligned"), (r"_align2(?!\d)", "narrow"),
+                     ("i16832gemm_s8", "legacy"), ("nvjet_sm90", "tensor_core")):
+        if re.search(key, main):
+            return fam
+    raise AssertionError(main)
+
+
+def test_model_runs_the_kernel_family_cublas_launched_on_every_run4_gemm(h200):
+    rows = _run4_gemms()
+    assert len(rows) == 36
+    for r in rows:
+        plan = plan_gemm(h200, r["M"], r["N"], r["K"], r["dtype"], batch=r["batch"],
+                         shared_weights=r["batch"] == 1)
+        assert plan.path == _family_of([k[0] for k in r["kernels"]]), r
