@@ -4,6 +4,7 @@
     PYTHONPATH=. python scripts/validate_gpu.py --heldout  # + held-out shapes and operators
     PYTHONPATH=. python scripts/validate_gpu.py --fit      # re-derive the fitted constants
     PYTHONPATH=. python scripts/validate_gpu.py --probe    # + the probe points (fit quality)
+    PYTHONPATH=. python scripts/validate_gpu.py --cal4     # + GEMM calibration run 4 (fit quality)
     PYTHONPATH=. python scripts/validate_gpu.py --conv     # + convs and CNN glue kernels
 
 Calibration set: ``scripts/data/h200_calibration.json`` (a copy of
@@ -13,6 +14,9 @@ precision and on the copy curve >= 16 MiB. Held-out set: ``scripts/data/h200_hel
 (``scripts/measure_h200.py``), never read by the model or by ``--fit``. Probe set:
 ``scripts/data/h200_probe2.json`` (``scripts/measure_h200_probe2.py``), shapes disjoint from
 the held-out ones, on which ``--fit`` fits the kernel-family and instruction-cost constants.
+GEMM calibration run 4: ``scripts/data/h200_ops4.json`` ``gemm_cal``
+(``scripts/measure_h200_ops4.py``): misaligned, mixed-alignment, batched, fp8 and int8 GEMMs
+with the kernels cuBLAS launched, also fitted on (groups ``cal4_*``).
 
 Measured times compared are GPU-side: the CUDA-graph per-call time where the measurement has
 one (kernels short enough for launch gaps to matter), else the back-to-back median. The
@@ -140,6 +144,42 @@ def _probe_cases(pr: dict) -> list[tuple[str, str, object, float, str]]:
     return cases
 
 
+CAL4_GROUPS = {"align": "cal4_align", "align_mixed": "cal4_align_mixed",
+               "batched": "cal4_batched"}
+
+
+def cal4_gemm_cases(ops4: dict) -> list[tuple[str, str, object, float, str]]:
+    """(group, label, op, measured seconds, field) of the GEMM calibration run 4
+    (``h200_ops4.json`` ``gemm_cal``, ``scripts/measure_h200_ops4.py``): misaligned squares,
+    mixed alignment, batched ``torch.bmm``, fp8 ``_scaled_mm`` and int8 ``_int_mm`` at shapes
+    disjoint from the held-out set. Calibration data: the GEMM kernel-family constants are
+    fitted on these (``--fit``), never on the held-out set."""
+    cases = []
+    for r in ops4["sections"].get("gemm_cal", []):
+        if "gpu_ms" not in r:
+            continue
+        b = r["batch"]
+        op = Gemm(name="g", m=r["M"], n=r["N"], k=r["K"], batch=b, shared_weights=b == 1,
+                  dtype=r["dtype"])
+        group = CAL4_GROUPS.get(r["tag"], f"cal4_{r['dtype']}")
+        cases.append((group, f"{r['dtype']} b{b} {r['M']}x{r['N']}x{r['K']}", op,
+                      r["gpu_ms"] * 1e-3, "time_s"))
+    return cases
+
+
+def cal4_kernels(ops4: dict) -> dict[str, str]:
+    """Case label -> the main kernel cuBLAS launched (short name, from the profile)."""
+    out = {}
+    for r in ops4["sections"].get("gemm_cal", []):
+        names = [k[0] for k in r.get("kernels", []) if "Memset" not in k[0]]
+        if names:
+            short = names[0].split("<")[1].split(">")[0] if "<" in names[0] else names[0]
+            out[f"{r['dtype']} b{r['batch']} {r['M']}x{r['N']}x{r['K']}"] = (
+                short.replace("cutlass_", "").replace("tensorop_", "")
+                + (" +splitKreduce" if any("splitK" in n for n in names) else ""))
+    return out
+
+
 def _row_op(r: dict) -> object:
     kind = r["op"]
     if kind == "layernorm":
@@ -184,36 +224,61 @@ def report(rows: list[dict], title: str) -> dict[str, float]:
     return out
 
 
-PROBE_FITS = (("compute.legacy_mma_fraction", ("probe_int8_square",), 0.2, 1.0),
-              ("compute.narrow_mma_fraction", ("probe_misaligned",), 0.1, 0.6),
-              ("compute.unaligned_mma_fraction", ("probe_misaligned",), 0.05, 0.5))
+PROBE_FITS = (("compute.legacy_mma_fraction", ("probe_int8_square", "cal4_int8"), 0.2, 1.0),
+              ("compute.narrow_mma_fraction",
+               ("probe_misaligned", "cal4_align", "cal4_align_mixed"), 0.1, 0.6),
+              ("compute.unaligned_mma_fraction",
+               ("probe_misaligned", "cal4_align", "cal4_align_mixed"), 0.05, 0.5))
 
 
-def fit(cal: dict, probe: dict | None = None) -> None:
+NONPERSISTENT_GRID = (0.0, 0.5e-6, 1e-6, 1.5e-6, 2e-6, 2.5e-6, 3e-6)
+"""Values of ``compute.gemm_nonpersistent_cta_s`` tried, seconds (with the fractions refit)."""
+
+
+def _grid_fit(field: str, sel: list, lo: float, hi: float,
+              fixed: dict | None = None) -> tuple[float, float]:
+    """(value, sum of squared log errors) of ``field`` over 0.01 steps in [lo, hi]."""
+    best = None
+    for i in range(round(lo * 100), round(hi * 100) + 1):
+        m = load_machine("h200", {**(fixed or {}), field: i / 100})
+        err = _sq_log_err(m, sel)
+        if best is None or err < best[1]:
+            best = (i / 100, err)
+    assert best is not None
+    return best
+
+
+def fit(cal: dict, probe: dict | None = None, ops4: dict | None = None) -> None:
     """Grid search of each fitted constant minimising the sum of squared log errors: the
-    efficiencies on the calibration squares, the kernel-family fractions on the probe points
-    (``h200_probe2.json``) of their own family (never on held-out points)."""
+    efficiencies on the calibration squares; the kernel-family fractions jointly with the
+    non-persistent kernels' per-CTA cost on the probe points (``h200_probe2.json``) and GEMM
+    calibration run 4 (``h200_ops4.json``) of their own family (never on held-out points)."""
     cases = calibration_cases(cal)
-    jobs = [("compute.mma_efficiency", ("gemm_bf16", "gemm_fp16", "gemm_tf32"), 0.5, 1.0, None),
-            ("compute.simt_efficiency", ("gemm_fp32",), 0.5, 1.0, None)]
-    pcases = probe_cases(probe) if probe else []
-    jobs += [(f, g, lo, hi, f.split(".")[-1].split("_")[0]) for f, g, lo, hi in PROBE_FITS]
-    for field, groups, lo, hi, family in jobs:
-        sel = [c for c in cases + pcases if c[0] in groups]
-        if family:  # only the points the model runs on that kernel family
-            base = load_gpu("h200")
-            sel = [c for c in sel if simulate_op(base, c[2], mode="analytic")["path"] == family]
-        if not sel:
-            continue
-        best = None
-        for i in range(round(lo * 100), round(hi * 100) + 1):
-            v = i / 100
-            m = load_machine("h200", {field: v})
-            err = sum(math.log(simulate_op(m, op, mode="analytic")["time_s"] / meas) ** 2
-                      for _, _, op, meas, _ in sel)
-            if best is None or err < best[1]:
-                best = (v, err)
-        print(f"fit {field} = {best[0]:.2f} (sum sq log err {best[1]:.4f}, {len(sel)} cases)")
+    for field, groups in (("compute.mma_efficiency", ("gemm_bf16", "gemm_fp16", "gemm_tf32")),
+                          ("compute.simt_efficiency", ("gemm_fp32",))):
+        sel = [c for c in cases if c[0] in groups]
+        v, err = _grid_fit(field, sel, 0.5, 1.0)
+        print(f"fit {field} = {v:.2f} (sum sq log err {err:.4f}, {len(sel)} cases)")
+    pcases = (probe_cases(probe) if probe else []) + (cal4_gemm_cases(ops4) if ops4 else [])
+    base = load_gpu("h200")
+    fams = []
+    for field, groups, lo, hi in PROBE_FITS:  # only the points the model runs on that family
+        family = field.split(".")[-1].split("_")[0]
+        sel = [c for c in pcases if c[0] in groups
+               and simulate_op(base, c[2], mode="analytic")["path"] == family]
+        fams.append((field, sel, lo, hi))
+    best = None
+    for fixed in NONPERSISTENT_GRID:
+        fx = {"compute.gemm_nonpersistent_cta_s": fixed}
+        fits = [(f, len(sel), *_grid_fit(f, sel, lo, hi, fx)) for f, sel, lo, hi in fams if sel]
+        total = sum(r[3] for r in fits)
+        if best is None or total < best[0]:
+            best = (total, fixed, fits)
+    assert best is not None
+    print(f"fit compute.gemm_nonpersistent_cta_s = {best[1] * 1e6:g} us "
+          f"(sum sq log err {best[0]:.4f}, the fractions refit at each value)")
+    for field, n, v, err in best[2]:
+        print(f"fit {field} = {v:.2f} (sum sq log err {err:.4f}, {n} cases)")
 
 
 ROW_GRID = {"compute.layernorm_instr_per_element": (55, 60, 65, 70, 75, 80),
@@ -257,6 +322,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fit", action="store_true", help="re-fit the efficiency constants")
     ap.add_argument("--probe", action="store_true",
                     help="also the probe measurements (h200_probe2.json)")
+    ap.add_argument("--cal4", action="store_true",
+                    help="also the GEMM calibration run 4 (h200_ops4.json gemm_cal)")
     ap.add_argument("--conv", action="store_true",
                     help="also the conv / CNN-glue table (scripts/validate_gpu_conv.py)")
     ap.add_argument("--json", metavar="FILE", help="write all rows to FILE")
@@ -264,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     cal = json.loads((DATA / "h200_calibration.json").read_text())
     probe = json.loads((DATA / "h200_probe2.json").read_text())
     if a.fit:
-        fit(cal, probe)
+        fit(cal, probe, json.loads((DATA / "h200_ops4.json").read_text()))
         fit_probe_streams(probe)
         return 0
     m = load_gpu(a.hw)
@@ -278,6 +345,14 @@ def main(argv: list[str] | None = None) -> int:
         prow = evaluate(m, probe_cases(probe), a.mode)
         report(prow, "probe set (h200_probe2.json: fitted kernel-family constants)")
         all_rows += prow
+    if a.cal4:
+        ops4 = json.loads((DATA / "h200_ops4.json").read_text())
+        c4 = evaluate(m, cal4_gemm_cases(ops4), a.mode)
+        names = cal4_kernels(ops4)
+        for r in c4:
+            r["bound"] = f"{r['bound']} | cuBLAS: {names.get(r['case'], '?')}"
+        report(c4, "GEMM calibration run 4 (h200_ops4.json gemm_cal: fitted)")
+        all_rows += c4
     if a.heldout:
         ho = json.loads((DATA / "h200_heldout.json").read_text())
         hrows = evaluate(m, heldout_cases(ho), a.mode)

@@ -40,6 +40,10 @@ def _unit_interval(v: float) -> str | None:
     return None if 0 < v <= 1 else "must be in (0, 1]"
 
 
+def _at_least_one(v: float) -> str | None:
+    return None if v >= 1 else "must be >= 1"
+
+
 def _frequencies(v: Mapping) -> str | None:
     for key, value in v.items():
         if key not in GPU_PRECISIONS:
@@ -113,6 +117,14 @@ class GpuCompute:
     legacy_mma_precisions: tuple[str, ...] = param(
         "Precisions the GEMM library only runs with previous-generation mma.sync kernels "
         "(e.g. int8 on Hopper).", default=())
+    gemm_nonpersistent_cta_s: float = param(
+        "Serial prologue and epilogue every CTA of the library's non-persistent CUTLASS 2.x "
+        "GEMM kernels (the unaligned, narrow and legacy mma.sync paths) pays: pipeline fill, "
+        "epilogue through shared memory, seconds.", default=0.0, check=non_negative)
+    gemm_l2_operand_copies: float = param(
+        "Copies of a GEMM's input operands an op's L2 footprint counts (2 on a two-partition "
+        "L2 where lines read by SMs on both sides are cached in both halves).", default=1.0,
+        check=_at_least_one)
     simt_efficiency: float = param(
         "Fraction of the FP32 CUDA-core FMA rate an SGEMM main loop sustains.",
         check=_unit_interval)

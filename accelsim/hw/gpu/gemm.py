@@ -15,7 +15,10 @@ How a library (cuBLAS / CUTLASS) runs ``C[M,N] = A[M,K] @ B[K,N]`` and what this
   ``legacy_mma_fraction`` of the rate.
 * **Tile** ``BM x BN x BK`` and **split-K** are chosen like a library heuristic: among the
   tiles of the path, the one (with split-K when the tiles are too few to fill the SMs) whose
-  predicted time is least; ties go to fewer CTAs.
+  predicted time is least; ties go to fewer CTAs. The fallback and legacy paths have the
+  few tiles of their CUTLASS 2.x kernels (align1: 128x128, 256x128; align2: 256x128; int8:
+  128x64, 128x256), fp8 ``_scaled_mm`` those of its ``nvjet_sm90_qqtst`` kernels (144x128,
+  128x128, and skinny tiles), so their wave quantization is the library's.
 * **Waves**: one CTA per SM; ``ceil(CTAs / SMs)`` rounds of the same tile time (wave
   quantization), a persistent tile scheduler behaves the same.
 * **Main loop** per CTA: ``k_iters * BK`` deep; bounded by the tensor cores
@@ -26,11 +29,16 @@ How a library (cuBLAS / CUTLASS) runs ``C[M,N] = A[M,K] @ B[K,N]`` and what this
 * **Traffic**: per CTA, the A and B tiles from L2 (halved for the operand shared by a
   2-CTA cluster through TMA multicast on Hopper) and the C tile back; HBM sees each operand
   once (more if the per-wave panels do not fit in L2), scaled by the L2 miss fraction of the
-  op's footprint (``accelsim.hw.gpu.memory.l2_hit_fraction``).
+  op's footprint (``accelsim.hw.gpu.memory.l2_hit_fraction``), in which the input operands
+  count ``compute.gemm_l2_operand_copies`` times (a two-partition L2 caches a line read by
+  SMs on both sides in both halves: a batched ``bmm`` of 50-59 MB runs at HBM speed).
 * **Prologue / epilogue**: the kernel waits one HBM round trip before its first MMA; later
   tiles' loads are prefetched during the previous tile's main loop, so only a main loop
   shorter than that latency leaves part of it exposed per tile. Each CTA ends by storing its
-  C tile (fp32 partials when split-K, then a reduce kernel).
+  C tile (fp32 partials when split-K, then a reduce kernel): into L2 at its latency, or, for
+  the miss share of an op that overflows L2, after a dirty line's write-back at HBM's.
+  Non-persistent kernels (the CUTLASS 2.x fallback and legacy paths) start one CTA per tile,
+  each paying ``compute.gemm_nonpersistent_cta_s`` of pipeline fill and epilogue.
 * **Streamed operands**: an operand read by a single CTA (one row of tiles: a skinny GEMM's
   weights) is loaded with an evict-first hint and comes from HBM on every call.
 * **Launch**: ``host.launch_s`` per kernel.
@@ -60,11 +68,23 @@ NARROW_ALIGN_BYTES = 4
 
 _TC_TILES = ((64, 8), (64, 16), (64, 32), (64, 64), (128, 64), (64, 128), (128, 128),
              (128, 256), (256, 128), (192, 192))
+_FP8_TILES = ((64, 8), (64, 16), (64, 32), (64, 64), (128, 128), (144, 128))
+"""fp8 (``torch._scaled_mm``) runs a smaller kernel set: cuBLASLt picked only
+``nvjet_sm90_qqtst_{144x128,128x128}`` for all fp8 GEMMs of 512-8192 (h200_ops4.json); the
+skinny tiles stand for its decode kernels (not observed)."""
 _BK = {"tf32": 32, "fp16": 64, "bf16": 64, "fp8": 128, "int8": 128, "fp32": 8}
-_UNALIGNED_TILES = ((64, 64), (128, 128), (256, 128), (128, 256))
-_LEGACY_TILES = ((64, 64), (128, 64), (128, 128), (256, 128), (128, 256))
+# the fallback and legacy paths run CUTLASS 2.x kernels with a few fixed tiles (kernel names
+# in h200_probe2.json / h200_ops4.json): cutlass_75_*_s1688gemm_{128x128,256x128}_align1,
+# cutlass_80_*_s16816gemm_{256x128,128x256}_64x3_align2, cutlass_80_*_i16832gemm_s8_
+# {128x64,128x256}_128x3; a tile's transpose is the other operand order
+_UNALIGNED_TILES = ((128, 128), (256, 128))
+_NARROW_TILES = ((256, 128),)
+_LEGACY_TILES = ((128, 64), (128, 256))
 _SIMT_TILES = ((64, 64), (128, 64), (128, 128), (256, 128), (128, 256))
 _SPLITS = (1, 2, 3, 4, 6, 8, 12, 16)
+NONPERSISTENT_PATHS = ("unaligned", "narrow", "legacy")
+"""Paths whose kernels (CUTLASS 2.x) start one CTA per tile: each pays its own prologue and
+epilogue (``compute.gemm_nonpersistent_cta_s``), unlike the persistent Hopper kernels."""
 STREAM_M = 64
 """GEMMs with M up to one warpgroup MMA's height read each weight once: streamed, not kept."""
 SIMT_THREADS = 256
@@ -151,11 +171,14 @@ def _multicast(m: GpuMachine) -> int:
 
 
 def _cta(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, kc: int,
-         hbm_share: float, out_bytes_per_elem: float, ctas: int, wf: float = 1.0) -> CtaCost:
+         hbm_share: float, out_bytes_per_elem: float, ctas: int, wf: float = 1.0,
+         hit: float = 1.0) -> CtaCost:
     """Cost of one CTA computing a ``bm x bn`` tile over ``kc`` of K.
 
     ``wf``: bytes of the B (weight) tile over its dense bytes (< 1 for sparse weights, whose
-    main loop then runs at the sparse rate)."""
+    main loop then runs at the sparse rate). ``hit``: the op's L2 hit fraction; the C tile's
+    stores land in L2 at its latency, except the ``1 - hit`` share that first evicts a dirty
+    line of an L2 the op overflows (a write-back to HBM, at HBM's latency)."""
     e = OPERAND_BYTES[precision]
     k_iters = max(1, math.ceil(kc / bk))
     depth = k_iters * bk
@@ -174,9 +197,8 @@ def _cta(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, kc
     mc = _multicast(m) if ctas >= 2 and path == "tensor_core" else 1
     l2_in = depth * (big / mc + small) * e
     out = bm * bn * out_bytes_per_elem
-    _, hbm_cap = sm_bandwidth_caps(m)
-    l2_cap, _ = sm_bandwidth_caps(m)
-    post_s = out / l2_cap
+    l2_cap, hbm_cap = sm_bandwidth_caps(m)
+    post_s = out * (hit / l2_cap + (1.0 - hit) / hbm_cap)
     key = {"tensor_core": "mma_s", "unaligned": "legacy_mma_s", "simt": "simt_s",
            "narrow": "narrow_mma_s", "legacy": "mma_sync_s"}[path]
     return CtaCost(compute_s=max(mma_s, smem_s), l2_bytes=l2_in + out, hbm_bytes=hbm_share,
@@ -184,9 +206,10 @@ def _cta(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, kc
 
 
 def _candidates(path: str, precision: str) -> list[tuple[int, int, int]]:
-    bk = _BK[precision] if path not in ("unaligned", "narrow") else 32
-    tiles = {"tensor_core": _TC_TILES, "unaligned": _UNALIGNED_TILES, "simt": _SIMT_TILES,
-             "narrow": _UNALIGNED_TILES, "legacy": _LEGACY_TILES}[path]
+    bk = {"unaligned": 32, "narrow": 64}.get(path, _BK[precision])
+    tc = _FP8_TILES if precision == "fp8" else _TC_TILES
+    tiles = {"tensor_core": tc, "unaligned": _UNALIGNED_TILES, "simt": _SIMT_TILES,
+             "narrow": _NARROW_TILES, "legacy": _LEGACY_TILES}[path]
     out = []
     for bm, bn in tiles:
         out.append((bm, bn, bk))
@@ -236,12 +259,14 @@ def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: i
     b_bytes = batch * K * N * e * wf
     c_bytes = batch * M * N * oe
     unique_in = hbm_unique_bytes if hbm_unique_bytes is not None else a_bytes + b_bytes
-    hit = l2_hit_fraction(m, unique_in, c_bytes)
+    hit = l2_hit_fraction(m, m.compute.gemm_l2_operand_copies * unique_in, c_bytes)
     best: tuple[float, int, GemmPlan] | None = None
     cands = _candidates(path, precision)
     if tiles is not None:
         cands = [(bm, bn, cands[0][2]) for bm, bn in tiles]
     splits = [s for s in _SPLITS if max_split is None or s <= max_split]
+    if path in NONPERSISTENT_PATHS:
+        cta_fixed_s += m.compute.gemm_nonpersistent_cta_s
     for bm, bn, bk in cands:
         n_tiles = math.ceil(M / bm) * math.ceil(N / bn) * batch
         for split in splits:
@@ -284,7 +309,7 @@ def _plan(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, s
     hbm_total = (1.0 - hit) * (reads - streamed + (c_bytes if split == 1 else 0.0)) + streamed
     partial_bytes = M * N * batch * 4 * split if split > 1 else 0.0
     out_elem = 4.0 if split > 1 else oe
-    cta = _cta(m, precision, path, bm, bn, bk, kc, hbm_total / ctas, out_elem, ctas, wf)
+    cta = _cta(m, precision, path, bm, bn, bk, kc, hbm_total / ctas, out_elem, ctas, wf, hit)
     startup = m.memory.hbm.latency_s if hit < 1.0 or streamed else m.memory.l2_latency_s
     # the producer prefetches the next tile while this one computes; a main loop shorter
     # than the load latency leaves the rest of the latency exposed on every tile
