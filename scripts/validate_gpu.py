@@ -6,6 +6,8 @@
     PYTHONPATH=. python scripts/validate_gpu.py --probe    # + the probe points (fit quality)
     PYTHONPATH=. python scripts/validate_gpu.py --cal4     # + GEMM calibration run 4 (fit quality)
     PYTHONPATH=. python scripts/validate_gpu.py --conv     # + convs and CNN glue kernels
+    PYTHONPATH=. python scripts/validate_gpu.py --rows     # + row-wise/pointwise calibration
+    PYTHONPATH=. python scripts/validate_gpu.py --fit-rows # re-derive the row/pointwise constants
 
 Calibration set: ``scripts/data/h200_calibration.json`` (a copy of
 ``shared/reference/h200/calibration.json``): square GEMMs in bf16, fp16, tf32 and fp32, the
@@ -17,6 +19,9 @@ the held-out ones, on which ``--fit`` fits the kernel-family and instruction-cos
 GEMM calibration run 4: ``scripts/data/h200_ops4.json`` ``gemm_cal``
 (``scripts/measure_h200_ops4.py``): misaligned, mixed-alignment, batched, fp8 and int8 GEMMs
 with the kernels cuBLAS launched, also fitted on (groups ``cal4_*``).
+Row-wise and pointwise calibration set: ``scripts/data/h200_ops4.json`` (``rowops_cal``,
+``pointwise_cal``; ``scripts/measure_h200_ops4.py``), on which ``--fit-rows`` fits the
+row-kernel and erf constants; the held-out ``memory_bound`` operators are never fitted.
 
 Measured times compared are GPU-side: the CUDA-graph per-call time where the measurement has
 one (kernels short enough for launch gaps to matter), else the back-to-back median. The
@@ -27,7 +32,6 @@ Predictions come from the model (``accelsim.api.gpu.simulate_op``), never from a
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import math
 import sys
@@ -180,10 +184,33 @@ def cal4_kernels(ops4: dict) -> dict[str, str]:
     return out
 
 
+ROW_FAMILIES = ("layernorm", "rmsnorm", "softmax", "add", "relu", "gelu_erf")
+"""Calibration groups of :func:`rowop_cal_cases` (``rows_<family>``)."""
+
+
+def rowop_cal_cases(ops4: dict) -> list[tuple[str, str, object, float, str]]:
+    """(group, label, op, measured seconds, field) of the row-wise and pointwise calibration
+    run (``h200_ops4.json`` ``rowops_cal``, ``pointwise_cal``: PyTorch 2.11 on one H200, per
+    call in a CUDA graph of back-to-back calls, the held-out set's method). ``F.gelu`` there
+    is the erf form (``gelu_erf``); ``rmsnorm_fused`` is ``F.rms_norm``. Shapes differ from
+    the held-out ones; these are the points the row/pointwise constants are fitted on."""
+    s = ops4["sections"]
+    cases = []
+    for r in s.get("rowops_cal", []) + s.get("pointwise_cal", []):
+        if "gpu_ms" not in r:
+            continue
+        fam = {"rmsnorm_fused": "rmsnorm", "gelu": "gelu_erf"}.get(r["op"], r["op"])
+        op = _row_op({**r, "op": fam} if fam == "gelu_erf" else r)
+        cases.append((f"rows_{fam}", f"{r['rows']}x{r['cols']}", op, r["gpu_ms"] * 1e-3,
+                      "time_s"))
+    return cases
+
+
 def _row_op(r: dict) -> object:
     kind = r["op"]
-    if kind == "layernorm":
-        return LayerNorm(name="ln", rows=r["rows"], cols=r["cols"], dtype=r["dtype"])
+    if kind in ("layernorm", "rmsnorm_fused"):
+        return LayerNorm(name="ln", rows=r["rows"], cols=r["cols"], dtype=r["dtype"],
+                         rms=kind == "rmsnorm_fused")
     if kind == "softmax":
         return Softmax(name="sm", rows=r["rows"], cols=r["cols"], dtype=r["dtype"])
     return Elementwise(name=kind, rows=r["rows"], cols=r["cols"], fn=kind, dtype=r["dtype"])
@@ -281,37 +308,62 @@ def fit(cal: dict, probe: dict | None = None, ops4: dict | None = None) -> None:
         print(f"fit {field} = {v:.2f} (sum sq log err {err:.4f}, {n} cases)")
 
 
-ROW_GRID = {"compute.layernorm_instr_per_element": (55, 60, 65, 70, 75, 80),
-            "compute.softmax_instr_per_element": (40, 45, 50, 55, 60),
-            "compute.row_cta_instr": (150, 200, 250, 300),
-            "compute.block_reduce_s": (0.3e-6, 0.5e-6, 0.7e-6, 1e-6)}
-
-
 def _sq_log_err(m, sel) -> float:
     return sum(math.log(simulate_op(m, op, mode="analytic")["time_s"] / meas) ** 2
                for _, _, op, meas, _ in sel)
 
 
 def fit_probe_streams(probe: dict) -> None:
-    """The instruction costs of elementwise and row kernels, on the probe points only:
-    ``transcendental_instr`` on the gelu sweep, the four row-kernel constants jointly (grid
-    search) on the softmax and layernorm sweeps."""
-    pcases = probe_cases(probe)
-    gelu = [c for c in pcases if c[0] == "probe_gelu"]
+    """``transcendental_instr`` (one ``tanhf``) on the probe's tanh-GELU sweep only."""
+    gelu = [c for c in probe_cases(probe) if c[0] == "probe_gelu"]
     best = min((_sq_log_err(load_machine("h200", {"compute.transcendental_instr": v}), gelu), v)
                for v in range(0, 41))
     print(f"fit compute.transcendental_instr = {best[1]} (sum sq log err {best[0]:.4f}, "
           f"{len(gelu)} cases)")
-    rows = [c for c in pcases if c[0] in ("probe_softmax", "probe_layernorm")]
-    keys = list(ROW_GRID)
-    best_rows = None
-    for values in itertools.product(*ROW_GRID.values()):
-        err = _sq_log_err(load_machine("h200", dict(zip(keys, values))), rows)
-        if best_rows is None or err < best_rows[0]:
-            best_rows = (err, values)
-    assert best_rows is not None
-    print("fit " + ", ".join(f"{k} = {v:g}" for k, v in zip(keys, best_rows[1]))
-          + f" (sum sq log err {best_rows[0]:.4f}, {len(rows)} cases)")
+
+
+ROW_FIT_MIN_S = 8e-6
+"""Row/pointwise points shorter than this are left out of ``--fit-rows``: their time is
+mostly the per-kernel floor (``host:``), which whole models calibrate."""
+ROW_GRID = {"memory.loaded_hbm_latency_s": (0.9e-6, 1.1e-6, 1.3e-6, 1.5e-6, 1.7e-6, 2.1e-6),
+            "compute.row_dependent_issue": (1, 2, 3, 4, 6),
+            "compute.row_cta_instr": (50, 100, 150, 200),
+            "compute.block_reduce_s": (0.0, 0.1e-6, 0.2e-6, 0.5e-6),
+            "compute.row_mem_instr": (4, 8, 12, 16, 20),
+            "compute.layernorm_instr_per_element": tuple(range(5, 61, 5)),
+            "compute.welford_cta_instr": (0, 50, 100, 150, 200, 300),
+            "compute.rmsnorm_instr_per_element": tuple(range(2, 41, 2)),
+            "compute.softmax_instr_per_element": tuple(range(5, 41, 5))}
+"""Candidate values of the row-kernel constants (``hw/gpu/rows.py``)."""
+
+
+def fit_rows(ops4: dict, sweeps: int = 3) -> dict[str, float]:
+    """Re-derive the row-kernel constants (coordinate descent over :data:`ROW_GRID`, from
+    the YAML's values, least squares on log time) on the ``h200_ops4.json`` layernorm,
+    rmsnorm and softmax points >= :data:`ROW_FIT_MIN_S`, and ``erf_instr`` on its GELU
+    points; never on held-out data. Prints and returns the fitted values."""
+    cases = [c for c in rowop_cal_cases(ops4) if c[3] >= ROW_FIT_MIN_S]
+    rows = [c for c in cases if c[0] in ("rows_layernorm", "rows_rmsnorm", "rows_softmax")]
+    base = load_gpu("h200")
+    cur: dict[str, float] = {}
+    for key in ROW_GRID:
+        part, name = key.split(".")
+        cur[key] = getattr(getattr(base, part), name)
+    err = _sq_log_err(load_machine("h200", cur), rows)
+    for _ in range(sweeps):
+        for key, grid in ROW_GRID.items():
+            for v in grid:
+                e = _sq_log_err(load_machine("h200", {**cur, key: v}), rows)
+                if e < err - 1e-9:
+                    err, cur = e, {**cur, key: v}
+    print("fit " + ", ".join(f"{k} = {v:g}" for k, v in cur.items())
+          + f" (sum sq log err {err:.4f}, {len(rows)} cases)")
+    gelu = [c for c in cases if c[0] == "rows_gelu_erf"]
+    best = min((_sq_log_err(load_machine("h200", {"compute.erf_instr": v}), gelu), v)
+               for v in range(0, 61))
+    print(f"fit compute.erf_instr = {best[1]} (sum sq log err {best[0]:.4f}, "
+          f"{len(gelu)} cases)")
+    return {**cur, "compute.erf_instr": best[1]}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -326,13 +378,21 @@ def main(argv: list[str] | None = None) -> int:
                     help="also the GEMM calibration run 4 (h200_ops4.json gemm_cal)")
     ap.add_argument("--conv", action="store_true",
                     help="also the conv / CNN-glue table (scripts/validate_gpu_conv.py)")
+    ap.add_argument("--rows", action="store_true",
+                    help="also the row-wise/pointwise calibration (h200_ops4.json)")
+    ap.add_argument("--fit-rows", action="store_true",
+                    help="re-fit the row-kernel and erf constants on h200_ops4.json")
     ap.add_argument("--json", metavar="FILE", help="write all rows to FILE")
     a = ap.parse_args(argv)
     cal = json.loads((DATA / "h200_calibration.json").read_text())
     probe = json.loads((DATA / "h200_probe2.json").read_text())
+    ops4 = json.loads((DATA / "h200_ops4.json").read_text())
     if a.fit:
-        fit(cal, probe, json.loads((DATA / "h200_ops4.json").read_text()))
+        fit(cal, probe, ops4)
         fit_probe_streams(probe)
+        return 0
+    if a.fit_rows:
+        fit_rows(ops4)
         return 0
     m = load_gpu(a.hw)
     rows = evaluate(m, calibration_cases(cal), a.mode)
@@ -346,13 +406,16 @@ def main(argv: list[str] | None = None) -> int:
         report(prow, "probe set (h200_probe2.json: fitted kernel-family constants)")
         all_rows += prow
     if a.cal4:
-        ops4 = json.loads((DATA / "h200_ops4.json").read_text())
         c4 = evaluate(m, cal4_gemm_cases(ops4), a.mode)
         names = cal4_kernels(ops4)
         for r in c4:
             r["bound"] = f"{r['bound']} | cuBLAS: {names.get(r['case'], '?')}"
         report(c4, "GEMM calibration run 4 (h200_ops4.json gemm_cal: fitted)")
         all_rows += c4
+    if a.rows:
+        rrows = evaluate(m, rowop_cal_cases(ops4), a.mode)
+        report(rrows, "row-wise/pointwise calibration (h200_ops4.json: fitted)")
+        all_rows += rrows
     if a.heldout:
         ho = json.loads((DATA / "h200_heldout.json").read_text())
         hrows = evaluate(m, heldout_cases(ho), a.mode)

@@ -138,6 +138,24 @@ class GpuCompute:
     layernorm_instr_per_element: float = param(
         "Thread instructions per element of the row-wise LayerNorm kernel (Welford with IEEE "
         "division, normalise, conversions).", default=45.0, check=positive)
+    rmsnorm_instr_per_element: float = param(
+        "Thread instructions per element of the same kernel run as RMSNorm (F.rms_norm: "
+        "sum of squares, no mean, no Welford division).", default=30.0, check=positive)
+    welford_cta_instr: float = param(
+        "Extra thread instructions per LayerNorm CTA for combining Welford partial "
+        "statistics across the block (a division per combine; RMSNorm only adds).",
+        default=0.0, check=non_negative)
+    row_mem_instr: float = param(
+        "Thread instructions per load or store instruction of a row-wise kernel (address "
+        "arithmetic, bounds predicate, the access, conversions of its elements).",
+        default=0.0, check=non_negative)
+    row_dependent_issue: float = param(
+        "Cycles per instruction of a warp with no other warp on its scheduler (dependent "
+        "issue latency): bounds a row-wise CTA with few warps running alone.", default=1.0,
+        check=positive)
+    erf_instr: float = param(
+        "FP32-lane instructions of one erff (PyTorch's default, exact GELU) in an "
+        "elementwise kernel.", default=0.0, check=non_negative)
     softmax_instr_per_element: float = param(
         "Thread instructions per element of the row-wise softmax kernels (exp, division, "
         "conversions).", default=45.0, check=positive)
@@ -196,6 +214,10 @@ class GpuMemory:
     sm_inflight_bytes: float = param(
         "Bytes one SM keeps in flight to memory (Little's law caps an SM at this / latency).",
         check=positive)
+    loaded_hbm_latency_s: float = param(
+        "HBM round trip a load sees while every SM streams (queueing included), seconds; "
+        "0 = hbm.latency_s. Used by the serial load chains of row-wise kernels.",
+        default=0.0, check=non_negative)
     hbm: Hbm = param("Off-chip memory.")
 
 

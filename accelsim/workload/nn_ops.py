@@ -5,8 +5,9 @@ Op-counting conventions (documented once, used everywhere):
 
 * 1 MAC = 2 FLOP.
 * Elementwise: ``flops_per_element`` FLOP per output element (add/mul/relu = 1, gelu = 8
-  (tanh form), silu = 4, rope = 3: ``x cos + rotate_half(x) sin``; the cos/sin tables are
-  small and shared by every head, so rope counts one input).
+  (tanh form; ``gelu_erf``, PyTorch's default ``F.gelu``, counted the same), silu = 4,
+  rope = 3: ``x cos + rotate_half(x) sin``; the cos/sin tables are small and shared by
+  every head, so rope counts one input).
 * LayerNorm: 8 FLOP per element (mean, variance, normalise, scale, shift); RMSNorm: 5.
 * Softmax: 5 FLOP per element (max, subtract, exp, sum, divide).
 * Attention: QK^T and AV are 2 GEMMs of ``seq_q x seq_kv x head_dim`` per head (halved
@@ -21,10 +22,10 @@ from dataclasses import dataclass
 
 from accelsim.units import FLOP_PER_MAC
 
-ELEMENTWISE_FLOPS = {"add": 1, "mul": 1, "relu": 1, "gelu": 8, "silu": 4, "copy": 0, "rope": 3,
-                     "scale": 1, "bias": 1}
-ELEMENTWISE_INPUTS = {"add": 2, "mul": 2, "relu": 1, "gelu": 1, "silu": 1, "copy": 1, "rope": 1,
-                      "scale": 1, "bias": 1}
+ELEMENTWISE_FLOPS = {"add": 1, "mul": 1, "relu": 1, "gelu": 8, "gelu_erf": 8, "silu": 4,
+                     "copy": 0, "rope": 3, "scale": 1, "bias": 1}
+ELEMENTWISE_INPUTS = {"add": 2, "mul": 2, "relu": 1, "gelu": 1, "gelu_erf": 1, "silu": 1,
+                      "copy": 1, "rope": 1, "scale": 1, "bias": 1}
 
 
 def _positive(obj: object, *fields: str) -> None:

@@ -82,9 +82,12 @@ def elementwise_kernel(m: GpuMachine, fn: str, elements: int, inputs: int, elem_
     GELU (tanh form) and SiLU (exp) call one transcendental per element: the frameworks'
     ``tanhf``/``expf`` are software routines around one SFU op, costing
     ``compute.transcendental_instr`` FP32-lane instructions besides the op's arithmetic.
+    The exact GELU (``gelu_erf``, PyTorch's default ``F.gelu``) calls ``erff`` instead, a
+    longer polynomial routine: ``compute.erf_instr`` instructions and one SFU op.
     """
-    sfu = elements if fn in ("gelu", "silu") else 0.0
-    instr = flops_per_element * elements + sfu * m.compute.transcendental_instr
+    sfu = elements if fn in ("gelu", "gelu_erf", "silu") else 0.0
+    per_call = m.compute.erf_instr if fn == "gelu_erf" else m.compute.transcendental_instr
+    instr = flops_per_element * elements + sfu * per_call
     return stream_kernel(m, fn, read_bytes=inputs * elements * elem_bytes,
                          write_bytes=elements * elem_bytes,
                          simt_flops=instr, sfu_ops=sfu, meta={"fn": fn})
