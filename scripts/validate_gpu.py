@@ -326,7 +326,7 @@ ROW_FIT_MIN_S = 8e-6
 """Row/pointwise points shorter than this are left out of ``--fit-rows``: their time is
 mostly the per-kernel floor (``host:``), which whole models calibrate."""
 ROW_GRID = {"memory.loaded_hbm_latency_s": (0.9e-6, 1.1e-6, 1.3e-6, 1.5e-6, 1.7e-6, 2.1e-6),
-            "compute.row_dependent_issue": (1, 2, 3, 4, 6),
+            "compute.row_dependent_issue": (1, 2, 3, 3.5, 4, 5, 6),
             "compute.row_cta_instr": (50, 100, 150, 200),
             "compute.block_reduce_s": (0.0, 0.1e-6, 0.2e-6, 0.5e-6),
             "compute.row_mem_instr": (4, 8, 12, 16, 20),

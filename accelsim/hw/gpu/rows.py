@@ -165,13 +165,13 @@ def row_kernel(m: GpuMachine, name: str, shape: RowShape, rows: int, cols: int,
     hbm_lat = mem.loaded_hbm_latency_s or mem.hbm.latency_s
     mem_lat = hit * mem.l2_latency_s + (1.0 - hit) * hbm_lat
     # a re-read pass hits L1 while the rows of the SM's resident CTAs fit it, else L2
-    resident = min(shape.ctas_per_sm, ctas) * elems * elem_bytes + extra_read_bytes
+    per_sm = math.ceil(ctas / m.sm_count)
+    resident = min(shape.ctas_per_sm, per_sm) * elems * elem_bytes + extra_read_bytes
     in_l1 = resident < m.compute.sm_l1_bytes
     passes = tuple("l1" if p == "l2" and in_l1 else p for p in shape.passes)
     src = {"mem": mem_lat, "l2": mem.l2_latency_s, "l1": 0.0, "smem": 0.0}
     lat = sum(loads * src[p] for p in passes)
     lat += shape.reductions * c.block_reduce_s
-    per_sm = math.ceil(ctas / m.sm_count)
     units = min(ctas, m.sm_count)
     # a scheduler issues one instruction per clock only with enough warps to cover the
     # dependent-issue latency: with w warps it issues at min(1, w / row_dependent_issue)
