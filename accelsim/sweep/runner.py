@@ -139,10 +139,12 @@ def _run(spec: SweepSpec, out: str | os.PathLike, *, workers: int | None, schedu
             take([first_row])
             todo = todo[1:]
         if todo:
-            # time warm points (the first call may include JIT compilation); fast evaluators
-            # (the batch path: tens of microseconds a point) are timed over a small batch
+            # time warm points: the first call may include loading or compiling numba kernels
+            # (tens of ms, which would make a 40 us point look like a slow one and send a few
+            # thousand points to a pool in tiny chunks); fast evaluators (the batch path: tens
+            # of microseconds a point) are timed over a small batch
             for n_warm in (1, WARM_POINTS):
-                if not todo or (n_warm == 1 and per_point <= 0.05) or (n_warm > 1 and per_point > 1e-3):
+                if not todo or (n_warm == 1 and per_point <= 1e-3) or (n_warm > 1 and per_point > 1e-3):
                     continue
                 n_warm = min(n_warm, len(todo))
                 t_warm = time.monotonic()

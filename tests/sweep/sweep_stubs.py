@@ -43,6 +43,21 @@ def sleepy_eval(ctx, point):
     return fast_eval(ctx, point)
 
 
+_COLD = [True]
+
+
+def cold_start_eval(ctx, point):
+    """:func:`fast_eval`, but the first call in a process sleeps 30 ms (as loading numba
+    kernels does); ``cold_start_eval.reset()`` makes the next call cold again."""
+    if _COLD[0]:
+        _COLD[0] = False
+        time.sleep(0.03)
+    return fast_eval(ctx, point)
+
+
+cold_start_eval.reset = lambda: _COLD.__setitem__(0, True)
+
+
 def picky_eval(ctx, point):
     """:func:`fast_eval`, but 16-row arrays are unsupported (an error row, not a crash)."""
     if point.get("compute.array.rows") == 16:

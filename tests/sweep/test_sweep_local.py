@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from sweep_stubs import fast_eval, grid_spec, picky_eval, slow_eval
+from sweep_stubs import cold_start_eval, fast_eval, grid_spec, picky_eval, slow_eval
 
 from accelsim.errors import ConfigError
 from accelsim.sweep.evaluate import SweepContext
@@ -28,6 +28,19 @@ def test_every_point_becomes_one_row_with_parameters_metrics_and_key(write_spec,
     # rows are in the spec's point order
     ctx = SweepContext.from_spec(spec, fast_eval)
     assert list(df["point_id"]) == [ctx.point_id(p) for p in spec.points()]
+
+
+def test_a_slow_first_call_does_not_send_fast_points_to_a_pool(write_spec, tmp_path):
+    # the first point pays 30 ms (numba kernels loading); 23 more warm points take microseconds,
+    # far less than starting a pool: the sweep must time warm points and stay in-process
+    import accelsim.engine.analytic  # noqa: F401  (imported once, like any warm process)
+
+    spec = load_spec(write_spec(grid_spec()))
+    cold_start_eval.reset()
+    summary = run_sweep(spec, tmp_path / "r.parquet", workers=2, evaluator=cold_start_eval,
+                        progress=False)
+    assert summary.evaluated == 24
+    assert summary.workers == "1 process(es)"
 
 
 def test_point_keys_are_stable_and_depend_on_what_defines_the_point(write_spec):
