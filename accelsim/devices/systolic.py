@@ -29,7 +29,7 @@ import pandas as pd
 
 from accelsim.analysis.roofline import MachineRoofs, Roof, level_bytes
 from accelsim.config.machine import SystolicMachine
-from accelsim.config.systolic import ALL_DATAFLOWS
+from accelsim.config.systolic import ALL_DATAFLOWS, DATAFLOWS
 from accelsim.devices.base import DeviceBase, OpCost, RunOptions, records_energy_j
 from accelsim.devices.results import Result, load_wl
 from accelsim.engine.systolic_run import MODES, LayerRun, resolve_mode, run_layer, run_layers
@@ -42,7 +42,7 @@ from accelsim.mapping.row_stationary import RsPlan, plan_rs, zero_fractions
 from accelsim.mapping.systolic import LayerPlan, plan_layer
 from accelsim.mapping.vector import VectorPlan, plan_vector
 from accelsim.report.rs_tables import rs_actions, rs_layer_row
-from accelsim.report.tables import actions_table, layer_row
+from accelsim.report.tables import actions_table, layer_row, totals_of
 from accelsim.units import FLOP_PER_MAC
 
 
@@ -289,3 +289,67 @@ class SystolicDevice(DeviceBase):
                             roofs=(Roof(level="sram", bandwidth_bytes_per_s=edge),
                                    Roof(level="dram", bandwidth_bytes_per_s=m.memory.dram
                                         .bandwidth_bytes_per_s)))
+
+    def workload_totals(self, workload: Any, *, dataflow: str | None = None, mode: str = "auto",
+                        energy: bool = False) -> dict[str, float]:
+        """``simulate(...).totals`` of a whole workload, and with ``energy`` its energy metrics
+        (``energy_j``, ``pj_per_mac``, ``tops_per_w``, ``avg_power_w``, ``energy_<level>_j``:
+        :func:`accelsim.report.energy_batch.summary_metrics`), without building the layer and
+        action tables where the dataflow is a fold stream (a test holds them equal)."""
+        got = self.workload_actions(workload, dataflow=dataflow, mode=mode)
+        if got is None:  # spatial dataflows (rs, nlr): the tables are the model
+            from accelsim.report.energy import compute_energy
+            from accelsim.report.energy_batch import summary_metrics
+
+            wl_ops = getattr(workload, "ops", workload)
+            _, layers, actions, _ = run_ops(self.machine, wl_ops, dataflow=dataflow, mode=mode,
+                                            source=_source(workload))
+            out = dict(totals_of(layers, self.machine))
+            if energy:
+                out.update(summary_metrics(compute_energy(actions, layers, self.machine).summary))
+            return out
+        totals, actions = got
+        if energy:
+            from accelsim.report.energy_batch import price_batch
+
+            totals.update({k: float(v[0]) for k, v in price_batch([(self.machine, actions)]).items()})
+        return totals
+
+    def workload_actions(self, workload: Any, *, dataflow: str | None = None,
+                         mode: str = "auto") -> tuple[dict[str, Any], Any] | None:
+        """``(totals, action totals)`` of a whole workload on a fold-stream dataflow (os, ws,
+        is), for sweeps that price many points' actions at once
+        (:func:`accelsim.report.energy_batch.price_batch`); None for a spatial dataflow."""
+        from accelsim.report.energy_batch import action_totals
+
+        df = dataflow or self.machine.array.dataflow
+        if df not in DATAFLOWS:
+            return None
+        if mode not in MODES:
+            raise ConfigError(None, "mode", mode, f"must be one of {', '.join(MODES)}")
+        m = self.machine
+        runs = run_layers(m, plan_ops(m, getattr(workload, "ops", workload), df, "auto",
+                                      _source(workload)), resolve_mode(mode))
+        rows = [layer_row(m, run) for run in runs]
+        # only the numeric columns totals_of reads, built column-wise (far cheaper than a
+        # frame of every column from row dicts; the same values, so the same sums)
+        totals = totals_of(pd.DataFrame({c: [r[c] for r in rows] for c in _TOTALS_COLUMNS}), m)
+        return dict(totals), action_totals(m, runs, rows)
+
+    def layer_batch(self, op: object, points: Mapping[str, Any]) -> dict[str, Any]:
+        """One GEMM/conv layer over many design points at once
+        (:func:`accelsim.engine.analytic.evaluate_layer_batch` in this process: arrays of
+        ``simulate(...).totals`` keys, point for point equal to it)."""
+        from accelsim.engine.analytic import evaluate_layer_batch
+
+        return evaluate_layer_batch(self.machine, op, points, parallel=False)
+
+
+_TOTALS_COLUMNS = ("total_cycles", "macs", "compute_cycles", "stall_cycles", "dram_bytes",
+                   "sram_ifmap_reads", "sram_filter_reads", "sram_ofmap_reads",
+                   "sram_ofmap_writes")
+
+
+def _source(workload: Any) -> str:
+    """The name errors about a workload cite."""
+    return str(getattr(workload, "source", "") or getattr(workload, "name", "") or "")

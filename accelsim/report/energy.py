@@ -167,16 +167,23 @@ def pe_register_actions(actions: pd.DataFrame, layers: pd.DataFrame) -> pd.DataF
     loaded_words = sram_reads.groupby(["layer", "operand"], sort=False)["count"].sum().to_dict()
     recs = []
     for row in macs.itertuples(index=False):
-        prec = row.precision
-        w = PRECISION_BYTES[prec] * BITS_PER_BYTE
-        acc = PRECISION_BYTES[ACCUMULATOR[prec]] * BITS_PER_BYTE
-        flow = flows.get(row.layer, "os")
-        strategy = dataflows.get(flow if flow in dataflows.names("systolic") else "os")
         loaded = {op: loaded_words.get((row.layer, op), 0.0) for op in ("input", "weight")}
-        for operand, direction, count in strategy.register_accesses(row.count, loaded):
-            bits = w if operand in ("input", "weight") else acc
-            recs.append(_rec(row.layer, "rf", operand, direction, count, bits, prec))
+        recs += [_rec(row.layer, "rf", operand, direction, count, bits, row.precision)
+                 for operand, direction, count, bits in register_accesses(
+                     row.precision, row.count, loaded, flows.get(row.layer, "os"))]
     return pd.DataFrame(recs, columns=ACTION_COLUMNS)
+
+
+def register_accesses(precision: str, macs: float, loaded: Mapping[str, float],
+                      flow: str) -> list[tuple[str, str, float, float]]:
+    """``(operand, direction, count, word_bits)`` of the PE register accesses of ``macs`` MACs
+    at ``precision`` under dataflow ``flow`` (see :func:`pe_register_actions`); ``loaded``:
+    the words of each operand read from SRAM into the array."""
+    w = PRECISION_BYTES[precision] * BITS_PER_BYTE
+    acc = PRECISION_BYTES[ACCUMULATOR[precision]] * BITS_PER_BYTE
+    strategy = dataflows.get(flow if flow in dataflows.names("systolic") else "os")
+    return [(operand, direction, count, w if operand in ("input", "weight") else acc)
+            for operand, direction, count in strategy.register_accesses(macs, dict(loaded))]
 
 
 def sram_leak_actions(layers: pd.DataFrame, capacity_bytes: float, precision: str) -> pd.DataFrame:

@@ -120,69 +120,82 @@ def totals_of(layers: pd.DataFrame, machine: Any) -> dict[str, Any]:
     }
 
 
+ACTION_KEYS = ("layer", "level", "operand", "direction", "count", "bits", "precision",
+               "technology", "capacity_bytes", "word_bits")
+"""Fields of one action record (the API contract's columns, in order)."""
+
+
+def action_records(machine: Any, runs: list[LayerRun]) -> list[tuple]:
+    """The action records of every layer as tuples of :data:`ACTION_KEYS`, in layer order,
+    before :func:`actions_table` merges equal ones (what batch energy pricing sums)."""
+    arr = machine.array
+    sram = machine.memory.sram
+    dram = machine.memory.dram
+    word_bits = float(arr.operand_bytes * BITS_PER_BYTE)
+    out_bits = float(arr.output_bytes * BITS_PER_BYTE)
+    psum_bits = float(arr.psum_bytes * BITS_PER_BYTE)
+    widths = {"input": word_bits, "weight": word_bits, "output": out_bits, "psum": psum_bits}
+    caps = {"input": float(sram.ifmap_bytes), "weight": float(sram.filter_bytes),
+            "output": float(sram.ofmap_bytes), "psum": float(sram.ofmap_bytes)}
+    prec = arr.precision
+    tech = dram.technology
+    recs: list[tuple] = []
+    add = recs.append
+    for run in runs:
+        name = run.plan.name
+        if isinstance(run.plan, VectorPlan):
+            add((name, "vector", "-", "compute", float(run.plan.flops), 0.0, prec, "", 0.0,
+                 word_bits))
+            for (operand, direction), nbytes in run.moved_bytes.items():
+                if nbytes:
+                    bits = float(nbytes * BITS_PER_BYTE)
+                    count = float(bits / word_bits)
+                    cap = caps["output"] if operand == "output" else caps["input"]
+                    add((name, "dram", operand, direction, count, bits, prec, tech, 0.0,
+                         word_bits))
+                    add((name, "sram", operand, "write" if direction == "read" else "read",
+                         count, bits, prec, "", cap, word_bits))
+            continue
+        words = layer_sram_words(run.plan)
+        total = run.schedule.end
+        macs = run.plan.macs
+        add((name, "mac", "-", "compute", float(macs), 0.0, prec, "", 0.0, word_bits))
+        add((name, "mac", "-", "idle", float(max(arr.pes * total - macs, 0)), 0.0, prec, "",
+             0.0, word_bits))
+        # array-side SRAM traffic
+        g = run.plan.geometry
+        acc_bits = psum_bits if g.row_folds > 1 and g.dataflow != "os" else out_bits
+        for operand, direction, key, wb in (("input", "read", "sram_ifmap_reads", word_bits),
+                                            ("weight", "read", "sram_filter_reads", word_bits),
+                                            ("output", "write", "sram_ofmap_writes", acc_bits),
+                                            ("psum", "read", "sram_ofmap_reads", psum_bits)):
+            n = words[key]
+            add((name, "sram", operand, direction, float(n), float(n * wb), prec, "",
+                 caps[operand], wb))
+        # DRAM <-> SRAM transfers (what the DMA queue moved)
+        for (operand, direction), nbytes in run.moved_bytes.items():
+            bits = float(nbytes * BITS_PER_BYTE)
+            wb = widths[operand]
+            count = float(bits / wb if wb else 0)
+            add((name, "dram", operand, direction, count, bits, prec, tech, 0.0, wb))
+            # the other end of the same transfer, in the SRAM buffer
+            add((name, "sram", operand, "write" if direction == "read" else "read", count,
+                 bits, prec, "", caps[operand], wb))
+    return recs
+
+
 def actions_table(machine: Any, runs: list[LayerRun]) -> pd.DataFrame:
     """Action records (see the API contract) for every layer: what the energy model prices.
 
     Counts are conserved: the bytes read from DRAM for an operand are the bytes written into
     its SRAM buffer, and the outputs drained to DRAM are read out of the ofmap buffer.
     """
-    arr = machine.array
-    sram = machine.memory.sram
-    dram = machine.memory.dram
-    word_bits = arr.operand_bytes * BITS_PER_BYTE
-    out_bits = arr.output_bytes * BITS_PER_BYTE
-    psum_bits = arr.psum_bytes * BITS_PER_BYTE
-    prec = arr.precision
-    recs: list[dict[str, Any]] = []
-
-    def add(layer, level, operand, direction, count, bits, wb, cap=0.0, tech=""):
-        recs.append({"layer": layer, "level": level, "operand": operand, "direction": direction,
-                     "count": float(count), "bits": float(bits), "precision": prec,
-                     "technology": tech, "capacity_bytes": float(cap), "word_bits": float(wb)})
-
-    for run in runs:
-        name = run.plan.name
-        if isinstance(run.plan, VectorPlan):
-            add(name, "vector", "-", "compute", run.plan.flops, 0, word_bits)
-            for (operand, direction), nbytes in run.moved_bytes.items():
-                if nbytes:
-                    bits = nbytes * BITS_PER_BYTE
-                    add(name, "dram", operand, direction, bits / word_bits, bits, word_bits, 0,
-                        dram.technology)
-                    cap = sram.ofmap_bytes if operand == "output" else sram.ifmap_bytes
-                    add(name, "sram", operand, "write" if direction == "read" else "read",
-                        bits / word_bits, bits, word_bits, cap)
-            continue
-        words = layer_sram_words(run.plan)
-        mv = run.moved_bytes
-        total = run.schedule.end
-        add(name, "mac", "-", "compute", run.plan.macs, 0, word_bits)
-        add(name, "mac", "-", "idle", max(arr.pes * total - run.plan.macs, 0), 0, word_bits)
-        # array-side SRAM traffic
-        add(name, "sram", "input", "read", words["sram_ifmap_reads"],
-            words["sram_ifmap_reads"] * word_bits, word_bits, sram.ifmap_bytes)
-        add(name, "sram", "weight", "read", words["sram_filter_reads"],
-            words["sram_filter_reads"] * word_bits, word_bits, sram.filter_bytes)
-        acc_bits = psum_bits if run.plan.geometry.row_folds > 1 and run.plan.geometry.dataflow != "os" else out_bits
-        add(name, "sram", "output", "write", words["sram_ofmap_writes"],
-            words["sram_ofmap_writes"] * acc_bits, acc_bits, sram.ofmap_bytes)
-        add(name, "sram", "psum", "read", words["sram_ofmap_reads"],
-            words["sram_ofmap_reads"] * psum_bits, psum_bits, sram.ofmap_bytes)
-        # DRAM <-> SRAM transfers (what the DMA queue moved)
-        for (operand, direction), nbytes in mv.items():
-            bits = nbytes * BITS_PER_BYTE
-            wb = {"input": word_bits, "weight": word_bits, "output": out_bits, "psum": psum_bits}[operand]
-            cap = {"input": sram.ifmap_bytes, "weight": sram.filter_bytes}.get(operand, sram.ofmap_bytes)
-            add(name, "dram", operand, direction, bits / wb if wb else 0, bits, wb, 0, dram.technology)
-            # the other end of the same transfer, in the SRAM buffer
-            add(name, "sram", operand, "write" if direction == "read" else "read",
-                bits / wb if wb else 0, bits, wb, cap)
-    df = pd.DataFrame(recs)
+    recs = action_records(machine, runs)
+    df = pd.DataFrame(recs, columns=list(ACTION_KEYS))
     if not df.empty:
         df = df.groupby(["layer", "level", "operand", "direction", "precision", "technology",
                          "capacity_bytes", "word_bits"], sort=False, as_index=False)[["count", "bits"]].sum()
-        df = df[["layer", "level", "operand", "direction", "count", "bits", "precision",
-                 "technology", "capacity_bytes", "word_bits"]]
+        df = df[list(ACTION_KEYS)]
         df = df[(df["count"] > 0) | (df["direction"] == "compute")].reset_index(drop=True)
     return df
 

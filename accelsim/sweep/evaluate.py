@@ -3,8 +3,10 @@
 A worker gets a :class:`SweepContext` (the base hardware mapping, the workloads, the mode and
 the evaluator) and chunks of points; :func:`evaluate_chunk` turns them into result rows.
 The evaluator is any module-level function ``f(ctx, point) -> {metric: number}``;
-the default, :func:`simulate_point`, runs :func:`accelsim.api.simulate` and adds the area
-model's metrics. A point whose hardware or workload is invalid or unsupported yields a row
+the default, :func:`simulate_point`, asks the point's machine's device
+(:func:`accelsim.devices.device_for`, the one registry of machine kinds) for the workload's
+totals and adds the area model's metrics; systolic devices also offer batch paths (a single
+layer over many points, and actions priced for a whole chunk at once). A point whose hardware or workload is invalid or unsupported yields a row
 with ``error`` set and NaN metrics (it is finished: ``--resume`` does not retry it); any other
 exception is a bug and stops the sweep.
 
@@ -13,7 +15,7 @@ the base hardware (a hash of its parsed YAML) and of the workload (a hash of its
 the mode and the accelsim version: the same point of the same sweep always has the same key,
 in any process, on any machine.
 
-Imports: accelsim (version), errors, config, sweep.area, api (lazily, in the evaluator).
+Imports: accelsim (version), errors, config, report.energy_batch, devices (lazily), sweep.
 """
 
 from __future__ import annotations
@@ -29,61 +31,21 @@ from typing import Any
 from accelsim import __version__
 from accelsim.config.registry import apply_overrides, machine_from_dict
 from accelsim.errors import AccelsimError, ConfigError
+from accelsim.report.energy_batch import SUMMARY_METRICS, summary_metrics
 from accelsim.sweep.area import area_batch, area_breakdown
+from accelsim.sweep.keys import (
+    PLACEHOLDER,
+    canonical_json,
+    params_json,
+    stable_hash,
+    workload_identity,
+)
 from accelsim.sweep.space import SPECIAL, SweepSpec
 
 Evaluator = Callable[["SweepContext", Mapping[str, Any]], Mapping[str, float]]
 
 META_COLUMNS = ("point_id", "error", "hw_id", "workload_id", "accelsim_version")
 """Bookkeeping columns of every result row besides the parameters and metrics."""
-
-
-def stable_hash(obj: Any, n: int = 16) -> str:
-    """The first ``n`` hex digits of SHA-256 over canonical JSON of ``obj``."""
-    return hashlib.sha256(_canonical_json(obj).encode()).hexdigest()[:n]
-
-
-def _canonical_json(obj: Any) -> str:
-    return json.dumps(_canon(obj), sort_keys=True, separators=(",", ":"), default=repr)
-
-
-_PLACEHOLDER = "\x00params\x00"
-
-
-def _params_json(point: Mapping[str, Any], strings: dict[str, str]) -> str:
-    """``_canonical_json(dict(point))``, faster for the usual flat points of plain numbers and
-    strings (each value encoded as ``json`` would encode it; anything else through it).
-    ``strings`` memoises the JSON of keys and string values across points."""
-    parts = []
-    for key in sorted(point, key=str):
-        v = point[key]
-        t = type(v)
-        if t is float and math.isfinite(v):
-            enc = repr(int(v)) if v.is_integer() else repr(v)
-        elif t is int:
-            enc = repr(v)
-        elif t is str:
-            enc = strings.get(v) or strings.setdefault(v, json.dumps(v))
-        else:
-            return _canonical_json(dict(point))
-        k = str(key)
-        parts.append((strings.get(k) or strings.setdefault(k, json.dumps(k))) + ":" + enc)
-    return "{" + ",".join(parts) + "}"
-
-
-def _canon(v: Any) -> Any:
-    if isinstance(v, float) and v.is_integer() and math.isfinite(v):
-        return int(v)
-    if isinstance(v, Mapping):
-        return {str(k): _canon(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_canon(x) for x in v]
-    return v
-
-
-def workload_identity(workload: Any) -> str:
-    """A hash of a workload's name and operators (frozen dataclasses with stable reprs)."""
-    return stable_hash({"name": workload.name, "ops": [repr(op) for op in workload.ops]})
 
 
 _BASE_MACHINES: dict[str, Any] = {}
@@ -173,11 +135,11 @@ class SweepContext:
             name = self.workload_name(point)
             t = templates.get(name)
             if t is None:
-                doc = {"params": _PLACEHOLDER, "hw": self.hw_id, "workload": self.workload_ids[name],
+                doc = {"params": PLACEHOLDER, "hw": self.hw_id, "workload": self.workload_ids[name],
                        "mode": self.mode, "version": __version__}
-                head, _, tail = _canonical_json(doc).partition(json.dumps(_PLACEHOLDER))
+                head, _, tail = canonical_json(doc).partition(json.dumps(PLACEHOLDER))
                 t = templates[name] = (head, tail)
-            text = t[0] + _params_json(point, strings) + t[1]
+            text = t[0] + params_json(point, strings) + t[1]
             out.append(hashlib.sha256(text.encode()).hexdigest()[:16])
         return out
 
@@ -188,8 +150,7 @@ class SweepContext:
                 "accelsim_version": __version__}
 
 
-ENERGY_METRICS = {"total_j": "energy_j", "pj_per_mac": "pj_per_mac", "tops_per_w": "tops_per_w",
-                  "avg_power_w": "avg_power_w"}
+ENERGY_METRICS = SUMMARY_METRICS
 """``Result.energy.to_dict()`` key -> metric name."""
 
 
@@ -204,71 +165,79 @@ def wants_energy(metrics: tuple[str, ...] | None) -> bool:
 def energy_metrics(report: Any) -> dict[str, float]:
     """Scalar energy metrics of an energy report: ``energy_j``, ``pj_per_mac``, ``tops_per_w``,
     ``avg_power_w`` and ``energy_<level>_j`` per memory level (joules)."""
-    doc = report.to_dict() if hasattr(report, "to_dict") else dict(report)
-    out = {name: float(doc[key]) for key, name in ENERGY_METRICS.items()
-           if isinstance(doc.get(key), (int, float))}
-    for level, pj in (doc.get("by_level_pj") or {}).items():
-        if isinstance(pj, (int, float)):
-            out[f"energy_{level}_j"] = float(pj) * 1e-12
-    return out
+    return summary_metrics(report.to_dict() if hasattr(report, "to_dict") else dict(report))
 
 
 def simulate_point(ctx: SweepContext, point: Mapping[str, Any]) -> dict[str, float]:
-    """Default evaluator: :func:`accelsim.api.simulate` on the point; its totals, energy and area.
+    """Default evaluator: the point's machine through its device
+    (:func:`accelsim.devices.device_for`, :meth:`~accelsim.devices.base.DeviceBase.workload_totals`):
+    its totals, energy and area.
 
-    Metric units are those of ``Result.totals`` (cycles, seconds, bytes), the energy metrics
-    of :func:`energy_metrics` (joules, pJ/MAC, TOPS/W, W; priced only when a requested metric
-    needs them) and ``area_mm2``, ``area_pe_mm2``, ``area_sram_mm2`` (mm^2) and ``node_nm``
-    from :mod:`accelsim.sweep.area`.
+    On a systolic machine the metrics are ``simulate(...).totals`` (cycles, seconds, bytes),
+    the energy metrics of :func:`energy_metrics` (joules, pJ/MAC, TOPS/W, W; priced only when a
+    requested metric needs them) and ``area_mm2``, ``area_pe_mm2``, ``area_sram_mm2`` (mm^2)
+    and ``node_nm`` from :mod:`accelsim.sweep.area`; on a GPU or CPU, the device's per-op
+    totals (``time_s``, ``flops``, ``flop_per_s``, bytes per level, ``energy_j``,
+    ``avg_power_w``).
     """
-    from accelsim.api import simulate
-    from accelsim.config.machine import SystolicMachine
-
     machine = ctx.machine(point)
-    energy = wants_energy(ctx.metrics)
-    if not energy and isinstance(machine, SystolicMachine):
-        totals = systolic_totals(machine, ctx.workload(point), point.get("dataflow"), ctx.mode)
-    else:
-        result = simulate(machine, ctx.workload(point), dataflow=point.get("dataflow"),
-                          mode=ctx.mode, energy=energy)
-        totals = result.totals
+    totals = _device(ctx, machine).workload_totals(
+        ctx.workload(point), dataflow=point.get("dataflow"), mode=ctx.mode,
+        energy=wants_energy(ctx.metrics))
+    return _with_area(machine, totals)
+
+
+def _device(ctx: SweepContext, machine: Any) -> Any:
+    from accelsim.devices import device_for
+
+    return device_for(machine, source=ctx.hw_file)
+
+
+def _with_area(machine: Any, totals: Mapping[str, Any]) -> dict[str, float]:
+    """Numeric totals as floats, plus the area model's metrics where the machine has a PE array
+    or an SRAM (the parts :mod:`accelsim.sweep.area` models)."""
     out = {k: float(v) for k, v in totals.items()
            if isinstance(v, (int, float)) and not isinstance(v, bool)}
-    if energy:
-        out.update(energy_metrics(result.energy))
-    out.update(area_breakdown(machine))
+    if hasattr(getattr(machine, "compute", None), "array") or hasattr(
+            getattr(machine, "memory", None), "sram"):
+        out.update(area_breakdown(machine))
     return out
 
 
-def systolic_totals(machine: Any, workload: Any, dataflow: str | None, mode: str) -> dict[str, Any]:
-    """``simulate(...).totals`` without building the action-record table (which no totals use).
+def priced_metrics(ctx: SweepContext, points: Sequence[Mapping[str, Any]]
+                   ) -> list[dict[str, float] | None]:
+    """:func:`simulate_point`'s metrics of many points, their energy priced in one batch
+    (:func:`accelsim.report.energy_batch.price_batch`) where the device offers its actions
+    (``workload_actions``: systolic fold streams); None for a point to evaluate on its own
+    (another device or dataflow, or invalid input, which it then reports)."""
+    from accelsim.report.energy_batch import price_batch
 
-    The same plan -> run -> row steps as :func:`accelsim.api.simulate`, and the same
-    :func:`~accelsim.report.tables.totals_of`; a test holds the two equal. About 5x faster on
-    ResNet-50, because the action table is most of ``simulate``'s time.
-    """
-    import pandas as pd
-
-    from accelsim.api.systolic import plan_workload
-    from accelsim.config.systolic import DATAFLOWS
-    from accelsim.engine.systolic_run import run_layers
-    from accelsim.report.tables import layer_row, totals_of
-
-    df = dataflow or machine.array.dataflow
-    if df not in DATAFLOWS:     # spatial dataflows (rs, nlr) have their own pipeline
-        from accelsim.api import simulate
-
-        return simulate(machine, workload, dataflow=df, mode=mode, energy=False).totals
-    runs = run_layers(machine, plan_workload(machine, workload, df, "auto"), mode)
-    rows = [layer_row(machine, run) for run in runs]
-    # only the numeric columns totals_of reads, built column-wise (far cheaper than a frame
-    # of every column from row dicts; the same values, so the same sums)
-    return totals_of(pd.DataFrame({c: [r[c] for r in rows] for c in _TOTALS_COLUMNS}), machine)
-
-
-_TOTALS_COLUMNS = ("total_cycles", "macs", "compute_cycles", "stall_cycles", "dram_bytes",
-                   "sram_ifmap_reads", "sram_filter_reads", "sram_ofmap_reads",
-                   "sram_ofmap_writes")
+    out: list[dict[str, float] | None] = [None] * len(points)
+    todo: list[tuple[int, Any, dict[str, Any], Any]] = []
+    for i, point in enumerate(points):
+        try:
+            machine = ctx.machine(point)
+            actions = getattr(_device(ctx, machine), "workload_actions", None)
+            got = actions(ctx.workload(point), dataflow=point.get("dataflow"),
+                          mode=ctx.mode) if actions is not None else None
+        except AccelsimError:
+            continue
+        if got is not None:
+            todo.append((i, machine, *got))
+    if not todo:
+        return out
+    try:
+        energy = price_batch([(machine, acts) for _, machine, _, acts in todo])
+    except AccelsimError:
+        return out
+    for j, (i, machine, totals, _) in enumerate(todo):
+        metrics = _with_area(machine, totals)
+        for name, values in energy.items():
+            v = float(values[j])
+            if not (name.startswith("energy_") and name != "energy_j" and math.isnan(v)):
+                metrics[name] = v  # a level this point has no record of: absent, as per point
+        out[i] = metrics
+    return out
 
 
 def make_row(ctx: SweepContext, point: Mapping[str, Any], metrics: Mapping[str, float],
@@ -294,12 +263,21 @@ def evaluate_point(ctx: SweepContext, point: Mapping[str, Any]) -> dict[str, Any
 def evaluate_chunk(ctx: SweepContext, points: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Rows of a chunk of points, in order (the unit of work sent to a process or Dask task).
 
-    Single-layer analytic sweeps without energy metrics go through the engine's batch
-    evaluator (:func:`accelsim.engine.analytic.evaluate_layer_batch`, equal to ``simulate``
-    point by point); everything else, and any chunk the batch path cannot take, point by point.
+    Single-layer analytic sweeps without energy metrics go through the device's batch
+    evaluator (the systolic ``layer_batch``:
+    :func:`accelsim.engine.analytic.evaluate_layer_batch`, equal to ``simulate`` point by
+    point); sweeps with energy metrics price the chunk's actions in one batch
+    (:func:`priced_metrics`); everything else, and any point the batch paths cannot take,
+    point by point.
     """
     rows = _batch_rows(ctx, points)
-    return rows if rows is not None else [evaluate_point(ctx, p) for p in points]
+    if rows is not None:
+        return rows
+    if ctx.evaluator is simulate_point and wants_energy(ctx.metrics) and len(points) > 1:
+        ids = ctx.point_ids(points)
+        return [make_row(ctx, p, m, point_id=i) if m is not None else evaluate_point(ctx, p)
+                for p, i, m in zip(points, ids, priced_metrics(ctx, points), strict=True)]
+    return [evaluate_point(ctx, p) for p in points]
 
 
 def _batch_rows(ctx: SweepContext, points: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]] | None:
@@ -321,18 +299,18 @@ def _batch_rows(ctx: SweepContext, points: Sequence[Mapping[str, Any]]) -> list[
 
 
 def batch_metrics(ctx: SweepContext, points: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
-    """Metric arrays of a chunk through the engine's batch evaluator and the vectorised area
-    model (equal to :func:`simulate_point` point by point), or None when the chunk is not a
-    single-layer analytic sweep over batch fields without energy metrics."""
-    import numpy as np
-
-    from accelsim.config.machine import SystolicMachine
-    from accelsim.engine.analytic import BATCH_FIELDS, evaluate_layer_batch
-    from accelsim.units import parse_bytes
-
+    """Metric arrays of a chunk through the device's batch evaluator (``layer_batch``) and the
+    vectorised area model (equal to :func:`simulate_point` point by point), or None when the
+    chunk is not a single-layer analytic sweep over batch fields without energy metrics on a
+    device that offers one."""
     if (ctx.evaluator is not simulate_point or ctx.mode not in ("analytic", "auto")
             or wants_energy(ctx.metrics) or not points):
         return None
+    import numpy as np
+
+    from accelsim.engine.analytic import BATCH_FIELDS
+    from accelsim.units import parse_bytes
+
     names = {k for p in points for k in p} - {"workload"}
     if not names <= set(BATCH_FIELDS) or any(set(p) - {"workload"} != names for p in points):
         return None
@@ -344,10 +322,11 @@ def batch_metrics(ctx: SweepContext, points: Sequence[Mapping[str, Any]]) -> dic
         return None
     try:
         base = ctx.machine({})
-        if not isinstance(base, SystolicMachine):
+        layer_batch = getattr(_device(ctx, base), "layer_batch", None)
+        if layer_batch is None:
             return None
         arrays = {k: np.array([p[k] for p in points]) for k in names}
-        totals = evaluate_layer_batch(base, wl.ops[0], arrays, parallel=False)
+        totals = layer_batch(wl.ops[0], arrays)
         out = {k: np.asarray(v, np.float64) for k, v in totals.items()}
         pes = np.ones(len(points), np.int64)
         for field, default in (("compute.array.rows", base.array.rows),

@@ -75,3 +75,75 @@ def test_batch_path_declines_what_it_cannot_take(ctx):
     c, points = ctx
     assert batch_metrics(c, [{**points[0], "memory.dram.efficiency": 0.5}]) is None
     assert batch_metrics(c, []) is None
+
+
+def test_energy_chunks_priced_in_one_batch_equal_simulate_point_by_point(tmp_path):
+    """A sweep with energy metrics prices each chunk's actions at once (priced_metrics); rows
+    equal simulate() with its pandas energy pricing, the area model and the same keys; a point
+    on a spatial dataflow (rs) takes its own path inside the same chunk."""
+    import yaml
+
+    from accelsim.api import simulate
+    from accelsim.sweep.area import area_breakdown
+    from accelsim.sweep.evaluate import energy_metrics, priced_metrics
+
+    wl = tmp_path / "two.yaml"
+    wl.write_text(yaml.safe_dump({"name": "two", "ops": [
+        LAYER, {"op": "conv2d", "name": "conv", "c": 8, "h": 12, "w": 12, "k": 16, "r": 3, "s": 3},
+        {"op": "softmax", "name": "sm", "rows": 96, "cols": 300}]}))
+    metrics = ["total_cycles", "time_s", "energy_j", "pj_per_mac", "tops_per_w", "avg_power_w",
+               "energy_sram_j", "energy_dram_j", "energy_vector_j", "area_mm2"]
+    spec = spec_from_dict({
+        "name": "e", "hardware": "eyeriss", "workload": str(wl), "mode": "analytic",
+        "sampling": {"method": "random", "samples": 24, "seed": 5},
+        "parameters": {"compute.array.rows": {"low": 6, "high": 40},
+                       "compute.array.cols": {"low": 6, "high": 40},
+                       "memory.sram.capacity_bytes": {"low": "32 KiB", "high": "4 MiB", "log": True},
+                       "dataflow": ["os", "ws", "is", "rs"]},
+        "metrics": metrics}, file="<test>")
+    c = SweepContext.from_spec(spec)
+    points = spec.points()
+    assert sum(m is not None for m in priced_metrics(c, points)) < len(points)  # rs: alone
+    rows = evaluate_chunk(c, points)
+    for row, point in zip(rows, points, strict=True):
+        machine = c.machine(point)
+        ref = simulate(machine, c.workload(point), dataflow=point["dataflow"], mode="analytic")
+        expect = {**ref.totals, **energy_metrics(ref.energy), **area_breakdown(machine)}
+        assert row["point_id"] == c.point_id(point) and row["error"] == ""
+        for name in metrics:
+            assert row[name] == pytest.approx(float(expect[name]), rel=1e-12, abs=0.0), name
+
+
+def test_gpu_and_cpu_sweeps_dispatch_through_their_device(tmp_path):
+    """Sweeps ask accelsim.devices.device_for: a GPU sweep is the GPU device's per-op totals
+    (energy included); a dataflow, which only systolic machines take, is a one-line error."""
+    import yaml
+
+    from accelsim.api.systolic import load_hw
+    from accelsim.devices import device_for
+    from accelsim.errors import ConfigError
+    from accelsim.sweep.runner import run_sweep
+    from accelsim.sweep.store import read_results
+
+    wl = tmp_path / "two.yaml"  # the softmax is memory-bound on both machines
+    wl.write_text(yaml.safe_dump({"name": "two", "ops": [
+        LAYER, {"op": "softmax", "name": "sm", "rows": 8192, "cols": 4096}]}))
+    for hw, field, values in (("a100", "memory.hbm.bandwidth_bytes_per_s", ["0.5 TB/s", "2 TB/s"]),
+                              ("spr_cpu", "compute.cores", [8, 56])):
+        spec = spec_from_dict({"name": "g", "hardware": hw, "workload": str(wl),
+                               "parameters": {field: values},
+                               "metrics": ["time_s", "flops", "energy_j"]}, file="<test>")
+        out = tmp_path / f"{hw}.parquet"
+        run_sweep(spec, out, workers=1, progress=False)
+        df = read_results(out)
+        assert len(df) == 2 and (df["error"] == "").all()
+        for _, row in df.iterrows():
+            wl_obj = spec.workloads[spec.default_workload]
+            ref = device_for(load_hw(hw, {field: row[field]})).workload_totals(wl_obj, energy=True)
+            for name in ("time_s", "flops", "energy_j"):
+                assert row[name] == pytest.approx(ref[name], rel=1e-12), (hw, name)
+        assert df["time_s"].iloc[0] > df["time_s"].iloc[1]  # more bandwidth / cores: faster
+    bad = spec_from_dict({"name": "g", "hardware": "a100", "workload": str(wl),
+                          "parameters": {"dataflow": ["os"]}, "metrics": ["time_s"]}, file="<test>")
+    with pytest.raises(ConfigError, match="dataflow.*applies to systolic machines"):
+        run_sweep(bad, tmp_path / "bad.parquet", workers=1, progress=False)

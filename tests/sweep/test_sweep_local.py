@@ -124,9 +124,10 @@ def test_real_simulator_rows_equal_direct_simulation(write_spec, tmp_path):
 
 def test_fast_machine_and_totals_equal_the_reference_path(write_spec):
     """The sweep builds machines by replacing fields of the base machine and skips the action
-    table; both shortcuts must give what building from YAML and simulate() give."""
+    table (the systolic device's workload_totals); both shortcuts must give what building from
+    YAML and simulate() give."""
     from accelsim.api import simulate
-    from accelsim.sweep.evaluate import systolic_totals
+    from accelsim.devices import device_for
 
     spec = load_spec(write_spec(grid_spec(
         constraints=None,
@@ -141,4 +142,5 @@ def test_fast_machine_and_totals_equal_the_reference_path(write_spec):
         assert fast == ctx.machine_from_yaml(point)
         for mode in ("analytic", "event"):
             ref = simulate(fast, wl, dataflow=point["dataflow"], mode=mode, energy=False).totals
-            assert systolic_totals(fast, wl, point["dataflow"], mode) == ref
+            got = device_for(fast).workload_totals(wl, dataflow=point["dataflow"], mode=mode)
+            assert got == ref
