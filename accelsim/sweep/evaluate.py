@@ -28,6 +28,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from accelsim import __version__
 from accelsim.config.registry import apply_overrides, machine_from_dict
 from accelsim.errors import AccelsimError, ConfigError
@@ -252,16 +254,19 @@ def make_row(ctx: SweepContext, point: Mapping[str, Any], metrics: Mapping[str, 
     return row
 
 
-def evaluate_point(ctx: SweepContext, point: Mapping[str, Any]) -> dict[str, Any]:
+def evaluate_point(ctx: SweepContext, point: Mapping[str, Any],
+                   point_id: str | None = None) -> dict[str, Any]:
     """Evaluate one point into a row; invalid/unsupported input becomes ``error`` + NaN metrics."""
     try:
-        return make_row(ctx, point, ctx.evaluator(ctx, point))
+        return make_row(ctx, point, ctx.evaluator(ctx, point), point_id=point_id)
     except AccelsimError as exc:
-        return make_row(ctx, point, {}, str(exc) or type(exc).__name__)
+        return make_row(ctx, point, {}, str(exc) or type(exc).__name__, point_id=point_id)
 
 
-def evaluate_chunk(ctx: SweepContext, points: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Rows of a chunk of points, in order (the unit of work sent to a process or Dask task).
+def evaluate_chunk(ctx: SweepContext, points: Sequence[Mapping[str, Any]],
+                   ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """Rows of a chunk of points, in order (the unit of work sent to a process or Dask task);
+    ``ids``: their keys when the caller has them (:meth:`SweepContext.point_ids` otherwise).
 
     Single-layer analytic sweeps without energy metrics go through the device's batch
     evaluator (the systolic ``layer_batch``:
@@ -270,30 +275,34 @@ def evaluate_chunk(ctx: SweepContext, points: Sequence[Mapping[str, Any]]) -> li
     (:func:`priced_metrics`); everything else, and any point the batch paths cannot take,
     point by point.
     """
-    rows = _batch_rows(ctx, points)
+    rows = _batch_rows(ctx, points, ids)
     if rows is not None:
         return rows
     if ctx.evaluator is simulate_point and wants_energy(ctx.metrics) and len(points) > 1:
-        ids = ctx.point_ids(points)
+        ids = ids if ids is not None else ctx.point_ids(points)
         return [make_row(ctx, p, m, point_id=i) if m is not None else evaluate_point(ctx, p)
                 for p, i, m in zip(points, ids, priced_metrics(ctx, points), strict=True)]
+    if ids is not None:
+        return [evaluate_point(ctx, p, i) for p, i in zip(points, ids, strict=True)]
     return [evaluate_point(ctx, p) for p in points]
 
 
-def _batch_rows(ctx: SweepContext, points: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]] | None:
-    """The chunk's rows through the batch evaluator, or None when it does not apply."""
+def _batch_rows(ctx: SweepContext, points: Sequence[Mapping[str, Any]],
+                ids: Sequence[str] | None = None) -> list[dict[str, Any]] | None:
+    """The chunk's rows through the batch evaluator, or None when it does not apply (the same
+    rows as :func:`make_row`, built column-wise: one workload, so one bookkeeping block)."""
     metrics = batch_metrics(ctx, points)
     if metrics is None:
         return None
     names = ctx.metrics if ctx.metrics is not None else sorted(metrics)
-    cols = {name: (metrics[name].tolist() if name in metrics else [math.nan] * len(points))
-            for name in names}
-    ids = ctx.point_ids(points)
+    cols = [(np.asarray(metrics[name], np.float64).tolist() if name in metrics
+             else [math.nan] * len(points)) for name in names]
+    ids = ids if ids is not None else ctx.point_ids(points)
+    meta = ctx.meta(points[0], "")
     rows = []
-    for i, p in enumerate(points):
-        row = make_row(ctx, p, {}, point_id=ids[i])
-        for name in names:
-            row[name] = float(cols[name][i])
+    for p, pid, values in zip(points, ids, zip(*cols), strict=True):
+        row = {**p, **meta, **dict(zip(names, values))}
+        row["point_id"] = pid
         rows.append(row)
     return rows
 
@@ -306,8 +315,6 @@ def batch_metrics(ctx: SweepContext, points: Sequence[Mapping[str, Any]]) -> dic
     if (ctx.evaluator is not simulate_point or ctx.mode not in ("analytic", "auto")
             or wants_energy(ctx.metrics) or not points):
         return None
-    import numpy as np
-
     from accelsim.engine.analytic import BATCH_FIELDS
     from accelsim.units import parse_bytes
 

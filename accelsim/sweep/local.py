@@ -40,9 +40,9 @@ def _init_worker(ctx: SweepContext) -> None:
     _CTX = ctx
 
 
-def _work(chunk: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def _work(chunk: Sequence[dict[str, Any]], ids: Sequence[str] | None) -> list[dict[str, Any]]:
     assert _CTX is not None, "worker not initialised"
-    return evaluate_chunk(_CTX, chunk)
+    return evaluate_chunk(_CTX, chunk, ids)
 
 
 def _start_method() -> str:
@@ -51,30 +51,32 @@ def _start_method() -> str:
 
 
 def run_local(ctx: SweepContext, chunks: Sequence[Sequence[dict[str, Any]]], workers: int,
-              on_rows: RowsCallback) -> None:
-    """Evaluate ``chunks`` on ``workers`` processes, calling ``on_rows`` as each chunk finishes.
+              on_rows: RowsCallback, ids: Sequence[Sequence[str]] | None = None) -> None:
+    """Evaluate ``chunks`` on ``workers`` processes, calling ``on_rows`` as each chunk finishes;
+    ``ids``: each chunk's point keys, when the caller has them (else workers compute them).
 
     ``workers <= 1`` (or a single chunk) evaluates in this process. At most ``2 * workers``
     chunks are in flight, so an interrupt loses at most that much work.
     """
+    chunk_ids = list(ids) if ids is not None else [None] * len(chunks)
     if workers <= 1 or len(chunks) <= 1:
-        for chunk in chunks:
-            on_rows(evaluate_chunk(ctx, chunk))
+        for chunk, cids in zip(chunks, chunk_ids, strict=True):
+            on_rows(evaluate_chunk(ctx, chunk, cids))
         return
     executor = ProcessPoolExecutor(max_workers=workers,
                                    mp_context=multiprocessing.get_context(_start_method()),
                                    initializer=_init_worker, initargs=(ctx,))
     finished = False
     try:
-        queue = iter(chunks)
+        queue = iter(zip(chunks, chunk_ids, strict=True))
         pending: set[Future] = set()
 
         def refill() -> None:
             while len(pending) < 2 * workers:
-                chunk = next(queue, None)
-                if chunk is None:
+                item = next(queue, None)
+                if item is None:
                     return
-                pending.add(executor.submit(_work, chunk))
+                pending.add(executor.submit(_work, *item))
 
         refill()
         while pending:

@@ -120,6 +120,7 @@ def _run(spec: SweepSpec, out: str | os.PathLike, *, workers: int | None, schedu
     columns = list(spec.names) + list(metrics) + list(META_COLUMNS)
     store = ResultStore(out, columns, fmt=fmt, resume=resume, force=force)
     already = len(store.done.intersection(ids))
+    todo_ids = [i for i in ids if i not in store.done]
     todo = [p for p, i in zip(points, ids) if i not in store.done]
     n_workers = 1 if scheduler is not None else (workers or default_workers())
     bar = Progress(len(points), already, enabled=progress)
@@ -137,7 +138,7 @@ def _run(spec: SweepSpec, out: str | os.PathLike, *, workers: int | None, schedu
     try:
         if todo and todo[0] is points[0]:
             take([first_row])
-            todo = todo[1:]
+            todo, todo_ids = todo[1:], todo_ids[1:]
         if todo:
             # time warm points: the first call may include loading or compiling numba kernels
             # (tens of ms, which would make a 40 us point look like a slow one and send a few
@@ -148,20 +149,21 @@ def _run(spec: SweepSpec, out: str | os.PathLike, *, workers: int | None, schedu
                     continue
                 n_warm = min(n_warm, len(todo))
                 t_warm = time.monotonic()
-                take(evaluate_chunk(ctx, todo[:n_warm]))
+                take(evaluate_chunk(ctx, todo[:n_warm], todo_ids[:n_warm]))
                 per_point = (time.monotonic() - t_warm) / n_warm
-                todo = todo[n_warm:]
+                todo, todo_ids = todo[n_warm:], todo_ids[n_warm:]
             if scheduler is None and per_point * len(todo) < IN_PROCESS_S * n_workers:
                 n_workers = 1  # less work than starting a pool costs
             slots = sum(scheduler.nthreads().values()) if scheduler is not None else n_workers
             size = chunk_size(per_point, len(todo), slots)
             chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
+            chunk_ids = [todo_ids[i:i + size] for i in range(0, len(todo), size)]
             if scheduler is not None:
                 from accelsim.sweep.dask import run_dask
 
                 run_dask(ctx, chunks, scheduler, take)
             else:
-                run_local(ctx, chunks, n_workers, take)
+                run_local(ctx, chunks, n_workers, take, chunk_ids)
     except KeyboardInterrupt:
         store.close()
         bar.finish()
