@@ -15,6 +15,7 @@ Imports: errors, sweep.*.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import math
 import os
 import sys
@@ -91,6 +92,25 @@ def run_sweep(spec: SweepSpec | str | os.PathLike, out: str | os.PathLike, *,
     On Ctrl-C the rows received so far are written and :class:`KeyboardInterrupt` propagates.
     """
     t0 = time.monotonic()
+    # the objects alive before the sweep (modules, the spec) are not garbage it makes: keep
+    # the cyclic collector off them while it runs (a full collection of a loaded process was
+    # ~80 ms of a 4,000-point single-layer sweep) and shared copy-on-write with forked workers
+    freeze = gc.get_freeze_count() == 0
+    if freeze:
+        gc.freeze()
+    try:
+        return _sweep(spec, out, workers=workers, scheduler=scheduler, resume=resume,
+                      force=force, fmt=fmt, evaluator=evaluator, progress=progress,
+                      on_rows=on_rows, t0=t0)
+    finally:
+        if freeze:
+            gc.unfreeze()
+
+
+def _sweep(spec: SweepSpec | str | os.PathLike, out: str | os.PathLike, *,
+           workers: int | None, scheduler: Any, resume: bool, force: bool, fmt: str | None,
+           evaluator: Evaluator | None, progress: bool,
+           on_rows: Callable[[list[Mapping[str, Any]]], None] | None, t0: float) -> SweepSummary:
     if not isinstance(spec, SweepSpec):
         spec = load_spec(spec)
     client = None

@@ -158,6 +158,7 @@ class ResultStore:
         self.path = Path(path)
         self.fmt = infer_format(self.path, fmt)
         self.columns = list(columns)
+        self._colset = frozenset(self.columns)
         self.min_interval_s = min_interval_s
         self._pending: list[dict[str, Any]] = []
         self._frame = pd.DataFrame(columns=self.columns)
@@ -212,7 +213,8 @@ class ResultStore:
             if pid in self.done:
                 continue
             self.done.add(pid)
-            self._pending.append({c: row.get(c) for c in self.columns})
+            self._pending.append(row if row.keys() == self._colset
+                                 else {c: row.get(c) for c in self.columns})
             new += 1
         now = time.monotonic()
         if self._pending and now - self._last_flush >= max(self.min_interval_s, 10 * self._flush_cost):
