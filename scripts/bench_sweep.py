@@ -98,7 +98,9 @@ def bench_sweep(spec, out: Path, workers: int, evaluator=None) -> tuple[int, flo
     t = time.perf_counter()
     summary = run_sweep(spec, out, workers=workers, force=True, progress=False,
                         evaluator=evaluator)
-    return summary.evaluated, time.perf_counter() - t
+    wall = time.perf_counter() - t
+    print(f"  {spec.name}: ran on {summary.workers}", file=sys.stderr)
+    return summary.evaluated, wall
 
 
 def pandas_energy_point(ctx, point) -> dict[str, float]:

@@ -250,40 +250,15 @@ class DeviceBase:
 
     def workload_totals(self, workload: Any, *, dataflow: str | None = None, mode: str = "auto",
                         energy: bool = False) -> dict[str, float]:
-        """Whole-workload figures of a design point (what a sweep row holds): the ops run one
-        after another through :meth:`cost`. Keys: ``time_s``, ``flops``, ``flop_per_s``,
-        ``dram_bytes`` (off-chip), ``bytes_<level>`` per level of :attr:`levels`, and with
-        ``energy`` ``energy_j`` (joules, :meth:`energy_j`) and ``avg_power_w``.
-
-        ``dataflow`` does not apply to a per-op device; ``mode`` ``auto`` and ``analytic`` are
-        its analytic model, ``event`` is refused (one-line errors).
-        """
-        from accelsim.errors import ConfigError
-        from accelsim.report.energy import energy_table_for
-
-        if dataflow is not None:
-            raise ConfigError(None, "dataflow", dataflow,
-                              f"applies to systolic machines, not a {self.kind} machine")
-        if mode not in ("auto", "analytic"):
-            raise ConfigError(None, "mode", mode, f"a {self.kind} machine's sweep model is "
-                              "analytic (mode auto or analytic)")
-        table = energy_table_for(self.machine) if energy else None
-        t = flops = dram = joules = 0.0
-        lb = dict.fromkeys(self.levels, 0.0)
-        for op in getattr(workload, "ops", workload):
-            c = self.cost(op)
-            t += c.time_s
-            flops += c.flops
-            dram += c.offchip_bytes
-            for lv in lb:
-                lb[lv] += float(c.level_bytes.get(lv, 0.0))
-            if table is not None:
-                joules += self.energy_j(c, table)
-        out = {"time_s": t, "flops": flops, "flop_per_s": flops / t if t > 0 else 0.0,
-               "dram_bytes": dram, **{f"bytes_{lv}": b for lv, b in lb.items()}}
-        if table is not None:
-            out.update(energy_j=joules, avg_power_w=joules / t if t > 0 else math.nan)
-        return out
+        """Whole-workload figures of a design point (what a sweep row holds): the numeric
+        entries of ``run_model(workload, RunOptions(mode=..., dataflow=..., energy=...)).totals``,
+        what ``accelsim run`` reports (on a GPU: ``time_s`` of a step with host dispatch,
+        ``gpu_busy_s``, ``flops``, ``dram_bytes``, ``energy_j``, ``average_power_w``...). A kind
+        with a faster exact path for sweeps overrides it (systolic machines)."""
+        opts = RunOptions(mode=mode, dataflow=dataflow, energy=energy)
+        totals = self.run_model(workload, opts).totals
+        return {k: float(v) for k, v in totals.items()
+                if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
 def records_energy_j(records: list[dict] | pd.DataFrame, table: Any) -> float:

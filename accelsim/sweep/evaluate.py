@@ -178,21 +178,26 @@ def simulate_point(ctx: SweepContext, point: Mapping[str, Any]) -> dict[str, flo
     On a systolic machine the metrics are ``simulate(...).totals`` (cycles, seconds, bytes),
     the energy metrics of :func:`energy_metrics` (joules, pJ/MAC, TOPS/W, W; priced only when a
     requested metric needs them) and ``area_mm2``, ``area_pe_mm2``, ``area_sram_mm2`` (mm^2)
-    and ``node_nm`` from :mod:`accelsim.sweep.area`; on a GPU or CPU, the device's per-op
-    totals (``time_s``, ``flops``, ``flop_per_s``, bytes per level, ``energy_j``,
-    ``avg_power_w``).
+    and ``node_nm`` from :mod:`accelsim.sweep.area`; on a GPU or CPU, the numeric totals of
+    its ``run_model`` (what ``accelsim run`` reports: ``time_s``, ``flops``, ``dram_bytes``,
+    ``energy_j``, ``average_power_w``...).
     """
     machine = ctx.machine(point)
-    totals = _device(ctx, machine).workload_totals(
-        ctx.workload(point), dataflow=point.get("dataflow"), mode=ctx.mode,
-        energy=wants_energy(ctx.metrics))
+    device = _device(ctx, machine, point)
+    totals = device.workload_totals(ctx.workload(point), dataflow=point.get("dataflow"),
+                                    mode=ctx.mode, energy=wants_energy(ctx.metrics))
     return _with_area(machine, totals)
 
 
-def _device(ctx: SweepContext, machine: Any) -> Any:
-    from accelsim.devices import device_for
+def _device(ctx: SweepContext, machine: Any, point: Mapping[str, Any] | None = None) -> Any:
+    """The machine's device (:func:`accelsim.devices.device_for`); a ``dataflow`` parameter on
+    a kind that takes none is the one-line error ``accelsim run --dataflow`` gives."""
+    from accelsim.devices import check_run_flags, device_for
 
-    return device_for(machine, source=ctx.hw_file)
+    device = device_for(machine, source=ctx.hw_file)
+    if point is not None:
+        check_run_flags(device, {"dataflow": point.get("dataflow")}, {"dataflow": "dataflow"})
+    return device
 
 
 def _with_area(machine: Any, totals: Mapping[str, Any]) -> dict[str, float]:
@@ -219,7 +224,7 @@ def priced_metrics(ctx: SweepContext, points: Sequence[Mapping[str, Any]]
     for i, point in enumerate(points):
         try:
             machine = ctx.machine(point)
-            actions = getattr(_device(ctx, machine), "workload_actions", None)
+            actions = getattr(_device(ctx, machine, point), "workload_actions", None)
             got = actions(ctx.workload(point), dataflow=point.get("dataflow"),
                           mode=ctx.mode) if actions is not None else None
         except AccelsimError:

@@ -115,8 +115,9 @@ def test_energy_chunks_priced_in_one_batch_equal_simulate_point_by_point(tmp_pat
 
 
 def test_gpu_and_cpu_sweeps_dispatch_through_their_device(tmp_path):
-    """Sweeps ask accelsim.devices.device_for: a GPU sweep is the GPU device's per-op totals
-    (energy included); a dataflow, which only systolic machines take, is a one-line error."""
+    """Sweeps ask accelsim.devices.device_for: a GPU or CPU sweep's rows are what its device's
+    run_model (accelsim run) reports; a dataflow, which only systolic machines take, is the
+    one-line error of accelsim run --dataflow."""
     import yaml
 
     from accelsim.api.systolic import load_hw
@@ -139,11 +140,11 @@ def test_gpu_and_cpu_sweeps_dispatch_through_their_device(tmp_path):
         assert len(df) == 2 and (df["error"] == "").all()
         for _, row in df.iterrows():
             wl_obj = spec.workloads[spec.default_workload]
-            ref = device_for(load_hw(hw, {field: row[field]})).workload_totals(wl_obj, energy=True)
+            ref = device_for(load_hw(hw, {field: row[field]})).run_model(wl_obj).totals
             for name in ("time_s", "flops", "energy_j"):
                 assert row[name] == pytest.approx(ref[name], rel=1e-12), (hw, name)
         assert df["time_s"].iloc[0] > df["time_s"].iloc[1]  # more bandwidth / cores: faster
     bad = spec_from_dict({"name": "g", "hardware": "a100", "workload": str(wl),
                           "parameters": {"dataflow": ["os"]}, "metrics": ["time_s"]}, file="<test>")
-    with pytest.raises(ConfigError, match="dataflow.*applies to systolic machines"):
+    with pytest.raises(ConfigError, match="dataflow.*applies to systolic"):
         run_sweep(bad, tmp_path / "bad.parquet", workers=1, progress=False)
