@@ -3,7 +3,9 @@ for all runs together as numpy arrays (amount x pJ per unit, summed per run and 
 
 The same records as :func:`accelsim.report.energy.compute_energy` prices (the array's and
 vector unit's records of :func:`accelsim.report.tables.action_records`, the PE registers of
-:func:`accelsim.report.energy.register_accesses` and one SRAM leakage record per layer) and
+:func:`accelsim.report.energy.register_accesses`, a cube's operand staging of
+:func:`accelsim.report.staging.staging_accesses`, SRAM leakage and the chip's idle power per
+cycle) and
 the same unit prices (:func:`accelsim.report.energy._unit_pj`, once per distinct key of the
 batch), so the same energies; only the order of the additions differs (records are summed
 per key first), which moves results by float rounding (a test holds them within 1e-12).
@@ -11,7 +13,7 @@ Sweeps use it: pricing a 50-layer workload through pandas costs ~30 ms a run, th
 
 Units: pJ in ``*_pj``, joules in ``*_j``, seconds, W; TOPS/W counts 1 MAC = 2 operations.
 
-Imports: config.energy, report.energy, report.tables, report.power (numpy).
+Imports: report.energy, report.tables, report.power, report.staging (numpy).
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from typing import Any
 import numpy as np
 
 from accelsim.report.energy import LEVELS, _unit_pj, energy_table_for, register_accesses
-from accelsim.report.power import machine_clock_hz
+from accelsim.report.power import machine_clock_hz, static_power_w
+from accelsim.report.staging import STAGING_TAG, staging_accesses
 from accelsim.report.tables import action_records
 from accelsim.units import FLOP_PER_MAC
 
@@ -86,15 +89,21 @@ def action_totals(machine: Any, runs: Sequence[Any], rows: Sequence[Mapping[str,
             d = loaded.setdefault(layer, {})
             d[operand] = d.get(operand, 0.0) + count
     flows = {r["layer"]: r["dataflow"] for r in rows}
+    staging = getattr(getattr(machine, "energy", None), "staging", None)
     for layer, macs in layer_macs.items():
         got = loaded.get(layer, {})
         for operand, direction, count, wb in register_accesses(
                 prec, macs, {op: got.get(op, 0.0) for op in ("input", "weight")},
                 flows.get(layer, "os")):
-            key = ("rf", operand, direction, prec, "", 0.0, float(wb))
-            a = amounts.setdefault(key, [0.0, 0.0])
+            a = amounts.setdefault(("rf", operand, direction, prec, "", 0.0, float(wb)), [0.0, 0.0])
             a[0] += float(count)
             a[1] += float(count * wb)
+        if staging is not None:  # a cube's operand and accumulator buffers (report.staging)
+            for operand, direction, count, bits, cap, wb in staging_accesses(macs, prec, staging):
+                key = ("sram", operand, direction, prec, STAGING_TAG, float(cap), float(wb))
+                a = amounts.setdefault(key, [0.0, 0.0])
+                a[0] += float(count)
+                a[1] += float(bits)
     return ActionTotals(amounts=amounts, macs=float(sum(r["macs"] for r in rows)),
                         time_s=float(sum(r["time_s"] for r in rows)),
                         cycles=float(sum(r["total_cycles"] for r in rows)), precision=prec)
@@ -117,12 +126,13 @@ def price_batch(runs: Sequence[tuple[Any, ActionTotals]]) -> dict[str, np.ndarra
     count: list[float] = []
     bits: list[float] = []
 
-    def column(tkey: tuple, table: Any, sram_bits: float | None, key: Key) -> int:
-        j = columns.get((tkey, key))
+    def column(tkey: tuple, table: Any, sram_bits: float | None, key: Key, chip_pj: float) -> int:
+        j = columns.get((tkey, key, chip_pj))
         if j is None:
             level, _, direction, prec, tech, cap, wb = key
-            price, unit = _unit_pj(table, level, direction, prec, tech, cap, wb, sram_bits)
-            j = columns[(tkey, key)] = len(col_price)
+            price, unit = ((chip_pj, "count") if level == "chip" else
+                           _unit_pj(table, level, direction, prec, tech, cap, wb, sram_bits))
+            j = columns[(tkey, key, chip_pj)] = len(col_price)
             col_price.append(price)
             col_count.append(unit == "count")
             col_level.append(_LEVEL_INDEX.get(level, len(LEVELS)))
@@ -144,9 +154,14 @@ def price_batch(runs: Sequence[tuple[Any, ActionTotals]]) -> dict[str, np.ndarra
         if sram is not None and leak_sram and at.amounts:
             items.append((("sram", "-", "leak", at.precision, "", float(sram.capacity_bytes),
                            0.0), [at.cycles, 0.0]))
+        # the part's measured idle power beyond cell leakage, per cycle (report.staging)
+        idle_w = static_power_w(machine, table).get("idle", 0.0) if clock else 0.0
+        chip_pj = idle_w / clock * 1e12 if idle_w else 0.0
+        if idle_w and at.amounts:
+            items.append((("chip", "-", "idle", at.precision, "", 0.0, 0.0), [at.cycles, 0.0]))
         for key, (c, b) in items:
             idx.append(i)
-            col.append(column(tkey, table, sram_bits, key))
+            col.append(column(tkey, table, sram_bits, key, chip_pj))
             count.append(c)
             bits.append(b)
     ix = np.asarray(idx, np.int64)

@@ -48,23 +48,33 @@ def staging_bits_per_mac(staging: OperandStaging, precision: str) -> dict[str, f
             "acc": staging.accumulator_width / staging.tile_k}
 
 
+def staging_accesses(macs: float, precision: str, staging: OperandStaging
+                     ) -> list[tuple[str, str, float, float, float, float]]:
+    """``(operand, direction, count, bits, capacity_bytes, word_bits)`` of the staging
+    buffer accesses of ``macs`` MACs at ``precision``."""
+    per = staging_bits_per_mac(staging, precision)
+    w = PRECISION_BYTES[precision] * BITS_PER_BYTE
+    acc_w = float(staging.accumulator_width)
+    out = []
+    for operand, bits, cap, width, directions in (
+            ("input", per["a"], staging.operand_buffer_bytes, staging.tile_k * w, ("read",)),
+            ("weight", per["b"], staging.operand_buffer_bytes, staging.tile_k * w, ("read",)),
+            ("psum", per["acc"], staging.accumulator_buffer_bytes, staging.tile_n * acc_w,
+             ("read", "write"))):
+        for d in directions:
+            total = macs * bits
+            out.append((operand, d, total / width, total, cap, width))
+    return out
+
+
 def staging_actions(actions: pd.DataFrame, staging: OperandStaging) -> pd.DataFrame:
     """Operand-staging records for every ``mac``/``compute`` record of ``actions``."""
     macs = actions[(actions["level"] == "mac") & (actions["direction"] == "compute")]
-    recs = []
-    for row in macs.itertuples(index=False):
-        per = staging_bits_per_mac(staging, row.precision)
-        w = PRECISION_BYTES[row.precision] * BITS_PER_BYTE
-        acc_w = float(staging.accumulator_width)
-        for operand, bits, cap, width, directions in (
-                ("input", per["a"], staging.operand_buffer_bytes, staging.tile_k * w, ("read",)),
-                ("weight", per["b"], staging.operand_buffer_bytes, staging.tile_k * w, ("read",)),
-                ("psum", per["acc"], staging.accumulator_buffer_bytes, staging.tile_n * acc_w,
-                 ("read", "write"))):
-            for d in directions:
-                total = row.count * bits
-                recs.append(_rec(row.layer, "sram", operand, d, total / width, total,
-                                 row.precision, cap, width, STAGING_TAG))
+    recs = [_rec(row.layer, "sram", operand, d, count, bits, row.precision, cap, width,
+                 STAGING_TAG)
+            for row in macs.itertuples(index=False)
+            for operand, d, count, bits, cap, width in staging_accesses(row.count,
+                                                                        row.precision, staging)]
     return pd.DataFrame(recs, columns=COLUMNS)
 
 
