@@ -160,17 +160,17 @@ def cta_recurrence_s(k: Kernel, m: GpuMachine) -> float | None:
     start + pre_s``; each port grants ``g = max(t1, port free)``, is held to ``h = g + bytes /
     bandwidth``, and the transfer ends at ``h`` or, where the SM's in-flight limit is slower,
     ``t1 + bytes / cap``; the CTA ends ``post_s`` after the last of its compute and transfers.
-    Premise, checked CTA by CTA: requests arrive in grid order (``t1`` never decreases, and a
-    tie comes from CTAs granted their SMs at the same time with the same ``pre_s``, which
-    the replay serves in grid order). A test holds the two equal.
+    Premise, checked CTA by CTA: requests arrive in grid order (``t1`` never decreases; CTAs
+    start in grid order, and requests at the same instant are served in the order their
+    CTAs started, which is grid order, as SimPy serves same-time events in the order they
+    were scheduled). A test holds the two equal.
     """
     l2_cap, hbm_cap = sm_bandwidth_caps(m)
     l2_bw = m.memory.l2_bandwidth_bytes_per_s
     hbm_bw = m.memory.hbm.sustained_bytes_per_s
     t0 = 0.0 + (k.launch_s + k.startup_s)
     slots = [t0] * min(m.sm_count, k.ctas)  # when each SM frees; already a heap
-    l2_free = hbm_free = last_t1 = last_start = -math.inf
-    last_pre = math.nan
+    l2_free = hbm_free = last_t1 = -math.inf
     latest = t0
     for n, c in k.groups:
         l2_hold, hbm_hold = c.l2_bytes / l2_bw, c.hbm_bytes / hbm_bw
@@ -178,9 +178,9 @@ def cta_recurrence_s(k: Kernel, m: GpuMachine) -> float | None:
         for _ in range(n):
             start = heapq.heappop(slots)
             t1 = start + c.pre_s if c.pre_s else start
-            if t1 < last_t1 or (t1 == last_t1 and (start != last_start or c.pre_s != last_pre)):
+            if t1 < last_t1:
                 return None
-            last_t1, last_start, last_pre = t1, start, c.pre_s
+            last_t1 = t1
             body = t1 + c.compute_s
             if c.l2_bytes > 0:
                 h = max(t1, l2_free) + l2_hold
