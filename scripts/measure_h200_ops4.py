@@ -287,13 +287,122 @@ def protocol_probe() -> dict:
     return out
 
 
+def _graph(fn):
+    return e2e.graph_of(fn)
+
+
+def replay_costs(g, n_kernels: int, prime) -> dict:
+    """One graph of ``n_kernels`` kernels timed four ways (per kernel, seconds)."""
+    out = {}
+    torch.cuda.synchronize()
+    host, launch, ev, primed = [], [], [], []
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for _ in range(15):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        g()
+        t1 = time.perf_counter()
+        torch.cuda.synchronize()
+        t2 = time.perf_counter()
+        launch.append(t1 - t0)
+        host.append(t2 - t0)
+        torch.cuda.synchronize()
+        s.record()
+        g()
+        e.record()
+        torch.cuda.synchronize()
+        ev.append(s.elapsed_time(e) / 1e3)
+        torch.cuda.synchronize()
+        prime()  # a long kernel: the graph is submitted while the GPU is busy
+        s.record()
+        g()
+        e.record()
+        torch.cuda.synchronize()
+        primed.append(s.elapsed_time(e) / 1e3)
+    med = statistics.median
+    out["host_sync_to_sync_s"] = med(host) / n_kernels
+    out["host_launch_call_s"] = med(launch)
+    out["event_single_s"] = med(ev) / n_kernels
+    out["event_primed_s"] = med(primed) / n_kernels
+    out["back_to_back_s"] = e2e.event_time_s(e2e.repeat(g, 50), 50) / n_kernels
+    out["n_kernels"] = n_kernels
+    return out
+
+
+def floor_probe2() -> list:
+    """Where the per-kernel floor of a graph replay comes from: submission or execution."""
+    big = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    prime = lambda: big @ big  # ~1 ms
+    out = []
+    b = torch.randn(1, 4096, device="cuda", dtype=torch.bfloat16)
+    for n in (20, 100, 400):
+        buf = [b.clone()]
+
+        def chain():
+            for _ in range(n):
+                buf[0] = buf[0] + b
+
+        with torch.inference_mode():
+            rec = replay_costs(_graph(chain), n, prime)
+        rec.update(case=f"chain_add_{n}")
+        out.append(rec)
+        print("floor2", rec["case"], {k: (round(v * 1e6, 2) if k.endswith("_s") else v)
+                                     for k, v in rec.items()}, flush=True)
+    import torchvision
+
+    net = torchvision.models.mobilenet_v2().to("cuda", torch.bfloat16).eval().to(
+        memory_format=torch.channels_last)
+    x = torch.randn(1, 3, 224, 224, device="cuda", dtype=torch.bfloat16).to(
+        memory_format=torch.channels_last)
+    gpt = e2e.build(e2e.GPT2, layers=12, d=768, h=12, f=3072)
+    caches = [(torch.randn(1, 12, 512, 64, device="cuda", dtype=torch.bfloat16),
+               torch.randn(1, 12, 512, 64, device="cuda", dtype=torch.bfloat16))
+              for _ in range(12)]
+    ids = torch.randint(0, 1000, (1, 1), device="cuda")
+    pos = torch.full((1, 1), 511, device="cuda")
+    for name, fn in (("mobilenet_v2_b1", lambda: net(x)),
+                     ("gpt2_small_decode_b1", lambda: gpt(ids, pos, caches, 511))):
+        with torch.inference_mode():
+            rec = replay_costs(_graph(fn), 1, prime)  # per step; no profiler in this process
+        rec.update(case=name, note="per step (n_kernels=1)")
+        out.append(rec)
+        print("floor2", name, {k: (round(v * 1e6, 2) if k.endswith("_s") else v)
+                               for k, v in rec.items()}, flush=True)
+    return out
+
+
+def floor_probe3() -> list:
+    """Per-kernel cost of a dependent chain of adds by grid size, GPU kept busy (clocks up)."""
+    big = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    prime = lambda: big @ big
+    out = []
+    for rows in (1, 8, 64, 256, 1024, 4096):
+        b = torch.randn(rows, 4096, device="cuda", dtype=torch.bfloat16)
+        buf = [b.clone()]
+
+        def chain():
+            for _ in range(50):
+                buf[0] = buf[0] + b
+
+        with torch.inference_mode():
+            for _ in range(3):
+                prime()
+            rec = replay_costs(_graph(chain), 50, prime)
+        rec.update(case=f"chain_add_{rows}x4096", rows=rows, cols=4096)
+        out.append(rec)
+        print("floor3", rec["case"], {k: (round(v * 1e6, 2) if k.endswith("_s") else v)
+                                     for k, v in rec.items() if k != "case"}, flush=True)
+    return out
+
+
 def main() -> None:
     R["device"] = {"name": torch.cuda.get_device_name(), "torch": torch.__version__,
                    "cuda": torch.version.cuda}
     only = os.environ.get("MEASURE_SECTIONS")
     for name, fn in (("host_state", host_state), ("gemm_cal", gemm_cal),
                      ("rowops_cal", rowops_cal), ("pointwise_cal", pointwise_cal),
-                     ("floor_probe", floor_probe), ("protocol_probe", protocol_probe)):
+                     ("floor_probe", floor_probe), ("protocol_probe", protocol_probe),
+                     ("floor_probe2", floor_probe2), ("floor_probe3", floor_probe3)):
         if only and name not in only.split(","):
             continue
         t0 = time.time()
