@@ -22,6 +22,8 @@ Sections:
   (``torch._scaled_mm``) and int8 (``torch._int_mm``) GEMMs.
 * ``rowops_cal``: ``nn.LayerNorm``, ``F.rms_norm`` and ``torch.softmax`` over the last dim.
 * ``pointwise_cal``: ``a + b``, ``F.relu``, ``F.gelu`` from 0.25 M to 100 M elements.
+* ``small_gemm_cal`` (file ``h200_ops4b.json``): ``nn.Linear`` with bias at encoder shapes,
+  depthwise 3x3 convs and global average pools at shapes apart from the held-out ones.
 * ``floor_probe``: the per-kernel floor of short kernels under the two graph timings in use
   (``measure_h200.timed``: a 50-call graph replayed back to back; ``measure_e2e.time_op``: a
   20-call graph replayed once between events), for independent calls (``a + b``) and for a
@@ -395,6 +397,42 @@ def floor_probe3() -> list:
     return out
 
 
+def small_gemm_cal() -> list:
+    """``F.linear`` with bias (cuBLASLt addmm, bias epilogue) at encoder-sized shapes, and
+    depthwise convs / global average pools at shapes apart from the held-out ones."""
+    out = []
+    for M in (64, 192, 384, 768, 1536, 3072):
+        for N, K in ((768, 768), (2304, 768), (3072, 768), (768, 3072), (1024, 1024)):
+            x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+            lin = nn.Linear(K, N, device="cuda", dtype=torch.bfloat16)
+            with torch.inference_mode():
+                fn = lambda: lin(x)
+                rec = timed(fn, flops=2.0 * M * N * K, op="linear_bias", M=M, N=N, K=K,
+                            dtype="bf16")
+                out.append(with_kernels(rec, fn))
+        print("linear", M, flush=True)
+    for n, c, h, st in ((8, 32, 112, 1), (8, 96, 56, 2), (16, 144, 28, 1), (16, 192, 28, 2),
+                        (64, 384, 14, 1), (64, 576, 14, 1), (128, 960, 7, 1), (4, 144, 56, 1)):
+        x = torch.randn(n, c, h, h, device="cuda", dtype=torch.bfloat16).to(
+            memory_format=torch.channels_last)
+        conv = nn.Conv2d(c, c, 3, stride=st, padding=1, groups=c, bias=False).to(
+            "cuda", torch.bfloat16).to(memory_format=torch.channels_last).eval()
+        with torch.inference_mode():
+            fn = lambda: conv(x)
+            rec = timed(fn, op="depthwise", n=n, c=c, h=h, w=h, k=c, r=3, s=3, stride=st,
+                        pad=1, groups=c, dtype="bf16")
+            out.append(with_kernels(rec, fn))
+    for n, c, h in ((8, 1280, 7), (64, 1280, 7), (16, 2048, 7), (128, 2048, 7), (4, 512, 14)):
+        x = torch.randn(n, c, h, h, device="cuda", dtype=torch.bfloat16).to(
+            memory_format=torch.channels_last)
+        with torch.inference_mode():
+            fn = lambda: F.adaptive_avg_pool2d(x, 1)
+            rec = timed(fn, op="avgpool", n=n, c=c, h=h, w=h, dtype="bf16")
+            out.append(with_kernels(rec, fn))
+    print("small_gemm_cal done", flush=True)
+    return out
+
+
 def main() -> None:
     R["device"] = {"name": torch.cuda.get_device_name(), "torch": torch.__version__,
                    "cuda": torch.version.cuda}
@@ -402,7 +440,8 @@ def main() -> None:
     for name, fn in (("host_state", host_state), ("gemm_cal", gemm_cal),
                      ("rowops_cal", rowops_cal), ("pointwise_cal", pointwise_cal),
                      ("floor_probe", floor_probe), ("protocol_probe", protocol_probe),
-                     ("floor_probe2", floor_probe2), ("floor_probe3", floor_probe3)):
+                     ("floor_probe2", floor_probe2), ("floor_probe3", floor_probe3),
+                     ("small_gemm_cal", small_gemm_cal)):
         if only and name not in only.split(","):
             continue
         t0 = time.time()
