@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from accelsim.config.energy_ref import EnergySelection
+from accelsim.config.energy_ref import EnergySelection, positive_or_none
 from accelsim.config.memory import DRAM_TECHNOLOGIES
 from accelsim.config.schema import non_negative, param, positive
 from accelsim.errors import UnsupportedError
@@ -160,6 +160,17 @@ class CpuEnergy:
     tdp_gap: str = param(
         "Why the predicted power at peak throughput lies below the TDP band, when it does "
         "(a documented known gap; empty = the machine must lie in the band).", default="")
+    idle_w: float | None = param(
+        "Measured idle power of the package the TDP is stated for, W: cell leakage plus what "
+        "does not stop when idle (mesh, LLC, memory controllers, UPI/PCIe PHYs). The part the "
+        "modelled cell leakage does not cover is charged as static power `idle`, as for the "
+        "other machines (`accelsim/report/ENERGY.md` section 7).",
+        default=None, check=positive_or_none)
+    min_clock_hz: float | None = param(
+        "Lowest all-core clock the package's power limit may hold it at under a sustained "
+        "matrix/vector load, Hz. When the predicted power at the load clock exceeds the TDP, "
+        "the cap lowers the clock; below this floor the check fails.",
+        default=None, check=positive_or_none)
 
     @property
     def selection(self) -> EnergySelection:

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from accelsim.config.schema import param, positive
 
 
-def _positive_or_none(v: object) -> str | None:
+def positive_or_none(v: object) -> str | None:
+    """Check: absent (``None``) or strictly greater than zero."""
     return None if v is None or v > 0 else "must be > 0"  # type: ignore[operator]
 
 
@@ -49,7 +50,7 @@ class EnergySelection:
     tdp_w: float | None = param(
         "Published TDP (or maximum power) of the part this machine models, W; `accelsim "
         "validate` holds the predicted power at peak throughput to a band below it.",
-        default=None, check=_positive_or_none)
+        default=None, check=positive_or_none)
     tdp_gap: str = param(
         "Why the predicted power at peak throughput lies below the TDP band, when it does "
         "(a documented known gap; empty = the machine must lie in the band).", default="")
@@ -58,11 +59,11 @@ class EnergySelection:
         "leakage plus what does not stop when idle (clocked logic without gating, DRAM "
         "background and refresh, PHYs, host interface, board). The part the modelled cell "
         "leakage does not cover is charged as static power `idle`.",
-        default=None, check=_positive_or_none)
+        default=None, check=positive_or_none)
     min_clock_hz: float | None = param(
         "Lowest clock the part's power cap may hold it at under a sustained load (a GPU's base "
         "or default applications clock), Hz. When the predicted power at the load clock "
         "exceeds the TDP, the cap lowers the clock; below this floor the check fails.",
-        default=None, check=_positive_or_none)
+        default=None, check=positive_or_none)
     staging: OperandStaging | None = param(
         "Operand staging of a non-systolic matrix unit (cube), priced per MAC.", default=None)

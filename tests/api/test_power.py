@@ -156,6 +156,32 @@ def test_the_cpu_is_the_one_documented_gap_and_stays_below_the_band():
     assert p.gap and p.ratio < TDP_BAND[0] and tdp_verdict(p) == "known gap"
 
 
+def test_a_cpu_states_its_idle_power_and_clock_floor_like_the_other_machines():
+    """A CPU YAML takes `energy.idle_w` and `energy.min_clock_hz` as tpu_v1 and the GPUs do (the
+    fields a published idle package power and an AMX/AVX-512 clock floor would go in; spr_cpu
+    states neither, see ENERGY.md section 7): the idle draw beyond the modelled leakage is static
+    power in the check, in `compare` (run_kernel) and in the CPU device's energy alike. The
+    100 W here only exercises the mechanism; it is no figure of any part."""
+    from accelsim.api.compare import run_kernel
+    from accelsim.config.registry import load_machine
+    from accelsim.devices import device_for
+    from accelsim.workload.ops import Gemm
+
+    base = load_machine("spr_cpu")
+    m = load_machine("spr_cpu", {"energy.idle_w": 100, "energy.min_clock_hz": "1.5 GHz"})
+    p0, p = peak_power(base), peak_power(m)
+    assert "idle" not in p0.static_parts_w and p.static_w == pytest.approx(100.0)
+    assert p.total_w - p0.total_w == pytest.approx(100.0 - p0.static_w)
+    assert p.min_clock_hz == pytest.approx(1.5e9) and p0.min_clock_hz is None
+    op = Gemm(name="g", m=1024, n=1024, k=1024, dtype="bf16")
+    r0, r = run_kernel(base, op), run_kernel(m, op)
+    extra_j = (100.0 - p0.static_w) * r["time_s"]
+    assert r["energy_j"] - r0["energy_j"] == pytest.approx(extra_j, rel=1e-6)
+    dev0, dev = device_for(base), device_for(m)
+    assert dev.energy_j(dev.cost(op)) - dev0.energy_j(dev0.cost(op)) == pytest.approx(extra_j,
+                                                                                      rel=1e-6)
+
+
 def test_a100_demand_exceeds_its_tdp_and_the_cap_holds_it_above_its_base_clock():
     """At its estimated 1350 MHz load clock the carried GPU constants demand ~3 % more than the
     A100's 400 W: the cap lowers the clock to fit, staying above the 1155 MHz base clock."""
@@ -213,6 +239,9 @@ def test_idle_power_below_the_modelled_leakage_is_refused_in_one_line():
     ("npu_ascend910", "energy.staging.tile_k", 0, "must be > 0"),
     ("npu_ascend910", "energy.staging.operand_buffer_bytes", "64 KiHz", ""),
     ("npu_ascend910", "energy.staging.tile_q", 16, "did you mean"),
+    ("spr_cpu", "energy.idle_w", -80, "must be > 0"),
+    ("spr_cpu", "energy.min_clock_hz", "fast", "cannot parse"),
+    ("spr_cpu", "energy.min_clock_hz", "0 GHz", "must be > 0"),
 ])
 def test_bad_power_figures_in_a_machine_yaml_are_refused_in_one_line(machine, field, value, reason):
     """The new power fields go through the config loader: file, field and value, one line."""
