@@ -8,6 +8,8 @@
     PYTHONPATH=. python scripts/validate_gpu.py --conv     # + convs and CNN glue kernels
     PYTHONPATH=. python scripts/validate_gpu.py --rows     # + row-wise/pointwise calibration
     PYTHONPATH=. python scripts/validate_gpu.py --fit-rows # re-derive the row/pointwise constants
+    PYTHONPATH=. python scripts/validate_gpu.py --small    # + nn.Linear with bias, encoder shapes
+    PYTHONPATH=. python scripts/validate_gpu.py --fit-small  # re-derive the small-GEMM constants
 
 Calibration set: ``scripts/data/h200_calibration.json`` (a copy of
 ``shared/reference/h200/calibration.json``): square GEMMs in bf16, fp16, tf32 and fp32, the
@@ -22,6 +24,10 @@ with the kernels cuBLAS launched, also fitted on (groups ``cal4_*``).
 Row-wise and pointwise calibration set: ``scripts/data/h200_ops4.json`` (``rowops_cal``,
 ``pointwise_cal``; ``scripts/measure_h200_ops4.py``), on which ``--fit-rows`` fits the
 row-kernel and erf constants; the held-out ``memory_bound`` operators are never fitted.
+Small-GEMM calibration run 4b: ``scripts/data/h200_ops4b.json`` ``small_gemm_cal``
+(``nn.Linear`` with bias at BERT/GPT-2 shapes, M 64-3072, with the cuBLASLt kernels each call
+launched), on which ``--fit-small`` fits ``compute.gemm_kblock_s`` and
+``compute.gemm_bias_epilogue_s`` (group ``small_linear_bias``).
 
 Measured times compared are GPU-side: the CUDA-graph per-call time where the measurement has
 one (kernels short enough for launch gaps to matter), else the back-to-back median. The
@@ -184,6 +190,56 @@ def cal4_kernels(ops4: dict) -> dict[str, str]:
     return out
 
 
+def small_gemm_cal_cases(ops4b: dict) -> list[tuple[str, str, object, float, str]]:
+    """(group, label, op, measured seconds, field) of the small-GEMM calibration run 4b
+    (``h200_ops4b.json`` ``small_gemm_cal``, op ``linear_bias``): ``nn.Linear`` with bias in
+    bf16 at encoder shapes (M tokens 64-3072; N, K 768-3072), per call in a CUDA graph.
+    Calibration data: ``--fit-small`` fits on these, never on the held-out set."""
+    cases = []
+    for r in ops4b["sections"].get("small_gemm_cal", []):
+        if r.get("op") != "linear_bias" or "gpu_ms" not in r:
+            continue
+        op = Gemm(name="linear", m=r["M"], n=r["N"], k=r["K"], dtype=r["dtype"], bias=True)
+        cases.append(("small_linear_bias", f"linear+bias {r['M']}x{r['N']}x{r['K']}", op,
+                      r["gpu_ms"] * 1e-3, "time_s"))
+    return cases
+
+
+def small_gemm_kernels(ops4b: dict) -> dict[str, str]:
+    """Case label of :func:`small_gemm_cal_cases` -> the cuBLASLt kernels it launched
+    (``nvjet_sm90_tst_`` prefix dropped; tile BMxBN, BKxstages, cluster)."""
+    out = {}
+    for r in ops4b["sections"].get("small_gemm_cal", []):
+        if r.get("op") == "linear_bias":
+            names = [k[0].replace("nvjet_sm90_tst_", "").split("<")[0].replace("void ", "")
+                     for k in r.get("kernels", []) if "Memset" not in k[0]]
+            out[f"linear+bias {r['M']}x{r['N']}x{r['K']}"] = " + ".join(names)
+    return out
+
+
+SMALL_GEMM_GRID = {"compute.gemm_kblock_s": tuple(i * 20e-9 for i in range(0, 8)),
+                   "compute.gemm_bias_epilogue_s": tuple(i * 0.25e-6 for i in range(0, 13))}
+"""Candidate values (seconds) of the small-GEMM constants, searched jointly."""
+
+
+def fit_small_gemm(ops4b: dict) -> dict[str, float]:
+    """Joint grid search of :data:`SMALL_GEMM_GRID` minimising the sum of squared log errors
+    over :func:`small_gemm_cal_cases` (calibration only). Prints and returns the values."""
+    sel = small_gemm_cal_cases(ops4b)
+    keys = list(SMALL_GEMM_GRID)
+    best: tuple[float, dict[str, float]] | None = None
+    for kb in SMALL_GEMM_GRID[keys[0]]:
+        for be in SMALL_GEMM_GRID[keys[1]]:
+            cur = {keys[0]: kb, keys[1]: be}
+            err = _sq_log_err(load_machine("h200", cur), sel)
+            if best is None or err < best[0]:
+                best = (err, cur)
+    assert best is not None
+    print("fit " + ", ".join(f"{k} = {v * 1e9:g} ns" for k, v in best[1].items())
+          + f" (sum sq log err {best[0]:.4f}, {len(sel)} cases)")
+    return best[1]
+
+
 ROW_FAMILIES = ("layernorm", "rmsnorm", "softmax", "add", "relu", "gelu_erf")
 """Calibration groups of :func:`rowop_cal_cases` (``rows_<family>``)."""
 
@@ -333,7 +389,8 @@ ROW_GRID = {"memory.loaded_hbm_latency_s": (0.9e-6, 1.1e-6, 1.3e-6, 1.5e-6, 1.7e
             "compute.layernorm_instr_per_element": tuple(range(5, 61, 5)),
             "compute.welford_cta_instr": (0, 50, 100, 150, 200, 300),
             "compute.rmsnorm_instr_per_element": tuple(range(2, 41, 2)),
-            "compute.softmax_instr_per_element": tuple(range(5, 41, 5))}
+            "compute.softmax_instr_per_element": (1, 2, 3, 4, *range(5, 41, 5)),
+            "compute.exp_instr": tuple(range(4, 25, 2))}
 """Candidate values of the row-kernel constants (``hw/gpu/rows.py``)."""
 
 
@@ -366,6 +423,14 @@ def fit_rows(ops4: dict, sweeps: int = 3) -> dict[str, float]:
     return {**cur, "compute.erf_instr": best[1]}
 
 
+def _with_kernels(rows: list[dict], names: dict[str, str], lib: str, title: str) -> list[dict]:
+    """Print ``rows`` with the kernels the library launched for each case; return them."""
+    for r in rows:
+        r["bound"] = f"{r['bound']} | {lib}: {names.get(r['case'], '?')}"
+    report(rows, title)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hw", default="h200")
@@ -382,6 +447,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="also the row-wise/pointwise calibration (h200_ops4.json)")
     ap.add_argument("--fit-rows", action="store_true",
                     help="re-fit the row-kernel and erf constants on h200_ops4.json")
+    ap.add_argument("--small", action="store_true",
+                    help="also the small-GEMM calibration (h200_ops4b.json small_gemm_cal)")
+    ap.add_argument("--fit-small", action="store_true",
+                    help="re-fit the small-GEMM constants on h200_ops4b.json")
     ap.add_argument("--json", metavar="FILE", help="write all rows to FILE")
     a = ap.parse_args(argv)
     cal = json.loads((DATA / "h200_calibration.json").read_text())
@@ -393,6 +462,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if a.fit_rows:
         fit_rows(ops4)
+        return 0
+    ops4b = json.loads((DATA / "h200_ops4b.json").read_text())
+    if a.fit_small:
+        fit_small_gemm(ops4b)
         return 0
     m = load_gpu(a.hw)
     rows = evaluate(m, calibration_cases(cal), a.mode)
@@ -406,12 +479,13 @@ def main(argv: list[str] | None = None) -> int:
         report(prow, "probe set (h200_probe2.json: fitted kernel-family constants)")
         all_rows += prow
     if a.cal4:
-        c4 = evaluate(m, cal4_gemm_cases(ops4), a.mode)
-        names = cal4_kernels(ops4)
-        for r in c4:
-            r["bound"] = f"{r['bound']} | cuBLAS: {names.get(r['case'], '?')}"
-        report(c4, "GEMM calibration run 4 (h200_ops4.json gemm_cal: fitted)")
-        all_rows += c4
+        all_rows += _with_kernels(evaluate(m, cal4_gemm_cases(ops4), a.mode),
+                                  cal4_kernels(ops4), "cuBLAS",
+                                  "GEMM calibration run 4 (h200_ops4.json gemm_cal: fitted)")
+    if a.small:
+        all_rows += _with_kernels(
+            evaluate(m, small_gemm_cal_cases(ops4b), a.mode), small_gemm_kernels(ops4b),
+            "cuBLASLt", "small-GEMM calibration run 4b (h200_ops4b.json small_gemm_cal: fitted)")
     if a.rows:
         rrows = evaluate(m, rowop_cal_cases(ops4), a.mode)
         report(rrows, "row-wise/pointwise calibration (h200_ops4.json: fitted)")

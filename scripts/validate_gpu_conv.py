@@ -41,15 +41,17 @@ FITS = ((("conv.tile_fixed_s",), ("gemm_1x1", "implicit_gemm"), 1, (US,)),
         (("conv.direct_instr_per_mac", "conv.direct_instr_per_output"), ("tiny_c_direct",), 1,
          ([i * 0.25 for i in range(1, 21)], list(range(0, 301, 5)))),
         (("conv.tiny_c_mma_fraction",), ("tiny_c_padded",), 1, ([i / 100 for i in range(5, 61)],)),
-        (("conv.depthwise_instr_per_row",), ("depthwise",), 16, (list(range(0, 61)),)),
+        (("conv.depthwise_instr_per_row", "conv.depthwise_fixed_s"), ("depthwise",), 1,
+         (list(range(0, 41)), US)),
         (("conv.grouped_gather_efficiency",), ("grouped",), 16,
          ([i / 100 for i in range(20, 101)],)),
         (("conv.bn_round_trips",), ("batchnorm",), 1, ([i / 10 for i in range(5, 51)],)),
         (("conv.pool_round_trips",), ("maxpool",), 1, ([i / 20 for i in range(5, 81)],)))
 """(fields, calibration groups they are fitted on, smallest batch used, grids), fitted in
 this order, each on the values found before it (fields of one entry: a joint grid). The
-depthwise and grouped throughput constants are fitted on their batch-32 calibration case
-only: at batch 1 those kernels are all fixed cost."""
+grouped throughput constant is fitted on its batch-32 calibration case only (at batch 1
+that kernel is all fixed cost); depthwise fits its throughput and its fixed cost jointly on
+all its calibration cases (batch 1, the batch-32 one, ``h200_ops4b.json``'s batch 4-128)."""
 
 
 def measured_family(op: Conv2d, kernels: list[str]) -> str:
@@ -114,12 +116,30 @@ def cases() -> list[dict]:
         out.append({"group": measured_family(op, [k["name"] for k in r["kernels"]]),
                     "case": _label(op), "op": op, "measured_s": r["gpu_ms"] * 1e-3,
                     "split": "calibration", "source": "probe2"})
+    ops4b = json.loads((DATA / "h200_ops4b.json").read_text())
+    for r in ops4b["sections"].get("small_gemm_cal", []):
+        if r.get("op") not in ("depthwise", "avgpool") or "gpu_ms" not in r:
+            continue
+        if r["op"] == "depthwise":
+            op, group = _conv(r), "depthwise"
+        else:
+            op = Pool2d(name="p", n=r["n"], c=r["c"], h=r["h"], w=r["w"], mode="global_avg")
+            group = "avgpool"
+        out.append({"group": group, "case": _label4b(r), "op": op,
+                    "measured_s": r["gpu_ms"] * 1e-3, "split": "calibration",
+                    "source": "ops4b"})
     held = json.loads((DATA / "h200_heldout.json").read_text())
     for r in held["sections"].get("conv2d", []):
         op = _conv(r)
         out.append({"group": measured_family(op, []), "case": _label(op), "op": op,
                     "measured_s": r["gpu_ms"] * 1e-3, "split": "held-out", "source": "heldout"})
     return out
+
+
+def _label4b(r: dict) -> str:
+    if r["op"] == "avgpool":
+        return f"avgpool n{r['n']} c{r['c']} {r['h']}^2 (4b)"
+    return f"dw n{r['n']} c{r['c']} {r['h']}^2 /{r['stride']} (4b)"
 
 
 def _label(op: Conv2d) -> str:

@@ -121,6 +121,15 @@ class GpuCompute:
         "Serial prologue and epilogue every CTA of the library's non-persistent CUTLASS 2.x "
         "GEMM kernels (the unaligned, narrow and legacy mma.sync paths) pays: pipeline fill, "
         "epilogue through shared memory, seconds.", default=0.0, check=non_negative)
+    gemm_kblock_s: float = param(
+        "Shortest time one K block (BK deep) of a warp-specialised tensor-core GEMM main loop "
+        "takes whatever its MMAs (producer/consumer barrier handshake, warpgroup MMA issue "
+        "and wait), seconds; binds the skinny tiles of small-M GEMMs.", default=0.0,
+        check=non_negative)
+    gemm_bias_epilogue_s: float = param(
+        "Serial time a GEMM kernel with a bias epilogue (nn.Linear through cuBLASLt: the "
+        "*_bias_* kernels) adds once: its last tiles' epilogue (bias load, extra pass) is "
+        "hidden behind no main loop, seconds.", default=0.0, check=non_negative)
     gemm_l2_operand_copies: float = param(
         "Copies of a GEMM's input operands an op's L2 footprint counts (2 on a two-partition "
         "L2 where lines read by SMs on both sides are cached in both halves).", default=1.0,
@@ -153,6 +162,10 @@ class GpuCompute:
         "Cycles per instruction of a warp with no other warp on its scheduler (dependent "
         "issue latency): bounds a row-wise CTA with few warps running alone.", default=1.0,
         check=positive)
+    exp_instr: float = param(
+        "FP32-lane instructions of one expf (range reduction around one SFU ex2) in "
+        "PyTorch's softmax kernels; 0 = transcendental_instr.", default=0.0,
+        check=non_negative)
     erf_instr: float = param(
         "FP32-lane instructions of one erff (PyTorch's default, exact GELU) in an "
         "elementwise kernel.", default=0.0, check=non_negative)

@@ -42,6 +42,9 @@ class GpuConvKernels:
         "FP32-lane instructions per input row segment a depthwise kernel loads for one "
         "output (R x stride per output: load, bf16->fp32 conversion, index math, bounds).",
         default=20.0, check=non_negative)
+    depthwise_fixed_s: float = param(
+        "Serial time before a depthwise CTA's first output (its filter taps and input "
+        "rows loaded, tile indices computed), seconds.", default=0.0, check=non_negative)
     grouped_gather_efficiency: float = param(
         "Fraction of the L2 bandwidth a grouped implicit-GEMM kernel reaches on its im2col "
         "gathers (one small per-group channel slice per pixel and tap).", default=0.6,

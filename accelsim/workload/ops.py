@@ -43,6 +43,9 @@ class Gemm:
     batch: int = 1
     shared_weights: bool = True
     dtype: str | None = None
+    bias: bool = False
+    """A bias vector is added to every output row (``nn.Linear``): fused into the GEMM's
+    epilogue by the GPU libraries."""
 
     kind = "gemm"
 

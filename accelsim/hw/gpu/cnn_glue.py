@@ -21,9 +21,16 @@ stays in L2, HBM's when it does not (hit-weighted in between).
   the taps after a row's first touch on-chip hits, so even a large input does not pay HBM
   latency per tap). The kernel is compiled with 1024-thread
   launch bounds and, per the batch-32/batch-1 ratio measured, keeps one block per SM.
-* **Global average pool** (``adaptive_avg_pool2d(x, 1)`` = a mean over H x W): one thread
-  per (image, channel) output, accumulating ``H x W`` inputs 4 at a time: ``ceil(HW/4)``
-  round trips.
+* **Global average pool** (``adaptive_avg_pool2d(x, 1)`` = a mean over H x W,
+  ``reduce_kernel<128, 4>``): PyTorch's ``setReduceConfig`` for a reduction off the
+  contiguous dim (:func:`avgpool_launch`): each thread owns 4 adjacent channels (one 8-byte
+  load per input position), a block is ``32 x block_height`` threads; with >= 16 inputs per
+  thread left the ``block_height`` warps split the H x W positions (shared-memory combine),
+  else each warp owns its own outputs. A thread accumulates its positions 4 loads at a time:
+  ``ceil(positions / 4)`` round trips, each the latency plus the SM's share of the step's
+  bytes through its L2 port (:func:`accelsim.hw.gpu.kernel.sm_bandwidth_caps`): many CTAs
+  per SM lengthen every step (measured 4.3 -> 6.1 us kernels from 20 to 512 CTAs,
+  ``h200_ops4b.json``).
 
 Units: seconds, bytes. Imports: config, hw.gpu.
 """
@@ -33,7 +40,7 @@ from __future__ import annotations
 import math
 
 from accelsim.config.gpu import GpuMachine
-from accelsim.hw.gpu.kernel import CtaCost, Kernel
+from accelsim.hw.gpu.kernel import CtaCost, Kernel, sm_bandwidth_caps
 from accelsim.hw.gpu.memory import l2_hit_fraction, startup_s, stream_kernel
 
 MAX_THREADS_PER_SM = 2048
@@ -43,8 +50,12 @@ BN_MAX_BLOCK, BN_TILE_W, BN_ELEMENTS_PER_THREAD, BN_MAX_H_BLOCK, BN_PARALLEL_LOA
 """PyTorch's ``flexible_launch_configs`` constants for the channels-last BatchNorm kernel."""
 POOL_BLOCK, POOL_BLOCK_STRIDE, POOL_CTAS_PER_SM = 1024, 2, 1
 """``max_pool_forward_nhwc``: threads per block, output rows per block, blocks per SM."""
-REDUCE_UNROLL, REDUCE_THREADS = 4, 128
-"""``reduce_kernel<128, 4>``: inputs accumulated per round trip, threads per block."""
+REDUCE_UNROLL, REDUCE_MAX_THREADS, REDUCE_VEC = 4, 512, 4
+"""``Reduce.cuh``: inputs a thread accumulates per round trip (``vt0``), the thread budget
+``MAX_NUM_THREADS`` (divided by the output vector width) and that width (4 outputs)."""
+REDUCE_MIN_PER_THREAD, REDUCE_MAX_PER_THREAD = 16, 256
+"""``setReduceConfig``: the block's warps split the inputs when each keeps >= 16 (or the
+inputs are >= 256 per thread); blocks split them (global combine) from 256."""
 
 
 def last_pow2(n: int) -> int:
@@ -127,15 +138,45 @@ def maxpool_kernel(m: GpuMachine, n: int, c: int, h: int, w: int, r: int, stride
                                       "channel_loads": size_c})
 
 
+def avgpool_launch(n: int, c: int, positions: int, sm_count: int) -> tuple[int, int, int]:
+    """(CTAs, threads per CTA, inputs per thread) of PyTorch's mean over ``positions`` per
+    (image, channel) on NHWC: ``setReduceConfig`` + ``set_block_dimension`` for a reduction
+    off the contiguous dim, with outputs vectorised by 4 channels where C allows."""
+    vec = next(v for v in (REDUCE_VEC, 2, 1) if c % v == 0)
+    dim0, dim1 = n * c // vec, positions  # vectors of outputs, inputs per output
+    max_threads = REDUCE_MAX_THREADS // vec
+    d0 = last_pow2(dim0) if dim0 < max_threads else max_threads
+    d1 = last_pow2(dim1) if dim1 < max_threads else max_threads
+    bw = min(d0, 32)
+    bh = min(d1, max_threads // bw)
+    bw = min(d0, max_threads // bh)
+    if dim1 >= bh * REDUCE_MIN_PER_THREAD or dim1 >= REDUCE_MAX_PER_THREAD:
+        per_thread, ctas = math.ceil(dim1 / bh), math.ceil(dim0 / bw)  # warps split inputs
+        if per_thread >= REDUCE_MAX_PER_THREAD:  # blocks split them too (global combine)
+            target = MAX_THREADS_PER_SM // (bw * bh) * sm_count
+            split = max(min(math.ceil(target / ctas),
+                            math.ceil(per_thread / REDUCE_MIN_PER_THREAD)),
+                        math.ceil(per_thread / REDUCE_MAX_PER_THREAD))
+            per_thread, ctas = math.ceil(per_thread / split), ctas * split
+    else:
+        per_thread, ctas = dim1, math.ceil(dim0 / (bw * bh))  # each warp its own outputs
+    return ctas, bw * bh, per_thread
+
+
 def global_avgpool_kernel(m: GpuMachine, n: int, c: int, h: int, w: int, elem_bytes: int
                           ) -> Kernel:
     """``adaptive_avg_pool2d(x, 1)`` on an NHWC tensor: a mean over ``h x w`` per channel."""
     read = n * h * w * c * elem_bytes
     write = n * c * elem_bytes
-    outputs = n * c
-    chain = math.ceil(h * w / REDUCE_UNROLL) * round_trip_s(m, read, write)
-    ctas = math.ceil(outputs / REDUCE_THREADS)
-    per_sm = MAX_THREADS_PER_SM // REDUCE_THREADS
+    ctas, threads, per_thread = avgpool_launch(n, c, h * w, m.sm_count)
+    per_sm = max(1, min(32, MAX_THREADS_PER_SM // threads))
+    resident = min(per_sm, math.ceil(ctas / m.sm_count))
+    # one step: every resident thread's REDUCE_UNROLL loads (REDUCE_VEC channels each) come
+    # back after the latency, then through the SM's L2 port with the other CTAs' loads
+    step_bytes = resident * threads * REDUCE_UNROLL * REDUCE_VEC * elem_bytes
+    step = round_trip_s(m, read, write) + step_bytes / sm_bandwidth_caps(m)[0]
+    chain = math.ceil(per_thread / REDUCE_UNROLL) * step
     return latency_chain_kernel(m, "avgpool", ctas=ctas, ctas_per_sm=per_sm, chain_s=chain,
                                 read_bytes=read, write_bytes=write,
-                                meta={"family": "avgpool"})
+                                meta={"family": "avgpool", "threads": threads,
+                                      "inputs_per_thread": per_thread})

@@ -11,7 +11,10 @@ cores, and the grouped implicit GEMM. Family choice: :mod:`accelsim.hw.gpu.conv`
   bf16 channels), so the implicit GEMM can load 16-byte taps.
 * **Depthwise** (``conv2d_c1_k1_nhwc``): no tensor cores; per output ``R x S`` FMAs plus
   ``R x stride`` input row segments loaded into registers (``conv.depthwise_instr_per_row``
-  instructions each), memory traffic as an elementwise kernel (input, filters, output once).
+  instructions each), memory traffic as an elementwise kernel (input, filters, output once);
+  before its first output a CTA waits ``conv.depthwise_fixed_s`` (filter taps and first
+  input rows loaded one after another): 2.3-3.6 us kernels at batch 1, >= 5.4 us for the
+  ``_specialized`` variant PyTorch picks from batch 8 (``h200_e2e.json``, ``h200_ops4b.json``).
 * **Grouped** (``xmma_fprop_implicit_gemm ... g16``): one kernel for all groups; a CTA
   computes ``64`` output pixels x ``64`` output channels, i.e. ``64 / (K/g)`` whole groups,
   each a block-diagonal GEMM of ``K/g`` x ``(C/g) R S`` padded to the ``m16n8k16`` MMA atom
@@ -83,9 +86,10 @@ def depthwise_kernel(m: GpuMachine, op: Conv2d, precision: str) -> Kernel:
     x, w, y = io_bytes(op, precision)
     outputs = op.n * op.out_h * op.out_w * op.k
     per_out = op.r * op.s + m.conv.depthwise_instr_per_row * op.r * op.stride
-    return stream_kernel(m, "conv2d.depthwise", read_bytes=x + w, write_bytes=y,
-                         simt_flops=outputs * per_out, clock_hz=m.load_clock_hz("fp32"),
-                         meta={"family": "depthwise"})
+    k = stream_kernel(m, "conv2d.depthwise", read_bytes=x + w, write_bytes=y,
+                      simt_flops=outputs * per_out, clock_hz=m.load_clock_hz("fp32"),
+                      meta={"family": "depthwise"})
+    return replace(k, startup_s=k.startup_s + m.conv.depthwise_fixed_s)
 
 
 def grouped_kernel(m: GpuMachine, op: Conv2d, precision: str) -> Kernel:

@@ -68,6 +68,12 @@ NARROW_ALIGN_BYTES = 4
 
 _TC_TILES = ((64, 8), (64, 16), (64, 32), (64, 64), (128, 64), (64, 128), (128, 128),
              (128, 256), (256, 128), (192, 192))
+_NVJET_TILES = ((64, 24), (64, 48), (64, 72), (64, 96), (64, 112), (64, 144), (128, 72),
+                (128, 96), (128, 112), (128, 144), (128, 192), (192, 96))
+"""cuBLASLt's ``nvjet_sm90_tst`` tiles between the powers of two (names in h200_ops4b.json:
+24x64, 64x48, 72x64, 112x64, 144x64, 72x128, 112x128, 144x128, 128x96, 192x96, 128x192):
+one warpgroup-MMA height (64, 128, 192) by an N that is any multiple of 8 up to 256. They
+let a GEMM of a few waves fill the SMs in whole waves without split-K."""
 _FP8_TILES = ((64, 8), (64, 16), (64, 32), (64, 64), (128, 128), (144, 128))
 """fp8 (``torch._scaled_mm``) runs a smaller kernel set: cuBLASLt picked only
 ``nvjet_sm90_qqtst_{144x128,128x128}`` for all fp8 GEMMs of 512-8192 (h200_ops4.json); the
@@ -85,6 +91,10 @@ _SPLITS = (1, 2, 3, 4, 6, 8, 12, 16)
 NONPERSISTENT_PATHS = ("unaligned", "narrow", "legacy")
 """Paths whose kernels (CUTLASS 2.x) start one CTA per tile: each pays its own prologue and
 epilogue (``compute.gemm_nonpersistent_cta_s``), unlike the persistent Hopper kernels."""
+WAVE_FIT_MAX = 2
+"""cuBLASLt picks its odd-sized (wave-fitting) tiles for GEMMs of at most about this many
+waves of 128x128 tiles (``h200_ops4b.json``: 72x128 ... 144x128 up to 1536 x 2304, 192x192
+at 3072 x 3072); chosen on the small-GEMM calibration (1, 2, 4, any: 9.9, 6.7, 7.1, 7.1 %)."""
 STREAM_M = 64
 """GEMMs with M up to one warpgroup MMA's height read each weight once: streamed, not kept."""
 SIMT_THREADS = 256
@@ -194,6 +204,9 @@ def _cta(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, kc
         t = math.sqrt(bm * bn / SIMT_THREADS)
         smem = depth * bm * bn * (2.0 / t) * e
     smem_s = smem / (m.compute.sm_smem_bytes_per_clk * clock)
+    # a warp-specialised pipeline hands each K block from the TMA producer to the MMA
+    # warpgroups through barriers: a block takes at least gemm_kblock_s (skinny tiles)
+    kblock_s = k_iters * m.compute.gemm_kblock_s if path == "tensor_core" else 0.0
     mc = _multicast(m) if ctas >= 2 and path == "tensor_core" else 1
     l2_in = depth * (big / mc + small) * e
     out = bm * bn * out_bytes_per_elem
@@ -201,13 +214,16 @@ def _cta(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, kc
     post_s = out * (hit / l2_cap + (1.0 - hit) / hbm_cap)
     key = {"tensor_core": "mma_s", "unaligned": "legacy_mma_s", "simt": "simt_s",
            "narrow": "narrow_mma_s", "legacy": "mma_sync_s"}[path]
-    return CtaCost(compute_s=max(mma_s, smem_s), l2_bytes=l2_in + out, hbm_bytes=hbm_share,
-                   post_s=post_s, parts={key: mma_s, "smem_s": smem_s})
+    return CtaCost(compute_s=max(mma_s, smem_s, kblock_s), l2_bytes=l2_in + out,
+                   hbm_bytes=hbm_share, post_s=post_s,
+                   parts={key: mma_s, "smem_s": smem_s, "kblock_s": kblock_s})
 
 
-def _candidates(path: str, precision: str) -> list[tuple[int, int, int]]:
+def _candidates(path: str, precision: str, wave_fitting: bool = True
+                ) -> list[tuple[int, int, int]]:
     bk = {"unaligned": 32, "narrow": 64}.get(path, _BK[precision])
-    tc = _FP8_TILES if precision == "fp8" else _TC_TILES
+    tc = _FP8_TILES if precision == "fp8" else (
+        _TC_TILES + (_NVJET_TILES if wave_fitting else ()))
     tiles = {"tensor_core": tc, "unaligned": _UNALIGNED_TILES, "simt": _SIMT_TILES,
              "narrow": _NARROW_TILES, "legacy": _LEGACY_TILES}[path]
     out = []
@@ -224,7 +240,7 @@ def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: i
               sparsity: str | None = None,
               tiles: tuple[tuple[int, int], ...] | None = None,
               max_split: int | None = None, cta_fixed_s: float = 0.0,
-              dependent_launch: bool = True) -> GemmPlan:
+              dependent_launch: bool = True, bias: bool = False) -> GemmPlan:
     """Plan ``batch`` GEMMs of ``M x N x K`` at ``precision``: the fastest tile and split-K.
 
     ``shared_weights``: B is one ``K x N`` matrix for all batch entries (folded into M).
@@ -236,6 +252,8 @@ def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: i
     ``max_split``: the largest split-K it uses (default: the path's set, up to 16).
     ``cta_fixed_s``: serial time every CTA adds (a non-persistent kernel's per-tile prologue
     and epilogue, e.g. cuDNN's implicit GEMMs), seconds.
+    ``bias``: a bias vector is added in the epilogue (``nn.Linear``): the kernel adds
+    ``compute.gemm_bias_epilogue_s`` once.
     """
     m.check_precision(precision)
     for label, v in (("M", M), ("N", N), ("K", K), ("batch", batch)):
@@ -261,12 +279,15 @@ def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: i
     unique_in = hbm_unique_bytes if hbm_unique_bytes is not None else a_bytes + b_bytes
     hit = l2_hit_fraction(m, m.compute.gemm_l2_operand_copies * unique_in, c_bytes)
     best: tuple[float, int, GemmPlan] | None = None
-    cands = _candidates(path, precision)
+    # cuBLASLt's odd-sized tiles fit a GEMM of a few waves into whole waves of the SMs
+    few_waves = math.ceil(M / 128) * math.ceil(N / 128) * batch <= WAVE_FIT_MAX * m.sm_count
+    cands = _candidates(path, precision, few_waves)
     if tiles is not None:
         cands = [(bm, bn, cands[0][2]) for bm, bn in tiles]
     splits = [s for s in _SPLITS if max_split is None or s <= max_split]
     if path in NONPERSISTENT_PATHS:
         cta_fixed_s += m.compute.gemm_nonpersistent_cta_s
+    epilogue_s = m.compute.gemm_bias_epilogue_s if bias else 0.0
     for bm, bn, bk in cands:
         n_tiles = math.ceil(M / bm) * math.ceil(N / bn) * batch
         for split in splits:
@@ -275,7 +296,7 @@ def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: i
                 break
             plan = _plan(m, precision, path, bm, bn, bk, split, M, N, K, batch, n_tiles, kc,
                          unique_in, c_bytes, hit, aligned, name, wf, cta_fixed_s,
-                         dependent_launch)
+                         dependent_launch, epilogue_s)
             t = sum(estimate_s(k, m) for k in plan.kernels)
             key = (t * (1 - 1e-9), plan.ctas)
             if best is None or key < (best[0], best[1]):
@@ -289,7 +310,8 @@ def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: i
 def _plan(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, split: int,
           M: int, N: int, K: int, batch: int, tiles: int, kc: int, unique_in: float,
           c_bytes: float, hit: float, aligned: bool, name: str, wf: float = 1.0,
-          cta_fixed_s: float = 0.0, dependent_launch: bool = True) -> GemmPlan:
+          cta_fixed_s: float = 0.0, dependent_launch: bool = True,
+          epilogue_s: float = 0.0) -> GemmPlan:
     e = OPERAND_BYTES[precision]
     oe = OUTPUT_BYTES[precision]
     ctas = tiles * split
@@ -319,8 +341,9 @@ def _plan(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, s
                       pre_s=exposed + cta_fixed_s, post_s=cta.post_s, parts=cta.parts)
     meta = {"path": path, "tile": (bm, bn, bk), "split_k": split, "tiles": tiles,
             "weight_fraction": wf, "pdl": m.host.gpu_pdl and dependent_launch}
+    # the bias epilogue of the last tiles is not hidden behind any main loop: once a kernel
     kernels = [Kernel(name=name, groups=((ctas, cta),), launch_s=m.host.kernel_launch_s,
-                      startup_s=startup, meta=meta)]
+                      startup_s=startup + epilogue_s, meta=meta)]
     if split > 1:
         kernels.append(stream_kernel(m, f"{name}.splitk_reduce", read_bytes=partial_bytes,
                                      write_bytes=c_bytes, simt_flops=M * N * batch * split,

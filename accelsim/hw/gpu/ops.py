@@ -59,7 +59,7 @@ def plan_op(m: GpuMachine, op: object, precision: str | None = None, *,
                                f"{type(op).__name__}")
     if isinstance(op, Gemm):
         plan = plan_gemm(m, op.m, op.n, op.k, prec, batch=op.batch,
-                         shared_weights=op.shared_weights, sparsity=sparsity)
+                         shared_weights=op.shared_weights, sparsity=sparsity, bias=op.bias)
         t = op.tensor_elements()
         wf = plan.kernels[0].meta.get("weight_fraction", 1.0)
         nbytes = (t["input"] + t["weight"] * wf) * e + t["output"] * OUTPUT_BYTES[prec]

@@ -152,7 +152,8 @@ def row_kernel(m: GpuMachine, name: str, shape: RowShape, rows: int, cols: int,
     ctas = math.ceil(rows / shape.rows_per_cta)
     elems = shape.rows_per_cta * cols
     computed = shape.rows_per_cta * (shape.computed_cols or cols)
-    arith = computed * (instr_per_element + shape.exps * c.transcendental_instr)
+    exp_instr = c.exp_instr or c.transcendental_instr
+    arith = computed * (instr_per_element + shape.exps * exp_instr)
     issue = (arith + elems * shape.mem_instr * c.row_mem_instr
              + shape.threads * (c.row_cta_instr + cta_instr)) / (lanes * clk)
     sfu = computed * (sfu_per_element + shape.exps) / (c.sfu_ops_per_clk_per_sm * clk)

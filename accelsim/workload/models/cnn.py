@@ -74,8 +74,8 @@ class _CnnBuilder:
     def fc(self, x: str, k: int, n: int) -> ModelGraph:
         """Global average pool, then the classifier GEMM."""
         x, _ = self.pool("avgpool", x, k, self.h_last, "global_avg")
-        y = self.b.add(Gemm(name="fc", m=self.n, n=n, k=k, dtype=self.b.dtype), [x],
-                       component="other")
+        y = self.b.add(Gemm(name="fc", m=self.n, n=n, k=k, dtype=self.b.dtype, bias=True),
+                       [x], component="other")
         return self.b.build([y])
 
 

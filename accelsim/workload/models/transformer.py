@@ -11,9 +11,10 @@ matrix); :func:`accelsim.workload.passes.fusion.fuse` turns the three into one f
 attention kernel. Grouped-query attention runs QK^T and AV as ``batch * kv_heads`` GEMMs
 whose M stacks the ``heads / kv_heads`` query heads of a group, so K and V are read once per
 group. Rotary models (Llama) apply the rotary embedding to q and k (``Elementwise`` ``rope``)
-in every layer. Left out (small, and named here so nobody looks for them): biases (a GEMM
-epilogue), the per-step rotary table (six tiny kernels), dropout, the attention scale
-(folded into QK^T) and BERT's pooler.
+in every layer. Linear biases (GPT-2, BERT) are a flag on the GEMM (``Gemm.bias``: fused
+into its epilogue). Left out (small, and named here so nobody looks for them): the per-step
+rotary table (six tiny kernels), dropout, the attention scale (folded into QK^T) and BERT's
+pooler.
 
 Token counts: prefill and encoder process ``batch * seq`` tokens; decode processes ``batch``
 tokens (one per sequence) against ``context`` cached positions (including the new one). The
@@ -60,6 +61,8 @@ class TransformerSpec:
     """Positions the model was trained for (rotary models; learned tables: ``max_positions``)."""
     fused_qkv: bool = False
     """One projection GEMM produces q, k and v (GPT-2's ``c_attn``), split by views."""
+    linear_bias: bool = False
+    """The projections and FFN GEMMs add a bias (GPT-2, BERT; not Llama): a GEMM epilogue."""
 
     @property
     def dh(self) -> int:
@@ -74,13 +77,13 @@ class TransformerSpec:
 
 GPT2_SMALL = TransformerSpec(name="gpt2_small", layers=12, hidden=768, heads=12, ffn=3072,
                              vocab=50257, max_positions=1024, tied_embeddings=True,
-                             fused_qkv=True)
+                             fused_qkv=True, linear_bias=True)
 GPT2_XL = TransformerSpec(name="gpt2_xl", layers=48, hidden=1600, heads=25, ffn=6400,
                           vocab=50257, max_positions=1024, tied_embeddings=True,
-                          fused_qkv=True)
+                          fused_qkv=True, linear_bias=True)
 BERT_BASE = TransformerSpec(name="bert_base", layers=12, hidden=768, heads=12, ffn=3072,
                             vocab=30522, max_positions=512, token_types=2, pre_norm=False,
-                            lm_head=False, causal=False)
+                            lm_head=False, causal=False, linear_bias=True)
 LLAMA3_8B = TransformerSpec(name="llama3_8b", layers=32, hidden=4096, heads=32, kv_heads=8,
                             ffn=14336, vocab=128256, norm="rmsnorm", ffn_act="swiglu",
                             rotary=True, context_window=8192)
@@ -98,8 +101,9 @@ def _norm(b: GraphBuilder, spec: TransformerSpec, name: str, x: str, rows: int) 
 
 
 def _gemm(b: GraphBuilder, name: str, x: str, m: int, n: int, k: int, component: str,
-          **kw) -> str:
-    return b.add(Gemm(name=name, m=m, n=n, k=k, dtype=b.dtype), [x], component=component, **kw)
+          bias: bool = False, **kw) -> str:
+    return b.add(Gemm(name=name, m=m, n=n, k=k, dtype=b.dtype, bias=bias), [x],
+                 component=component, **kw)
 
 
 def _attention(b: GraphBuilder, spec: TransformerSpec, p: str, x: str, batch: int, sq: int,
@@ -110,11 +114,13 @@ def _attention(b: GraphBuilder, spec: TransformerSpec, p: str, x: str, batch: in
     cache_kind = "kv_cache" if mode == "prefill" else "activation"
     if spec.fused_qkv:
         q = k = v = _gemm(b, f"{p}.qkv_proj", x, t, (h + 2 * kv) * dh, d, "attention",
-                          output_kind=cache_kind)
+                          spec.linear_bias, output_kind=cache_kind)
     else:
-        q = _gemm(b, f"{p}.q_proj", x, t, h * dh, d, "attention")
-        k = _gemm(b, f"{p}.k_proj", x, t, kv * dh, d, "attention", output_kind=cache_kind)
-        v = _gemm(b, f"{p}.v_proj", x, t, kv * dh, d, "attention", output_kind=cache_kind)
+        q = _gemm(b, f"{p}.q_proj", x, t, h * dh, d, "attention", spec.linear_bias)
+        k = _gemm(b, f"{p}.k_proj", x, t, kv * dh, d, "attention", spec.linear_bias,
+                  output_kind=cache_kind)
+        v = _gemm(b, f"{p}.v_proj", x, t, kv * dh, d, "attention", spec.linear_bias,
+                  output_kind=cache_kind)
     if spec.rotary:
         q = b.add(Elementwise(name=f"{p}.q_rope", rows=t, cols=h * dh, fn="rope",
                               dtype=b.dtype), [q], component="attention")
@@ -136,23 +142,23 @@ def _attention(b: GraphBuilder, spec: TransformerSpec, p: str, x: str, batch: in
                   [scores], component="attention")
     ctx = b.add(Gemm(name=f"{p}.av", batch=batch * kv, m=g * sq, n=dh, k=skv,
                      shared_weights=False, dtype=b.dtype), [probs, v], component="attention")
-    return _gemm(b, f"{p}.o_proj", ctx, t, d, h * dh, "attention")
+    return _gemm(b, f"{p}.o_proj", ctx, t, d, h * dh, "attention", spec.linear_bias)
 
 
 def _ffn(b: GraphBuilder, spec: TransformerSpec, p: str, x: str, t: int) -> str:
     d, f = spec.hidden, spec.ffn
     if spec.ffn_act == "swiglu":
-        gate = _gemm(b, f"{p}.gate_proj", x, t, f, d, "ffn")
-        up = _gemm(b, f"{p}.up_proj", x, t, f, d, "ffn")
+        gate = _gemm(b, f"{p}.gate_proj", x, t, f, d, "ffn", spec.linear_bias)
+        up = _gemm(b, f"{p}.up_proj", x, t, f, d, "ffn", spec.linear_bias)
         act = b.add(Elementwise(name=f"{p}.silu", rows=t, cols=f, fn="silu", dtype=b.dtype),
                     [gate], component="ffn")
         h = b.add(Elementwise(name=f"{p}.mul", rows=t, cols=f, fn="mul", dtype=b.dtype),
                   [act, up], component="ffn")
-        return _gemm(b, f"{p}.down_proj", h, t, d, f, "ffn")
-    h = _gemm(b, f"{p}.fc1", x, t, f, d, "ffn")
+        return _gemm(b, f"{p}.down_proj", h, t, d, f, "ffn", spec.linear_bias)
+    h = _gemm(b, f"{p}.fc1", x, t, f, d, "ffn", spec.linear_bias)
     h = b.add(Elementwise(name=f"{p}.gelu", rows=t, cols=f, fn="gelu", dtype=b.dtype), [h],
               component="ffn")
-    return _gemm(b, f"{p}.fc2", h, t, d, f, "ffn")
+    return _gemm(b, f"{p}.fc2", h, t, d, f, "ffn", spec.linear_bias)
 
 
 def _add(b: GraphBuilder, name: str, x: str, y: str, t: int, d: int, component: str) -> str:
