@@ -74,6 +74,9 @@ _NVJET_TILES = ((64, 24), (64, 48), (64, 72), (64, 96), (64, 112), (64, 144), (1
 24x64, 64x48, 72x64, 112x64, 144x64, 72x128, 112x128, 144x128, 128x96, 192x96, 128x192):
 one warpgroup-MMA height (64, 128, 192) by an N that is any multiple of 8 up to 256. They
 let a GEMM of a few waves fill the SMs in whole waves without split-K."""
+NVJET_PRECISIONS = ("bf16", "fp16")
+"""Precisions cuBLASLt runs on its ``nvjet_sm90_tst`` kernels (tf32 runs ``sm90_xmma_gemm``
+with power-of-two tiles: h200_heldout.json gemm_kernels)."""
 _FP8_TILES = ((64, 8), (64, 16), (64, 32), (64, 64), (128, 128), (144, 128))
 """fp8 (``torch._scaled_mm``) runs a smaller kernel set: cuBLASLt picked only
 ``nvjet_sm90_qqtst_{144x128,128x128}`` for all fp8 GEMMs of 512-8192 (h200_ops4.json); the
@@ -222,8 +225,9 @@ def _cta(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, kc
 def _candidates(path: str, precision: str, wave_fitting: bool = True
                 ) -> list[tuple[int, int, int]]:
     bk = {"unaligned": 32, "narrow": 64}.get(path, _BK[precision])
-    tc = _FP8_TILES if precision == "fp8" else (
-        _TC_TILES + (_NVJET_TILES if wave_fitting else ()))
+    tc = _FP8_TILES if precision == "fp8" else _TC_TILES
+    if wave_fitting and precision in NVJET_PRECISIONS:
+        tc = tc + _NVJET_TILES
     tiles = {"tensor_core": tc, "unaligned": _UNALIGNED_TILES, "simt": _SIMT_TILES,
              "narrow": _NARROW_TILES, "legacy": _LEGACY_TILES}[path]
     out = []
