@@ -64,6 +64,40 @@ def _replace_path(obj: Any, parts: list[str], value: Any) -> Any:
     return dataclasses.replace(obj, **{name: value})
 
 
+class _Fields(dict):
+    """Overrides below one dataclass: field name -> value, or the :class:`_Fields` below it."""
+
+
+def _override_tree(overrides: Mapping[str, Any]) -> _Fields | None:
+    """Dotted-path overrides as a tree of fields; None when one path lies inside another's
+    value (then they are applied one after another)."""
+    tree = _Fields()
+    for path, value in overrides.items():
+        node = tree
+        *parents, leaf = path.split(".")
+        for name in parents:
+            node = node.setdefault(name, _Fields())
+            if not isinstance(node, _Fields):
+                return None
+        if leaf in node:
+            return None
+        node[leaf] = value
+    return tree
+
+
+def _replace_tree(obj: Any, tree: _Fields) -> Any:
+    """A copy of frozen dataclass ``obj`` with every field of ``tree`` replaced, one
+    ``dataclasses.replace`` per dataclass changed (ints into float fields as floats)."""
+    changes = {}
+    for name, sub in tree.items():
+        old = getattr(obj, name)
+        if isinstance(sub, _Fields):
+            changes[name] = _replace_tree(old, sub)
+        else:
+            changes[name] = float(sub) if isinstance(old, float) and isinstance(sub, int) else sub
+    return dataclasses.replace(obj, **changes)
+
+
 @dataclass(frozen=True)
 class SweepContext:
     """Everything a worker needs to evaluate points; small and picklable."""
@@ -103,12 +137,22 @@ class SweepContext:
 
         Equal to building the overridden YAML mapping (:meth:`machine_from_yaml`), ~50x
         faster: the base machine is built once per process, and the spec has already checked
-        every value by building a machine with it (``__post_init__`` checks still run).
+        every value by building a machine with it (``__post_init__`` checks still run). The
+        overrides go in together, one replacement per dataclass they change, as the YAML path
+        applies them; where that fails they go in one at a time, so that the error names the
+        field.
         """
         machine = _BASE_MACHINES.get(self.hw_id)
         if machine is None:
             machine = _BASE_MACHINES[self.hw_id] = machine_from_dict(self.base_hw, file=self.hw_file)
-        for path, value in self.overrides(point).items():
+        overrides = self.overrides(point)
+        tree = _override_tree(overrides)
+        if tree is not None:
+            try:
+                return _replace_tree(machine, tree) if tree else machine
+            except (AttributeError, TypeError, ValueError):
+                pass
+        for path, value in overrides.items():
             try:
                 machine = _replace_path(machine, path.split("."), value)
             except (TypeError, ValueError) as exc:
