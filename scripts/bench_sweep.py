@@ -10,6 +10,12 @@ Rows of the table:
 * ``single layer, per point``: plan -> analytic schedule -> row for each point, one process
   (what one sweep worker does per point, without the sweep's bookkeeping).
 * ``single layer, sweep``: the same points through ``run_sweep`` (keys, rows, Parquet, pool).
+* ``single layer + energy``: the same points with energy metrics (``energy_j``, ``tops_per_w``,
+  ``avg_power_w``, ``energy_dram_j``), one process, side by side: each point run and its
+  actions summed on its own, the chunk priced at once (``priced_metrics``, the path before
+  single-layer energy went through the batch evaluator), and the batch evaluator's figures
+  made into action records and priced at once (``batch_metrics``), with their ratio and
+  largest relative difference; then the whole sweep (``run_sweep``) with energy metrics.
 * ``resnet50 sweep``: ``workloads/sweeps/resnet50_tpu_v4_array_sram.yaml`` (1,000 points)
   through ``run_sweep`` on ``--workers`` processes, wall time including the process pool's
   start and the Parquet file. ``--energy`` adds the same sweep with energy metrics twice, side
@@ -94,6 +100,37 @@ def bench_per_point(spec) -> tuple[int, float]:
     return len(points), time.perf_counter() - t
 
 
+ENERGY_METRICS = ("energy_j", "tops_per_w", "avg_power_w", "energy_dram_j")
+"""Energy metrics the energy rows add to a spec's metrics."""
+
+
+def bench_energy_single(spec, n_before: int) -> tuple[tuple[int, float], tuple[int, float], float]:
+    """``(before, after, largest relative difference)``: ``n_before`` points through the
+    per-point actions priced per chunk, all points through the batch evaluator and pricing."""
+    import numpy as np
+
+    from accelsim.sweep.evaluate import SweepContext, batch_metrics, priced_metrics
+
+    ctx = SweepContext.from_spec(spec)
+    points = spec.points()
+    few = points[:n_before]
+    priced_metrics(ctx, few[:4])  # warm
+    batch_metrics(ctx, few[:4])
+    t = time.perf_counter()
+    before = priced_metrics(ctx, few)
+    t_before = time.perf_counter() - t
+    t = time.perf_counter()
+    after = batch_metrics(ctx, points)
+    t_after = time.perf_counter() - t
+    worst = 0.0
+    for name in spec.metrics:
+        a = np.array([m.get(name, np.nan) for m in before], np.float64)
+        b = np.asarray(after[name], np.float64)[:len(few)]
+        ok = ~np.isnan(a)
+        worst = max(worst, float(np.max(np.abs(b[ok] - a[ok]) / np.abs(a[ok]), initial=0.0)))
+    return (len(few), t_before), (len(points), t_after), worst
+
+
 def bench_sweep(spec, out: Path, workers: int, evaluator=None) -> tuple[int, float]:
     t = time.perf_counter()
     summary = run_sweep(spec, out, workers=workers, force=True, progress=False,
@@ -145,6 +182,17 @@ def main(argv: list[str] | None = None) -> int:
                 add("single layer, per point, 1 process", bench_per_point(spec), ">= 10,000 pt/s")
             add(f"single layer, sweep, {args.workers} workers",
                 bench_sweep(spec, tmp / f"single{n}.parquet", args.workers), ">= 10,000 pt/s")
+            if n == args.single[0]:
+                espec = dataclasses.replace(spec, metrics=spec.metrics + ENERGY_METRICS)
+                before, after, worst = bench_energy_single(espec, min(n, 2000))
+                print(f"  single layer + energy: largest relative difference {worst:.1e}",
+                      file=sys.stderr)
+                add("single layer + energy, per-point actions (before), 1 process", before,
+                    "(before)")
+                add("single layer + energy, batch evaluator + pricing, 1 process", after,
+                    f"{(after[0] / after[1]) / (before[0] / before[1]):.1f}x faster")
+                add(f"single layer + energy, sweep, {args.workers} workers",
+                    bench_sweep(espec, tmp / f"single_e{n}.parquet", args.workers), "")
         if not args.skip_resnet:
             rspec = load_spec(ROOT / "workloads/sweeps/resnet50_tpu_v4_array_sram.yaml")
             add(f"resnet50 sweep, {args.workers} workers",
@@ -153,8 +201,7 @@ def main(argv: list[str] | None = None) -> int:
             add(f"llama3_8b_decode sweep, {args.workers} workers",
                 bench_sweep(lspec, tmp / "llama.parquet", args.workers), "1,000 pt <= 60 s")
             if args.energy:
-                espec = dataclasses.replace(rspec, metrics=rspec.metrics + (
-                    "energy_j", "tops_per_w", "avg_power_w", "energy_dram_j"))
+                espec = dataclasses.replace(rspec, metrics=rspec.metrics + ENERGY_METRICS)
                 before = bench_sweep(espec, tmp / "resnet_p.parquet", args.workers,
                                      pandas_energy_point)
                 after = bench_sweep(espec, tmp / "resnet_e.parquet", args.workers)

@@ -28,7 +28,7 @@ from accelsim.config.gpu import GpuMachine
 from accelsim.config.lowering import EXEC_MODES
 from accelsim.devices.base import DeviceBase, OpCost, RunOptions
 from accelsim.devices.gpu_model import DEFAULT_EXEC, run_gpu_model
-from accelsim.devices.results import ModelRun
+from accelsim.devices.results import ModelRun, device_op
 from accelsim.engine.gpu_replay import replay_closed_form, replay_event
 from accelsim.errors import ConfigError
 from accelsim.hw.gpu import plan_op
@@ -43,10 +43,13 @@ MODES = ("event", "analytic")
 def op_document(m: GpuMachine, op: object, *, mode: str = "event", precision: str | None = None,
                 sparsity: str | None = None) -> dict:
     """Time one operator on GPU ``m``: the document of :func:`accelsim.api.gpu.simulate_op`
-    (seconds, bytes, FLOP; see that module's docstring for the fields)."""
+    (seconds, bytes, FLOP; see that module's docstring for the fields). An op the libraries
+    run as another (an embedding lookup: a row gather, fused ops) is planned as that op
+    (:func:`~accelsim.devices.results.device_op`, as whole models run it)."""
     if mode not in MODES:
         raise ConfigError(None, "mode", mode, f"must be one of {', '.join(MODES)}")
-    plan = plan_op(m, op, precision, sparsity=sparsity)
+    run_as = device_op(op)
+    plan = plan_op(m, run_as, precision, sparsity=sparsity)
     macs = float(getattr(op, "macs", 0))
     if mode == "event":
         check_count(sum(k.ctas for k in plan.kernels), MAX_GPU_CTAS, file=m.name,
@@ -62,7 +65,9 @@ def op_document(m: GpuMachine, op: object, *, mode: str = "event", precision: st
     longest = max(range(len(plan.kernels)), key=lambda i: rep.kernel_s[i])
     clock = m.load_clock_hz(plan.precision)
     return {
-        "machine": m.name, "op": plan.op_kind, "precision": plan.precision, "mode": mode,
+        "machine": m.name,
+        "op": plan.op_kind if run_as is op else getattr(op, "kind", plan.op_kind),
+        "precision": plan.precision, "mode": mode,
         "time_s": t, "eager_time_s": max(t, m.host.host_launch_s),
         "cycles": t * clock, "clock_hz": clock,
         "flops": float(plan.flops), "bytes": float(plan.bytes),
@@ -104,8 +109,9 @@ class GpuDevice(DeviceBase):
     run_flags: ClassVar[frozenset[str]] = frozenset({"exec_mode", "trace"})
 
     def plan(self, op: object, *, precision: str | None = None) -> Any:
-        """The op's kernels (:func:`accelsim.hw.gpu.plan_op`)."""
-        return plan_op(self.machine, op, precision)
+        """The op's kernels (:func:`accelsim.hw.gpu.plan_op` of the op the libraries run:
+        :func:`~accelsim.devices.results.device_op`)."""
+        return plan_op(self.machine, device_op(op), precision)
 
     def cost(self, op: object, *, precision: str | None = None) -> OpCost:
         """The analytic (closed-form, with contention floor) time of ``op``."""

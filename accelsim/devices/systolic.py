@@ -59,15 +59,26 @@ def check_folds(machine: SystolicMachine, op: Any, dataflow: str, source: str) -
 
 def op_key(piece: Any) -> Any:
     """A key equal for ops that differ only in name (None if the op is not a hashable
-    dataclass with a name): what lets a model's repeated blocks be costed once."""
-    if not dataclasses.is_dataclass(piece) or not hasattr(piece, "name"):
-        return None
+    dataclass with a name and value equality): what lets a model's repeated blocks be costed
+    once. The op's type and the values of its compared fields other than ``name``: what
+    ``dataclasses.replace(piece, name="")`` compares, without building (and validating) it."""
+    names = _KEY_FIELDS.get(type(piece))
+    if names is None:
+        if (not dataclasses.is_dataclass(piece) or not hasattr(piece, "name")
+                or not type(piece).__dataclass_params__.eq):
+            return None
+        names = _KEY_FIELDS[type(piece)] = tuple(
+            f.name for f in dataclasses.fields(piece) if f.compare and f.name != "name")
+    key = (type(piece), tuple([getattr(piece, n) for n in names]))
     try:
-        key = (type(piece), dataclasses.replace(piece, name=""))
         hash(key)
-    except (TypeError, ValueError):
+    except TypeError:
         return None
     return key
+
+
+_KEY_FIELDS: dict[type, tuple[str, ...]] = {}
+"""Op type -> the fields :func:`op_key` compares."""
 
 
 def _plan(machine: SystolicMachine, piece: Any, dataflow: str, loop_order: str) -> Any:
@@ -296,7 +307,7 @@ class SystolicDevice(DeviceBase):
         (``energy_j``, ``pj_per_mac``, ``tops_per_w``, ``avg_power_w``, ``energy_<level>_j``:
         :func:`accelsim.report.energy_batch.summary_metrics`), without building the layer and
         action tables where the dataflow is a fold stream (a test holds them equal)."""
-        got = self.workload_actions(workload, dataflow=dataflow, mode=mode)
+        got = self._fold_stream_totals(workload, dataflow, mode, actions=energy)
         if got is None:  # spatial dataflows (rs, nlr): the tables are the model
             from accelsim.report.energy import compute_energy
             from accelsim.report.energy_batch import summary_metrics
@@ -320,6 +331,12 @@ class SystolicDevice(DeviceBase):
         """``(totals, action totals)`` of a whole workload on a fold-stream dataflow (os, ws,
         is), for sweeps that price many points' actions at once
         (:func:`accelsim.report.energy_batch.price_batch`); None for a spatial dataflow."""
+        return self._fold_stream_totals(workload, dataflow, mode, actions=True)
+
+    def _fold_stream_totals(self, workload: Any, dataflow: str | None, mode: str, *,
+                            actions: bool) -> tuple[dict[str, Any], Any] | None:
+        """:meth:`workload_actions`, its action totals only when ``actions`` (else None in
+        their place: summing the action records is ~10% of a whole-model point)."""
         from accelsim.report.energy_batch import action_totals
 
         df = dataflow or self.machine.array.dataflow
@@ -330,24 +347,48 @@ class SystolicDevice(DeviceBase):
         m = self.machine
         runs = run_layers(m, plan_ops(m, getattr(workload, "ops", workload), df, "auto",
                                       _source(workload)), resolve_mode(mode))
-        rows = [layer_row(m, run) for run in runs]
+        rows = _layer_rows(m, runs)
         # only the numeric columns totals_of reads, built column-wise (far cheaper than a
         # frame of every column from row dicts; the same values, so the same sums)
         totals = totals_of(pd.DataFrame({c: [r[c] for r in rows] for c in _TOTALS_COLUMNS}), m)
-        return dict(totals), action_totals(m, runs, rows)
+        return dict(totals), action_totals(m, runs, rows) if actions else None
 
-    def layer_batch(self, op: object, points: Mapping[str, Any]) -> dict[str, Any]:
+    def layer_batch(self, op: object, points: Mapping[str, Any], *,
+                    detail: bool = False) -> dict[str, Any]:
         """One GEMM/conv layer over many design points at once
         (:func:`accelsim.engine.analytic.evaluate_layer_batch` in this process: arrays of
-        ``simulate(...).totals`` keys, point for point equal to it)."""
+        ``simulate(...).totals`` keys, point for point equal to it; with ``detail``, also the
+        layer's SRAM words, DRAM bytes per operand and direction and row folds, what its
+        action records are made of)."""
         from accelsim.engine.analytic import evaluate_layer_batch
 
-        return evaluate_layer_batch(self.machine, op, points, parallel=False)
+        return evaluate_layer_batch(self.machine, op, points, parallel=False, detail=detail)
 
 
 _TOTALS_COLUMNS = ("total_cycles", "macs", "compute_cycles", "stall_cycles", "dram_bytes",
                    "sram_ifmap_reads", "sram_filter_reads", "sram_ofmap_reads",
                    "sram_ofmap_writes")
+
+
+def _layer_rows(machine: SystolicMachine, runs: Sequence[LayerRun]) -> list[dict[str, Any]]:
+    """:func:`~accelsim.report.tables.layer_row` of every run; a run sharing its schedule and
+    its plan's mapping with an earlier one (a renamed copy: a model's repeated blocks) gets a
+    copy of that row under its own name (the same values, a dict copy instead of a row)."""
+    rows: list[dict[str, Any]] = []
+    made: dict[tuple[int, int], dict[str, Any]] = {}
+    for run in runs:
+        plan = run.plan
+        shared = getattr(plan, "traffic", None) or getattr(plan, "cost", None)
+        key = (id(run.schedule), id(shared))
+        row = made.get(key) if shared is not None else None
+        if row is None:
+            row = layer_row(machine, run)
+            if shared is not None:
+                made[key] = row
+        elif row["layer"] != plan.name:
+            row = {**row, "layer": plan.name}
+        rows.append(row)
+    return rows
 
 
 def _source(workload: Any) -> str:

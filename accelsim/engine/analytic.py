@@ -77,6 +77,18 @@ BATCH_FIELDS = ("compute.array.rows", "compute.array.cols", "compute.array.count
 """Design-point fields :func:`evaluate_layer_batch` varies (others keep the machine's value)."""
 
 
+_RES_COLUMNS = 19
+"""Columns of the batch kernel's result (see :func:`_batch_point`)."""
+
+DETAIL_COLUMNS = ("sram_ifmap_reads", "sram_filter_reads", "sram_ofmap_writes",
+                  "sram_ofmap_reads", "dram_ifmap_read_bytes", "dram_filter_read_bytes",
+                  "dram_psum_read_bytes", "dram_ofmap_write_bytes", "dram_psum_write_bytes",
+                  "row_folds")
+"""The layer's figures :func:`evaluate_layer_batch` adds with ``detail=True`` (the
+``Result.layers`` columns of those names, and the geometry's row folds): what its action
+records are made of."""
+
+
 @numba.njit(cache=True)
 def _batch_point(p, res, df, rows, cols, count, cap, bw, lat_s, clock, m, n, k, repeat,
                  fi, ff, fo, eff, word_b, out_b, psum_b, ifmap_factor, sram_bw):
@@ -146,12 +158,24 @@ def _batch_point(p, res, df, rows, cols, count, cap, bw, lat_s, clock, m, n, k, 
     res[p, 6] = r * c * count[p]
     res[p, 7] = total_f
     res[p, 8] = fold_cycles
+    # what the layer's action records need (detail=True): array-side SRAM words per operand,
+    # DRAM bytes per operand and direction, row folds
+    res[p, 9] = a_in * repeat
+    res[p, 10] = a_w * repeat
+    res[p, 11] = a_ow * repeat
+    res[p, 12] = a_or * repeat
+    res[p, 13] = ifm.sum() * repeat
+    res[p, 14] = flt.sum() * repeat
+    res[p, 15] = psr.sum() * repeat
+    res[p, 16] = ofw.sum() * repeat
+    res[p, 17] = psw.sum() * repeat
+    res[p, 18] = fr
 
 
 @numba.njit(cache=True)
 def _batch_serial(df, rows, cols, count, cap, bw, lat_s, clock, m, n, k, repeat,
                   fi, ff, fo, eff, word_b, out_b, psum_b, ifmap_factor, sram_bw):
-    res = np.zeros((df.shape[0], 9))
+    res = np.zeros((df.shape[0], _RES_COLUMNS))
     for p in range(df.shape[0]):
         _batch_point(p, res, df, rows, cols, count, cap, bw, lat_s, clock, m, n, k, repeat,
                      fi, ff, fo, eff, word_b, out_b, psum_b, ifmap_factor, sram_bw)
@@ -161,14 +185,14 @@ def _batch_serial(df, rows, cols, count, cap, bw, lat_s, clock, m, n, k, repeat,
 @numba.njit(cache=True, parallel=True)
 def _batch_parallel(df, rows, cols, count, cap, bw, lat_s, clock, m, n, k, repeat,
                     fi, ff, fo, eff, word_b, out_b, psum_b, ifmap_factor, sram_bw):
-    res = np.zeros((df.shape[0], 9))
+    res = np.zeros((df.shape[0], _RES_COLUMNS))
     for p in numba.prange(df.shape[0]):
         _batch_point(p, res, df, rows, cols, count, cap, bw, lat_s, clock, m, n, k, repeat,
                      fi, ff, fo, eff, word_b, out_b, psum_b, ifmap_factor, sram_bw)
     return res
 
 
-def evaluate_layer_batch(machine, op, points, *, parallel: bool = True):
+def evaluate_layer_batch(machine, op, points, *, parallel: bool = True, detail: bool = False):
     """The analytic fast path for one GEMM/conv layer over P design points at once.
 
     ``points`` maps fields of :data:`BATCH_FIELDS` (dotted hardware paths and ``"dataflow"``)
@@ -177,7 +201,10 @@ def evaluate_layer_batch(machine, op, points, *, parallel: bool = True):
     ``simulate(machine with that point's overrides, op, dataflow=..., mode="analytic",
     energy=False).totals`` (cycles exactly; byte sums to float rounding).
     ``parallel``: spread the points over this process's cores (numba threads); sweep workers,
-    which are processes already, pass False.
+    which are processes already, pass False. ``detail``: also the arrays of
+    :data:`DETAIL_COLUMNS` (SRAM words, DRAM bytes per operand and direction, row folds),
+    equal to the layer's row of ``simulate(...).layers`` (words exactly, bytes to float
+    rounding): what pricing its energy needs.
     """
     from accelsim.config.systolic import DATAFLOWS
     from accelsim.errors import ConfigError
@@ -240,10 +267,15 @@ def evaluate_layer_batch(machine, op, points, *, parallel: bool = True):
     with np.errstate(divide="ignore", invalid="ignore"):
         tflops = np.where(time_s > 0, flops / time_s / 1e12, 0.0)
         util = np.where(total > 0, macs / (res[:, 6] * total), 0.0)
-    return {"layers": np.ones(npts, np.int64), "total_cycles": total,
-            "compute_cycles": res[:, 1].astype(np.int64),
-            "stall_cycles": res[:, 2].astype(np.int64), "time_s": time_s, "macs": macs,
-            "flops": flops, "flop_per_s": tflops * 1e12, "tflops_per_s": tflops,
-            "overall_util": util,
-            "dram_bytes": res[:, 3], "sram_reads": res[:, 4].astype(np.int64),
-            "sram_writes": res[:, 5].astype(np.int64)}
+    out = {"layers": np.ones(npts, np.int64), "total_cycles": total,
+           "compute_cycles": res[:, 1].astype(np.int64),
+           "stall_cycles": res[:, 2].astype(np.int64), "time_s": time_s, "macs": macs,
+           "flops": flops, "flop_per_s": tflops * 1e12, "tflops_per_s": tflops,
+           "overall_util": util,
+           "dram_bytes": res[:, 3], "sram_reads": res[:, 4].astype(np.int64),
+           "sram_writes": res[:, 5].astype(np.int64)}
+    if detail:
+        for j, name in enumerate(DETAIL_COLUMNS):
+            col = res[:, 9 + j]
+            out[name] = col if name.startswith("dram_") else col.astype(np.int64)
+    return out

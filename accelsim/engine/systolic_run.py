@@ -91,6 +91,12 @@ def _stream_key(plan: Any) -> tuple:
     return digest.digest(), len(load), int(plan.fold_cycles), int(plan.arrays)
 
 
+def _shared_part(plan: Any) -> Any:
+    """The object a plan's renamed copies share (``dataclasses.replace(plan, name=...)``
+    keeps it) and no other plan has: a layer plan's fold traffic, a vector plan's cost."""
+    return getattr(plan, "traffic", None) or getattr(plan, "cost", None) or plan
+
+
 def run_layers(machine: SystolicMachine, plans: list, mode: str = "auto",
                progress: Callable[[int, int, str], None] | None = None) -> list[LayerRun]:
     """Every plan in order; a plan whose fold stream (bytes per transfer, fold cycles, arrays)
@@ -98,15 +104,19 @@ def run_layers(machine: SystolicMachine, plans: list, mode: str = "auto",
     layer starts from an idle machine at cycle 0."""
     seen: dict[tuple, FoldSchedule] = {}
     keys: dict[int, tuple] = {}  # plans sharing one traffic object (renamed copies) hash once
+    moved: dict[int, dict[tuple[str, str], float]] = {}  # ... and move the same bytes
     runs = []
     for i, plan in enumerate(plans):
-        ident = id(getattr(plan, "traffic", plan))
+        ident = id(_shared_part(plan))
         key = keys.get(ident)
         if key is None:  # short streams: scheduling costs less than hashing their content
             key = keys[ident] = (_stream_key(plan) if plan.folds >= HASH_FOLDS
-                                 else ("plan", ident))
+                                 else ("plan", ident, plan.folds, plan.fold_cycles, plan.arrays))
         if key in seen:
-            run = LayerRun(plan, seen[key], moved_bytes(plan))
+            mv = moved.get(ident)
+            if mv is None:
+                mv = moved[ident] = moved_bytes(plan)
+            run = LayerRun(plan, seen[key], dict(mv))
         else:
             run = run_layer(machine, plan, mode)
             seen[key] = run.schedule

@@ -187,16 +187,109 @@ def fold_traffic(dataflow, sr, sc, t, rows, cols, word_bytes, out_bytes, psum_by
 
 
 @numba.njit(cache=True)
-def best_order(dataflow, sr, sc, t, rows, cols, word_bytes, out_bytes, psum_bytes,
-               cap_ifmap, cap_filter, cap_ofmap, ifmap_factor):
-    """(sr_outer, block) moving the fewest DRAM bytes; ties keep the earlier candidate.
+def _fold_ij(f, fr, fc, sr_outer, block):
+    """(i, j) of fold ``f`` in the order of :func:`fold_order` (every block but the last is
+    full, so the block is ``f // (block x other fold count)``)."""
+    if sr_outer:
+        ib = f // (block * fc)
+        bs = min(block, fr - ib * block)
+        o = f - ib * block * fc
+        return ib * block + o % bs, o // bs
+    jb = f // (block * fr)
+    bs = min(block, fc - jb * block)
+    o = f - jb * block * fr
+    return o // bs, jb * block + o % bs
 
-    Candidates: both orders with blocks 1, 2, 4, ... up to the fold count of the blocked
-    dimension or the largest buffer slot count (row-major block 1 first; SCALE-Sim itself
-    runs column folds outer, ``sr_outer=False`` block 1).
-    """
+
+@numba.njit(cache=True)
+def _compulsory(dataflow, sr, sc, t, rows, cols, word_bytes, psum_bytes, cap_ifmap,
+                cap_filter, cap_ofmap, sr_outer, block, ifmap_factor):
+    """Whether fold order ``(sr_outer, block)`` moves only compulsory DRAM traffic (every
+    operand tile loaded once, no partial sum spilled): :func:`fold_traffic`'s buffers replayed
+    fold by fold, stopping at the first tile loaded a second time or the first spill."""
     fr = (sr + rows - 1) // rows
     fc = (sc + cols - 1) // cols
+    if dataflow == 0:
+        deps = (_DEP_I, _DEP_J)
+    elif dataflow == 1:
+        deps = (_DEP_I, _DEP_IJ)
+    else:
+        deps = (_DEP_IJ, _DEP_I)
+    # the LRU state of each reusable operand buffer (dependency I or J) that can evict
+    nids = np.zeros(3, np.int64)
+    slots = np.zeros(3, np.int64)
+    for s in range(2):
+        dep = deps[s]
+        nbytes = word_bytes * ifmap_factor if s == 0 else word_bytes
+        cap = cap_ifmap if s == 0 else cap_filter
+        if dep == _DEP_I:
+            nids[s] = fr
+            slots[s] = _slots(sr * t * nbytes, min(rows, sr) * t * nbytes, cap)
+        elif dep == _DEP_J:
+            nids[s] = fc
+            slots[s] = _slots(t * sc * nbytes, t * min(cols, sc) * nbytes, cap)
+    if dataflow != 0:
+        nids[2] = fc
+        slots[2] = _slots(t * sc * psum_bytes, t * min(cols, sc) * psum_bytes, cap_ofmap)
+    size = max(nids[0], max(nids[1], nids[2])) + 1
+    prev = np.full((3, size), -1, np.int64)
+    nxt = np.full((3, size), -1, np.int64)
+    seen = np.zeros((3, size), np.bool_)
+    live = np.zeros(3, np.bool_)
+    resident = np.zeros(3, np.int64)
+    for s in range(3):
+        live[s] = nids[s] > 0 and slots[s] < nids[s]   # a buffer that may have to evict
+        prev[s, nids[s]] = nids[s]
+        nxt[s, nids[s]] = nids[s]
+    done = np.zeros(fc, np.int64)
+    for f in range(fr * fc):
+        i, j = _fold_ij(f, fr, fc, sr_outer, block)
+        for s in range(3):
+            if not live[s]:
+                continue
+            tid = j if s == 2 or deps[s] == _DEP_J else i
+            head = nids[s]
+            if prev[s, tid] >= 0:
+                _lru_unlink(prev[s], nxt[s], tid)
+            else:
+                if seen[s, tid] and s < 2:
+                    return False                        # an input tile loaded again
+                seen[s, tid] = True
+                if resident[s] >= slots[s]:
+                    victim = prev[s, head]
+                    _lru_unlink(prev[s], nxt[s], victim)
+                    resident[s] -= 1
+                    if s == 2 and done[victim] < fr:
+                        return False                    # an unfinished partial sum spilled
+                resident[s] += 1
+            _lru_push_front(prev[s], nxt[s], tid, head)
+        done[j] += 1
+    return True
+
+
+@numba.njit(cache=True)
+def _exact_sums(dataflow, sr, sc, t, rows, cols, word_bytes, out_bytes, psum_bytes,
+                ifmap_factor):
+    """Whether every per-fold byte count is a positive multiple of 1/1024 and the largest
+    possible total stays below 2**43: then every sum :func:`best_order` compares is exact,
+    whatever the order of its terms, and every extra load or spill adds bytes."""
+    if t < 1:
+        return False
+    for x in (word_bytes, word_bytes * ifmap_factor, out_bytes, psum_bytes):
+        if not x > 0.0 or x * 1024.0 != np.floor(x * 1024.0):
+            return False
+    fr = (sr + rows - 1) // rows
+    fc = (sc + cols - 1) // cols
+    most = max(word_bytes * max(ifmap_factor, 1.0), max(out_bytes, psum_bytes))
+    per_fold = float(rows * t + t * cols + rows * cols + 2 * t * cols)
+    return float(fr * fc) * per_fold * most * 4.0 < 2.0 ** 43
+
+
+@numba.njit(cache=True)
+def _max_slots(dataflow, sr, sc, t, rows, cols, word_bytes, psum_bytes, cap_ifmap, cap_filter,
+               cap_ofmap, ifmap_factor):
+    """The largest slot count of the buffers the fold order matters to (blocks beyond it only
+    thrash more), or 0 when every operand stays on chip whole (the order does not matter)."""
     # buffer slot counts: blocks larger than every buffer's slot count only thrash more
     ur = min(rows, sr)
     uc = min(cols, sc)
@@ -215,8 +308,28 @@ def best_order(dataflow, sr, sc, t, rows, cols, word_bytes, out_bytes, psum_byte
     big = 1 << 40
     if (s_in == big or s_in == 1 and dataflow == 2) and (s_w == big or s_w == 1 and dataflow == 1) \
             and (s_out == big or dataflow == 0):
+        return 0
+    return max(s_in, max(s_w, s_out))
+
+
+@numba.njit(cache=True)
+def _best_order_search(dataflow, sr, sc, t, rows, cols, word_bytes, out_bytes, psum_bytes,
+                       cap_ifmap, cap_filter, cap_ofmap, ifmap_factor):
+    """(sr_outer, block) moving the fewest DRAM bytes; ties keep the earlier candidate.
+
+    Candidates: both orders with blocks 1, 2, 4, ... up to the fold count of the blocked
+    dimension or the largest buffer slot count (row-major block 1 first; SCALE-Sim itself
+    runs column folds outer, ``sr_outer=False`` block 1).
+
+    Every candidate's traffic is computed in full; :func:`best_order` gives the same answer
+    faster where it can (this is the reference a test holds it equal to).
+    """
+    fr = (sr + rows - 1) // rows
+    fc = (sc + cols - 1) // cols
+    max_slots = _max_slots(dataflow, sr, sc, t, rows, cols, word_bytes, psum_bytes, cap_ifmap,
+                           cap_filter, cap_ofmap, ifmap_factor)
+    if max_slots == 0:
         return True, 1     # every operand stays on chip whole: the order does not matter
-    max_slots = max(s_in, max(s_w, s_out))
     best_bytes = np.inf
     best_sr = True
     best_b = 1
@@ -236,3 +349,39 @@ def best_order(dataflow, sr, sc, t, rows, cols, word_bytes, out_bytes, psum_byte
                 break
             b = min(b * 2, limit)
     return best_sr, best_b
+
+
+@numba.njit(cache=True)
+def best_order(dataflow, sr, sc, t, rows, cols, word_bytes, out_bytes, psum_bytes,
+               cap_ifmap, cap_filter, cap_ofmap, ifmap_factor):
+    """(sr_outer, block) moving the fewest DRAM bytes; ties keep the earlier candidate: the
+    answer of :func:`_best_order_search`.
+
+    Compulsory traffic (each operand tile loaded once, outputs written once, no partial sum
+    spilled) is a lower bound on every candidate's, and any other traffic adds bytes. So when
+    the sums are exact (:func:`_exact_sums`), the first candidate that moves only compulsory
+    traffic is the answer: every earlier one moves strictly more, no later one less. Finding
+    it stops each candidate's replay at its first extra load or spill (:func:`_compulsory`);
+    where no candidate is compulsory, or sums may round, every candidate is priced in full.
+    """
+    fr = (sr + rows - 1) // rows
+    fc = (sc + cols - 1) // cols
+    if _exact_sums(dataflow, sr, sc, t, rows, cols, word_bytes, out_bytes, psum_bytes,
+                   ifmap_factor):
+        max_slots = _max_slots(dataflow, sr, sc, t, rows, cols, word_bytes, psum_bytes,
+                               cap_ifmap, cap_filter, cap_ofmap, ifmap_factor)
+        if max_slots == 0:
+            return True, 1
+        for order in range(2):
+            sr_outer = order == 0
+            limit = min(fr if sr_outer else fc, max_slots)
+            b = 1
+            while True:
+                if _compulsory(dataflow, sr, sc, t, rows, cols, word_bytes, psum_bytes,
+                               cap_ifmap, cap_filter, cap_ofmap, sr_outer, b, ifmap_factor):
+                    return sr_outer, b
+                if b >= limit:
+                    break
+                b = min(b * 2, limit)
+    return _best_order_search(dataflow, sr, sc, t, rows, cols, word_bytes, out_bytes,
+                              psum_bytes, cap_ifmap, cap_filter, cap_ofmap, ifmap_factor)

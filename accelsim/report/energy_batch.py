@@ -27,7 +27,7 @@ import numpy as np
 from accelsim.report.energy import LEVELS, _unit_pj, energy_table_for, register_accesses
 from accelsim.report.power import machine_clock_hz, static_power_w
 from accelsim.report.staging import STAGING_TAG, staging_accesses
-from accelsim.report.tables import action_records
+from accelsim.report.tables import action_records, array_layer_records, record_context
 from accelsim.units import FLOP_PER_MAC
 
 Key = tuple[str, str, str, str, str, float, float]
@@ -69,12 +69,44 @@ def action_totals(machine: Any, runs: Sequence[Any], rows: Sequence[Mapping[str,
                   ) -> ActionTotals:
     """The action totals of a systolic run: ``runs`` (its :class:`LayerRun` list) and ``rows``
     (their :func:`~accelsim.report.tables.layer_row` dicts, for MACs, time and dataflow)."""
+    return _totals(machine, action_records(machine, runs), rows)
+
+
+LAYER_ACTION_COLUMNS = ("macs", "total_cycles", "time_s", "row_folds", "sram_ifmap_reads",
+                        "sram_filter_reads", "sram_ofmap_writes", "sram_ofmap_reads",
+                        "dram_ifmap_read_bytes", "dram_filter_read_bytes",
+                        "dram_psum_read_bytes", "dram_ofmap_write_bytes",
+                        "dram_psum_write_bytes")
+"""What :func:`layer_action_totals` reads of a layer (a batch evaluator's columns)."""
+
+_MOVED = (("input", "read", "dram_ifmap_read_bytes"), ("weight", "read", "dram_filter_read_bytes"),
+          ("psum", "read", "dram_psum_read_bytes"), ("output", "write", "dram_ofmap_write_bytes"),
+          ("psum", "write", "dram_psum_write_bytes"))
+
+
+def layer_action_totals(machine: Any, name: str, dataflow: str,
+                        layer: Mapping[str, float]) -> ActionTotals:
+    """The action totals of a one-layer run (a GEMM/conv on the array) from its figures
+    (:data:`LAYER_ACTION_COLUMNS`: MACs, cycles, seconds, row folds, array-side SRAM words,
+    DRAM bytes per operand and direction, as a batch evaluator gives them): the records
+    :func:`~accelsim.report.tables.action_records` makes of that layer, summed as
+    :func:`action_totals` sums them."""
+    recs: list[tuple] = []
+    array_layer_records(record_context(machine), recs.append, name, layer["macs"],
+                        layer["total_cycles"], layer, int(layer["row_folds"]), dataflow,
+                        {(op, d): layer[col] for op, d, col in _MOVED})
+    return _totals(machine, recs, [{"layer": name, "dataflow": dataflow, **layer}])
+
+
+def _totals(machine: Any, records: Sequence[tuple], rows: Sequence[Mapping[str, Any]]
+            ) -> ActionTotals:
+    """Action ``records`` summed per pricing key, with the PE registers and operand staging
+    of each layer's MACs (``rows``: layer, dataflow, macs, time_s, total_cycles)."""
     amounts: dict[Key, list[float]] = {}
     layer_macs: dict[str, float] = {}
     loaded: dict[str, dict[str, float]] = {}
     prec = machine.array.precision
-    for layer, level, operand, direction, count, bits, p, tech, cap, wb in action_records(
-            machine, runs):
+    for layer, level, operand, direction, count, bits, p, tech, cap, wb in records:
         if count > 0 or direction == "compute":
             key = (level, operand, direction, p, tech, cap, wb)
             a = amounts.get(key)

@@ -9,6 +9,8 @@ Imports: engine, mapping, hw, config.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -125,20 +127,73 @@ ACTION_KEYS = ("layer", "level", "operand", "direction", "count", "bits", "preci
 """Fields of one action record (the API contract's columns, in order)."""
 
 
-def action_records(machine: Any, runs: list[LayerRun]) -> list[tuple]:
-    """The action records of every layer as tuples of :data:`ACTION_KEYS`, in layer order,
-    before :func:`actions_table` merges equal ones (what batch energy pricing sums)."""
+@dataclass(frozen=True, slots=True)
+class RecordContext:
+    """The machine's constants its action records carry: the array's precision and PE count,
+    the DRAM technology, the bits per word of each operand and each SRAM buffer's bytes."""
+
+    precision: str
+    technology: str
+    pes: int
+    word_bits: float
+    out_bits: float
+    psum_bits: float
+    widths: dict[str, float]
+    caps: dict[str, float]
+
+
+def record_context(machine: Any) -> RecordContext:
+    """The :class:`RecordContext` of a systolic machine."""
     arr = machine.array
     sram = machine.memory.sram
-    dram = machine.memory.dram
     word_bits = float(arr.operand_bytes * BITS_PER_BYTE)
     out_bits = float(arr.output_bytes * BITS_PER_BYTE)
     psum_bits = float(arr.psum_bytes * BITS_PER_BYTE)
-    widths = {"input": word_bits, "weight": word_bits, "output": out_bits, "psum": psum_bits}
-    caps = {"input": float(sram.ifmap_bytes), "weight": float(sram.filter_bytes),
-            "output": float(sram.ofmap_bytes), "psum": float(sram.ofmap_bytes)}
-    prec = arr.precision
-    tech = dram.technology
+    return RecordContext(
+        precision=arr.precision, technology=machine.memory.dram.technology, pes=arr.pes,
+        word_bits=word_bits, out_bits=out_bits, psum_bits=psum_bits,
+        widths={"input": word_bits, "weight": word_bits, "output": out_bits, "psum": psum_bits},
+        caps={"input": float(sram.ifmap_bytes), "weight": float(sram.filter_bytes),
+              "output": float(sram.ofmap_bytes), "psum": float(sram.ofmap_bytes)})
+
+
+def array_layer_records(rc: RecordContext, add: Callable[[tuple], Any], name: str, macs: float,
+                        total_cycles: float, words: Mapping[str, float], row_folds: int,
+                        dataflow: str, moved: Mapping[tuple[str, str], float]) -> None:
+    """``add`` each action record of one array layer (tuples of :data:`ACTION_KEYS`): its
+    MACs and idle PE cycles, the array-side SRAM ``words`` (:func:`layer_sram_words` keys)
+    and each DRAM transfer of ``moved`` (bytes per operand and direction) with its other end
+    in the SRAM buffer."""
+    prec, word_bits, psum_bits = rc.precision, rc.word_bits, rc.psum_bits
+    add((name, "mac", "-", "compute", float(macs), 0.0, prec, "", 0.0, word_bits))
+    add((name, "mac", "-", "idle", float(max(rc.pes * total_cycles - macs, 0)), 0.0, prec, "",
+         0.0, word_bits))
+    # array-side SRAM traffic
+    acc_bits = psum_bits if row_folds > 1 and dataflow != "os" else rc.out_bits
+    caps = rc.caps
+    for operand, direction, key, wb in (("input", "read", "sram_ifmap_reads", word_bits),
+                                        ("weight", "read", "sram_filter_reads", word_bits),
+                                        ("output", "write", "sram_ofmap_writes", acc_bits),
+                                        ("psum", "read", "sram_ofmap_reads", psum_bits)):
+        n = words[key]
+        add((name, "sram", operand, direction, float(n), float(n * wb), prec, "",
+             caps[operand], wb))
+    # DRAM <-> SRAM transfers (what the DMA queue moved)
+    for (operand, direction), nbytes in moved.items():
+        bits = float(nbytes * BITS_PER_BYTE)
+        wb = rc.widths[operand]
+        count = float(bits / wb if wb else 0)
+        add((name, "dram", operand, direction, count, bits, prec, rc.technology, 0.0, wb))
+        # the other end of the same transfer, in the SRAM buffer
+        add((name, "sram", operand, "write" if direction == "read" else "read", count,
+             bits, prec, "", caps[operand], wb))
+
+
+def action_records(machine: Any, runs: list[LayerRun]) -> list[tuple]:
+    """The action records of every layer as tuples of :data:`ACTION_KEYS`, in layer order,
+    before :func:`actions_table` merges equal ones (what batch energy pricing sums)."""
+    rc = record_context(machine)
+    prec, word_bits, caps = rc.precision, rc.word_bits, rc.caps
     recs: list[tuple] = []
     add = recs.append
     for run in runs:
@@ -151,36 +206,15 @@ def action_records(machine: Any, runs: list[LayerRun]) -> list[tuple]:
                     bits = float(nbytes * BITS_PER_BYTE)
                     count = float(bits / word_bits)
                     cap = caps["output"] if operand == "output" else caps["input"]
-                    add((name, "dram", operand, direction, count, bits, prec, tech, 0.0,
-                         word_bits))
+                    add((name, "dram", operand, direction, count, bits, prec, rc.technology,
+                         0.0, word_bits))
                     add((name, "sram", operand, "write" if direction == "read" else "read",
                          count, bits, prec, "", cap, word_bits))
             continue
-        words = layer_sram_words(run.plan)
-        total = run.schedule.end
-        macs = run.plan.macs
-        add((name, "mac", "-", "compute", float(macs), 0.0, prec, "", 0.0, word_bits))
-        add((name, "mac", "-", "idle", float(max(arr.pes * total - macs, 0)), 0.0, prec, "",
-             0.0, word_bits))
-        # array-side SRAM traffic
         g = run.plan.geometry
-        acc_bits = psum_bits if g.row_folds > 1 and g.dataflow != "os" else out_bits
-        for operand, direction, key, wb in (("input", "read", "sram_ifmap_reads", word_bits),
-                                            ("weight", "read", "sram_filter_reads", word_bits),
-                                            ("output", "write", "sram_ofmap_writes", acc_bits),
-                                            ("psum", "read", "sram_ofmap_reads", psum_bits)):
-            n = words[key]
-            add((name, "sram", operand, direction, float(n), float(n * wb), prec, "",
-                 caps[operand], wb))
-        # DRAM <-> SRAM transfers (what the DMA queue moved)
-        for (operand, direction), nbytes in run.moved_bytes.items():
-            bits = float(nbytes * BITS_PER_BYTE)
-            wb = widths[operand]
-            count = float(bits / wb if wb else 0)
-            add((name, "dram", operand, direction, count, bits, prec, tech, 0.0, wb))
-            # the other end of the same transfer, in the SRAM buffer
-            add((name, "sram", operand, "write" if direction == "read" else "read", count,
-                 bits, prec, "", caps[operand], wb))
+        array_layer_records(rc, add, name, run.plan.macs, run.schedule.end,
+                            layer_sram_words(run.plan), g.row_folds, g.dataflow,
+                            run.moved_bytes)
     return recs
 
 

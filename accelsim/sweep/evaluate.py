@@ -28,13 +28,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from accelsim import __version__
 from accelsim.config.registry import apply_overrides, machine_from_dict
 from accelsim.errors import AccelsimError, ConfigError
 from accelsim.report.energy_batch import SUMMARY_METRICS, summary_metrics
-from accelsim.sweep.area import area_batch, area_breakdown
+from accelsim.sweep.area import area_breakdown
+from accelsim.sweep.batch import layer_batch_metrics, rows_from_columns
 from accelsim.sweep.keys import (
     PLACEHOLDER,
     canonical_json,
@@ -63,6 +62,40 @@ def _replace_path(obj: Any, parts: list[str], value: Any) -> Any:
     if isinstance(old, float) and isinstance(value, int):
         value = float(value)
     return dataclasses.replace(obj, **{name: value})
+
+
+class _Fields(dict):
+    """Overrides below one dataclass: field name -> value, or the :class:`_Fields` below it."""
+
+
+def _override_tree(overrides: Mapping[str, Any]) -> _Fields | None:
+    """Dotted-path overrides as a tree of fields; None when one path lies inside another's
+    value (then they are applied one after another)."""
+    tree = _Fields()
+    for path, value in overrides.items():
+        node = tree
+        *parents, leaf = path.split(".")
+        for name in parents:
+            node = node.setdefault(name, _Fields())
+            if not isinstance(node, _Fields):
+                return None
+        if leaf in node:
+            return None
+        node[leaf] = value
+    return tree
+
+
+def _replace_tree(obj: Any, tree: _Fields) -> Any:
+    """A copy of frozen dataclass ``obj`` with every field of ``tree`` replaced, one
+    ``dataclasses.replace`` per dataclass changed (ints into float fields as floats)."""
+    changes = {}
+    for name, sub in tree.items():
+        old = getattr(obj, name)
+        if isinstance(sub, _Fields):
+            changes[name] = _replace_tree(old, sub)
+        else:
+            changes[name] = float(sub) if isinstance(old, float) and isinstance(sub, int) else sub
+    return dataclasses.replace(obj, **changes)
 
 
 @dataclass(frozen=True)
@@ -104,12 +137,22 @@ class SweepContext:
 
         Equal to building the overridden YAML mapping (:meth:`machine_from_yaml`), ~50x
         faster: the base machine is built once per process, and the spec has already checked
-        every value by building a machine with it (``__post_init__`` checks still run).
+        every value by building a machine with it (``__post_init__`` checks still run). The
+        overrides go in together, one replacement per dataclass they change, as the YAML path
+        applies them; where that fails they go in one at a time, so that the error names the
+        field.
         """
         machine = _BASE_MACHINES.get(self.hw_id)
         if machine is None:
             machine = _BASE_MACHINES[self.hw_id] = machine_from_dict(self.base_hw, file=self.hw_file)
-        for path, value in self.overrides(point).items():
+        overrides = self.overrides(point)
+        tree = _override_tree(overrides)
+        if tree is not None:
+            try:
+                return _replace_tree(machine, tree) if tree else machine
+            except (AttributeError, TypeError, ValueError):
+                pass
+        for path, value in overrides.items():
             try:
                 machine = _replace_path(machine, path.split("."), value)
             except (TypeError, ValueError) as exc:
@@ -273,12 +316,12 @@ def evaluate_chunk(ctx: SweepContext, points: Sequence[Mapping[str, Any]],
     """Rows of a chunk of points, in order (the unit of work sent to a process or Dask task);
     ``ids``: their keys when the caller has them (:meth:`SweepContext.point_ids` otherwise).
 
-    Single-layer analytic sweeps without energy metrics go through the device's batch
-    evaluator (the systolic ``layer_batch``:
+    Single-layer analytic sweeps go through the device's batch evaluator
+    (:func:`batch_metrics`: the systolic ``layer_batch``,
     :func:`accelsim.engine.analytic.evaluate_layer_batch`, equal to ``simulate`` point by
-    point); sweeps with energy metrics price the chunk's actions in one batch
-    (:func:`priced_metrics`); everything else, and any point the batch paths cannot take,
-    point by point.
+    point, their energy priced per chunk); other sweeps with energy metrics price the chunk's
+    actions in one batch (:func:`priced_metrics`); everything else, and any point the batch
+    paths cannot take, point by point.
     """
     rows = _batch_rows(ctx, points, ids)
     if rows is not None:
@@ -292,70 +335,21 @@ def evaluate_chunk(ctx: SweepContext, points: Sequence[Mapping[str, Any]],
     return [evaluate_point(ctx, p) for p in points]
 
 
+def batch_metrics(ctx: SweepContext, points: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """Metric arrays of a chunk of single-layer analytic points with the default evaluator,
+    through the device's batch evaluator, area and (when a metric needs it) energy priced per
+    chunk (:func:`accelsim.sweep.batch.layer_batch_metrics`, equal to :func:`simulate_point`
+    point by point); None when the chunk is not one."""
+    if ctx.evaluator is not simulate_point or ctx.mode not in ("analytic", "auto"):
+        return None
+    return layer_batch_metrics(ctx, points, energy=wants_energy(ctx.metrics))
+
+
 def _batch_rows(ctx: SweepContext, points: Sequence[Mapping[str, Any]],
                 ids: Sequence[str] | None = None) -> list[dict[str, Any]] | None:
-    """The chunk's rows through the batch evaluator, or None when it does not apply (the same
-    rows as :func:`make_row`, built column-wise: one workload, so one bookkeeping block)."""
+    """The chunk's rows through :func:`batch_metrics`, or None when it does not apply."""
     metrics = batch_metrics(ctx, points)
-    if metrics is None:
-        return None
-    names = ctx.metrics if ctx.metrics is not None else sorted(metrics)
-    cols = [(np.asarray(metrics[name], np.float64).tolist() if name in metrics
-             else [math.nan] * len(points)) for name in names]
-    ids = ids if ids is not None else ctx.point_ids(points)
-    meta = ctx.meta(points[0], "")
-    rows = []
-    for p, pid, values in zip(points, ids, zip(*cols), strict=True):
-        row = {**p, **meta, **dict(zip(names, values))}
-        row["point_id"] = pid
-        rows.append(row)
-    return rows
-
-
-def batch_metrics(ctx: SweepContext, points: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
-    """Metric arrays of a chunk through the device's batch evaluator (``layer_batch``) and the
-    vectorised area model (equal to :func:`simulate_point` point by point), or None when the
-    chunk is not a single-layer analytic sweep over batch fields without energy metrics on a
-    device that offers one."""
-    if (ctx.evaluator is not simulate_point or ctx.mode not in ("analytic", "auto")
-            or wants_energy(ctx.metrics) or not points):
-        return None
-    from accelsim.engine.analytic import BATCH_FIELDS
-    from accelsim.units import parse_bytes
-
-    names = {k for p in points for k in p} - {"workload"}
-    if not names <= set(BATCH_FIELDS) or any(set(p) - {"workload"} != names for p in points):
-        return None
-    wl_names = {ctx.workload_name(p) for p in points}
-    if len(wl_names) != 1:
-        return None
-    wl = ctx.workloads[wl_names.pop()]
-    if len(wl.ops) != 1 or not hasattr(wl.ops[0], "lower"):
-        return None
-    try:
-        base = ctx.machine({})
-        layer_batch = getattr(_device(ctx, base), "layer_batch", None)
-        if layer_batch is None:
-            return None
-        arrays = {k: np.array([p[k] for p in points]) for k in names}
-        totals = layer_batch(wl.ops[0], arrays)
-        out = {k: np.asarray(v, np.float64) for k, v in totals.items()}
-        pes = np.ones(len(points), np.int64)
-        for field, default in (("compute.array.rows", base.array.rows),
-                               ("compute.array.cols", base.array.cols),
-                               ("compute.array.count", base.array.count)):
-            pes = pes * (arrays[field].astype(np.int64) if field in arrays else default)
-        cap = "memory.sram.capacity_bytes"
-        if cap in arrays:
-            vals = arrays[cap]
-            sram = (np.array([parse_bytes(v) for v in vals], np.float64)
-                    if vals.dtype.kind in "OUS" else vals.astype(np.float64))
-        else:
-            sram = np.full(len(points), float(base.memory.sram.capacity_bytes))
-        out.update(area_batch(base, pes, sram))
-        return out
-    except AccelsimError:
-        return None  # let the per-point path report each bad point on its own row
+    return rows_from_columns(ctx, points, metrics, ids) if metrics is not None else None
 
 
 def check_metrics(ctx: SweepContext, point: Mapping[str, Any],

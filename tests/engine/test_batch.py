@@ -6,7 +6,7 @@ import pytest
 
 from accelsim.api import simulate
 from accelsim.config.registry import load_machine
-from accelsim.engine.analytic import evaluate_layer_batch
+from accelsim.engine.analytic import DETAIL_COLUMNS, evaluate_layer_batch
 from accelsim.errors import ConfigError
 from accelsim.workload.ops import Conv2d, Gemm
 
@@ -23,15 +23,24 @@ def test_batch_equals_simulate_point_by_point(op):
               "memory.dram.bandwidth_bytes_per_s": np.exp(rng.uniform(np.log(1e9), np.log(2e12), n)),
               "dataflow": rng.choice(["os", "ws", "is"], n)}
     machine = load_machine("tpu_v4")
-    batch = evaluate_layer_batch(machine, op, points)
+    batch = evaluate_layer_batch(machine, op, points, detail=True)
+    assert set(DETAIL_COLUMNS) <= batch.keys()
+    assert DETAIL_COLUMNS[0] not in evaluate_layer_batch(machine, op, points)
     for i in range(n):
         over = {k: v[i].item() for k, v in points.items() if k != "dataflow"}
-        tot = simulate("tpu_v4", op, dataflow=str(points["dataflow"][i]), mode="analytic",
-                       energy=False, overrides=over).totals
-        for key, value in tot.items():
+        res = simulate("tpu_v4", op, dataflow=str(points["dataflow"][i]), mode="analytic",
+                       energy=False, overrides=over)
+        for key, value in res.totals.items():
             assert batch[key][i] == pytest.approx(value, rel=1e-12), (i, key)
             if isinstance(value, int):
                 assert int(batch[key][i]) == value, (i, key)
+        # detail: the layer's row (SRAM words exactly, DRAM bytes per operand, row folds)
+        row = res.layers.iloc[0]
+        for key in DETAIL_COLUMNS[:-1]:
+            assert batch[key][i] == pytest.approx(float(row[key]), rel=1e-12), (i, key)
+            if key.startswith("sram_"):
+                assert int(batch[key][i]) == int(row[key]), (i, key)
+        assert batch["row_folds"][i] == res.runs[0].plan.geometry.row_folds
 
 
 def test_batch_rejects_fields_it_does_not_vary():

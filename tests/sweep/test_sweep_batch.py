@@ -150,3 +150,46 @@ def test_gpu_and_cpu_sweeps_dispatch_through_their_device(tmp_path):
                           "parameters": {"dataflow": ["os"]}, "metrics": ["time_s"]}, file="<test>")
     with pytest.raises(ConfigError, match="dataflow.*applies to systolic"):
         run_sweep(bad, tmp_path / "bad.parquet", workers=1, progress=False)
+
+
+@pytest.mark.parametrize("hw", ["tpu_v4", "tpu_v1", "npu_ascend910", "eyeriss", "scalesim_default"])
+@pytest.mark.parametrize("layer", [LAYER, {"op": "conv2d", "name": "conv", "c": 24, "h": 14,
+                                           "w": 14, "k": 40, "r": 3, "s": 3, "pad": 1}])
+def test_single_layer_energy_priced_per_batch_equals_point_by_point(tmp_path, hw, layer):
+    """A single-layer sweep with energy metrics takes the batch evaluator (its action
+    figures, detail=True) and prices the chunk at once: every metric equals simulate() with its
+    pandas energy pricing, point by point, over os/ws/is, GEMMs and convolutions, machines with
+    and without operand staging and measured idle power."""
+    import yaml
+
+    from accelsim.api import simulate
+    from accelsim.sweep.area import area_breakdown
+    from accelsim.sweep.evaluate import energy_metrics
+
+    wl = tmp_path / "one.yaml"
+    wl.write_text(yaml.safe_dump({"name": "one", "ops": [layer]}))
+    spec = spec_from_dict({
+        "name": "e", "hardware": hw, "workload": str(wl), "mode": "analytic",
+        "sampling": {"method": "random", "samples": 18, "seed": 7},
+        "parameters": {"compute.array.rows": {"low": 4, "high": 160},
+                       "compute.array.cols": {"low": 4, "high": 160},
+                       "memory.sram.capacity_bytes": {"low": "8 KiB", "high": "32 MiB", "log": True},
+                       "dataflow": ["os", "ws", "is"]},
+        "metrics": None}, file="<test>")
+    c = SweepContext.from_spec(spec)
+    points = spec.points()
+    got = batch_metrics(c, points)
+    assert got is not None and "energy_j" in got  # the batch path took the energy sweep
+    rows = evaluate_chunk(c, points)
+    for row, point in zip(rows, points, strict=True):
+        machine = c.machine(point)
+        ref = simulate(machine, c.workload(point), dataflow=point["dataflow"], mode="analytic",
+                       energy=True)
+        expect = {**{k: v for k, v in ref.totals.items() if isinstance(v, (int, float))},
+                  **energy_metrics(ref.energy), **area_breakdown(machine)}
+        energy_names = {k for k in expect if k.startswith("energy_")} | {"pj_per_mac",
+                                                                         "tops_per_w",
+                                                                         "avg_power_w"}
+        assert energy_names <= row.keys()
+        for name, value in expect.items():
+            assert row[name] == pytest.approx(float(value), rel=1e-12, abs=0.0), (name, point)

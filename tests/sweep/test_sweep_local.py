@@ -144,3 +144,19 @@ def test_fast_machine_and_totals_equal_the_reference_path(write_spec):
             ref = simulate(fast, wl, dataflow=point["dataflow"], mode=mode, energy=False).totals
             got = device_for(fast).workload_totals(wl, dataflow=point["dataflow"], mode=mode)
             assert got == ref
+
+
+def test_fields_checked_together_are_replaced_together(write_spec):
+    """Overrides go into the base machine together, as the YAML path applies them: SRAM
+    fractions that must add up to 1 are replaced jointly (one at a time, the first would
+    break the sum); a bad combination is still a one-line error naming a field."""
+    spec = load_spec(write_spec(grid_spec(constraints=None,
+                                          parameters={"compute.array.rows": [16, 32]})))
+    ctx = SweepContext.from_spec(spec)
+    point = {"memory.sram.ifmap_fraction": 0.25, "memory.sram.filter_fraction": 0.5,
+             "compute.array.rows": 16}
+    fast = ctx.machine(point)
+    assert fast == ctx.machine_from_yaml(point)
+    assert fast.memory.sram.ifmap_fraction == 0.25 and fast.array.rows == 16
+    with pytest.raises(ConfigError, match="fractions add up to 1.25"):
+        ctx.machine({**point, "memory.sram.ifmap_fraction": 0.5})

@@ -33,13 +33,17 @@ from accelsim.errors import ConfigError
 _MODULES = {"os": "output_stationary", "ws": "weight_stationary", "is": "input_stationary",
             "rs": "row_stationary", "nlr": "no_local_reuse"}
 _CACHE: dict[str, Any] = {}
+_NAMES: dict[str, tuple[str, ...]] = {}
 
 
 def names(kind: str | None = None) -> tuple[str, ...]:
     """Registered dataflow names (all, or only those of ``kind``: systolic or spatial)."""
     if kind is None:
         return tuple(_MODULES)
-    return tuple(n for n in _MODULES if get(n).kind == kind)
+    got = _NAMES.get(kind)
+    if got is None:
+        got = _NAMES[kind] = tuple(n for n in _MODULES if get(n).kind == kind)
+    return got
 
 
 def get(name: str) -> Any:
