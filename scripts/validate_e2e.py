@@ -2,6 +2,7 @@
 
     PYTHONPATH=. python scripts/validate_e2e.py                 # the table and MAPE per group
     PYTHONPATH=. python scripts/validate_e2e.py --attribution   # + GPU time per kernel class
+    PYTHONPATH=. python scripts/validate_e2e.py --floor         # + per-kernel gap and floor (dev)
     PYTHONPATH=. python scripts/validate_e2e.py --csv out.csv
 
 Data (``scripts/data/``, measured with ``scripts/measure_e2e.py`` on one H200; its docstring
@@ -142,6 +143,71 @@ def attribution(path: Path = DATA / "h200_e2e.json", hw: str = "h200") -> pd.Dat
     return pd.DataFrame(rows)
 
 
+_SMALL_SKIP = ("gemm", "attention", "conv")
+_FAMILIES = (("reduce", ("reduce_kernel",)), ("cat", ("catarray",)),
+             ("splitk_reduce", ("splitkreduce",)),
+             ("vectorized", ("vectorized_elementwise",)),
+             ("strided", ("elementwise_kernel<", "unrolled_elementwise")))
+
+
+def kernel_family(name: str) -> str:
+    """How PyTorch launched a small profiled kernel: ``vectorized`` (contiguous, vector loads),
+    ``strided`` (``elementwise_kernel`` / ``unrolled_elementwise_kernel``: per-element offset
+    arithmetic), ``reduce``, ``cat``, ``splitk_reduce``, else ``other``."""
+    low = name.lower()
+    for fam, keys in _FAMILIES:
+        if any(k in low for k in keys):
+            return fam
+    return "other"
+
+
+def floor_split(path: Path = DATA / "h200_e2e.json", hw: str = "h200",
+                models: tuple[str, ...] = DEV) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The per-kernel floor split into the stream gap and a kernel's own duration, from run 1's
+    ``torch.profiler`` traces of the ``models`` (default: the dev split), CUDA graph steps of
+    decoders and CNNs (prefill steps are kernel-bound: their gaps are within the profiler's
+    noise on 50-450 ms steps).
+
+    Returns ``(cases, families)``. ``cases``, one row per case (microseconds): ``gap_us`` =
+    (graph step - sum of profiled kernel durations) / profiled kernels; ``small_us`` = mean
+    profiled duration of the kernels outside the GEMM, attention and conv classes;
+    ``model_own_us`` = the model's mean time of the same kernels without ``launch_s`` and
+    ``kernel_tail_s`` (startup + CTAs); ``drain_us`` = ``small_us - model_own_us``, what the
+    model's ``kernel_tail_s`` stands for. ``families``: median profiled duration of the small
+    kernels per launch family (:func:`kernel_family`) and case. ``cases.attrs``: the
+    machine's ``launch_s`` and ``kernel_tail_s``."""
+    data = json.loads(path.read_text())
+    rows, fams = [], []
+    for case in data["models"]:
+        prof = case.get("profile")
+        if case["model"] not in models or not prof or case["mode"] == "prefill":
+            continue
+        kernels = prof["kernels"]
+        step_us = case["graph"]["median_s"] * 1e6
+        small = [(name, us) for name, us in kernels if kernel_class(name) not in _SMALL_SKIP]
+        run = run_model(hw, zoo_spec(case), exec_mode="graph")
+        host = run.machine.host
+        calls = run.calls[(run.calls["kernels"] > 0)
+                          & ~run.calls["kernel_class"].isin(_SMALL_SKIP)]
+        n = int(calls["kernels"].sum())
+        own = (calls["gpu_s"].sum() - n * host.kernel_launch_s) * 1e6 / n
+        small_us = sum(us for _, us in small) / len(small)
+        label = zoo_spec(case)
+        rows.append({"case": label, "model": case["model"], "batch": case["batch"],
+                     "kernels": len(kernels),
+                     "gap_us": (step_us - sum(us for _, us in kernels)) / len(kernels),
+                     "small_kernels": len(small), "small_us": small_us,
+                     "model_kernels": n, "model_own_us": own, "drain_us": small_us - own})
+        by_fam: dict[str, list[float]] = collections.defaultdict(list)
+        for name, us in small:
+            by_fam[kernel_family(name)].append(us)
+        fams += [{"case": label, "family": f, "kernels": len(v),
+                  "median_us": float(pd.Series(v).median())} for f, v in sorted(by_fam.items())]
+    out = pd.DataFrame(rows)
+    out.attrs.update(launch_s=host.launch_s, kernel_tail_s=host.kernel_tail_s)
+    return out, pd.DataFrame(fams)
+
+
 def run3_group(case: dict) -> str:
     """Run 3: the compiled 4-layer Llama is the calibration of the compiled host cost."""
     return "calibration" if case["model"] == "llama3_8b_4layers" else "held-out-run3"
@@ -173,7 +239,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--attribution", action="store_true",
                     help="also print GPU time per kernel class: profiled vs predicted")
     ap.add_argument("--csv", help="write the case table to this CSV file")
+    ap.add_argument("--floor", action="store_true",
+                    help="only the per-kernel floor split (gap, own duration) on the dev split")
     args = ap.parse_args(argv)
+    if args.floor:
+        cases, fams = floor_split()
+        pd.set_option("display.width", 200)
+        fmt = {"float_format": lambda v: f"{v:7.2f}", "index": False}
+        print(cases.drop(columns=["model", "batch"]).to_string(**fmt))
+        least = cases[cases["batch"] == cases.groupby("model")["batch"].transform("min")]
+        host = cases.attrs
+        print(f"\ngap per kernel: median {cases['gap_us'].median():.2f} us (model launch_s "
+              f"{host['launch_s'] * 1e6:.2f}); drain at each model's smallest batch: median "
+              f"{least['drain_us'].median():.2f} us (model kernel_tail_s "
+              f"{host['kernel_tail_s'] * 1e6:.2f})")
+        print()
+        print(fams.pivot(index="case", columns="family", values="median_us").to_string(
+            float_format=lambda v: f"{v:6.2f}"))
+        return 0
     df = pd.concat([table(), table(DATA / "h200_e2e_run3.json", group_of=run3_group),
                     table(DATA / "h200_e2e_run4.json", group_of=run4_group),
                     table(DATA / "h200_e2e_run4c.json", group_of=run4c_group)],

@@ -178,6 +178,10 @@ class GpuCompute:
     block_reduce_s: float = param(
         "Latency of one block-wide reduction in a row-wise kernel (shuffles, shared memory, "
         "two barriers), seconds.", default=0.5e-6, check=non_negative)
+    reduce_round_trips: float = param(
+        "L2 round trips per dependent vector load of PyTorch's reduce_kernel over the "
+        "contiguous dim (mean(-1)): each thread's loop of 16-byte loads.", default=1.0,
+        check=positive)
     sparse_speedup: float = param(
         "Tensor-core rate on 2:4 structured-sparse weights over the dense rate (datasheet: "
         "2 on Ampere and Hopper); 0 = no sparse tensor cores.", default=0.0,

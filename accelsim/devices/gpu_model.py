@@ -34,6 +34,7 @@ from accelsim.engine import gpu_stream
 from accelsim.hw.gpu import plan_op
 from accelsim.hw.gpu.kernel import bound_of, estimate_s
 from accelsim.hw.gpu.memory import stream_kernel
+from accelsim.hw.gpu.reduce import row_mean_kernel
 from accelsim.mapping.gpu_lowering import LoweredCall, StreamWork, lower
 from accelsim.report.energy import energy_table_for
 from accelsim.report.gpu_power import gpu_energy_j
@@ -103,17 +104,33 @@ def _energy_j(m: GpuMachine, table: Any, cache: dict, *, macs: float, flops: flo
             + per["hbm_bytes"] * hbm_bytes)
 
 
-def _kernel_cost(m: GpuMachine, work: Any, table: Any, cache: dict) -> _Cost:
-    """GPU time, traffic and energy of one call's kernels (memoised by shape)."""
+def _row_reduce(call: LoweredCall, op: Any) -> tuple[int, int] | None:
+    """(rows, cols) when ``call`` is a ``reduce`` stream kernel over an op's rows (LlamaRMSNorm's
+    ``mean(-1)``): PyTorch's ``reduce_kernel``, not a bandwidth stream."""
+    if call.call != "reduce" or not isinstance(call.work, StreamWork):
+        return None
+    rows, cols = getattr(op, "rows", None), getattr(op, "cols", None)
+    return (int(rows), int(cols)) if rows and cols else None
+
+
+def _kernel_cost(m: GpuMachine, work: Any, table: Any, cache: dict,
+                 reduce_shape: tuple[int, int] | None = None) -> _Cost:
+    """GPU time, traffic and energy of one call's kernels (memoised by shape).
+    ``reduce_shape``: the (rows, cols) a ``reduce`` stream call reduces row by row."""
     if isinstance(work, StreamWork):
-        key: Any = ("stream", work.read_bytes, work.write_bytes, work.simt_flops, work.sfu_ops)
+        key: Any = ("stream", work.read_bytes, work.write_bytes, work.simt_flops, work.sfu_ops,
+                    reduce_shape)
     else:
         op = device_op(work)
         key = dataclasses.replace(op, name="") if dataclasses.is_dataclass(op) else op
     hit = cache.get(key)
     if hit is not None:
         return hit
-    if isinstance(work, StreamWork):
+    if isinstance(work, StreamWork) and reduce_shape is not None:
+        rows, cols = reduce_shape
+        k = row_mean_kernel(m, rows, cols, max(1, round(work.read_bytes / (rows * cols))))
+        kernels, prec, flops, macs = (k,), "fp32", work.simt_flops, 0.0
+    elif isinstance(work, StreamWork):
         k = stream_kernel(m, work.name, read_bytes=work.read_bytes,
                           write_bytes=work.write_bytes, simt_flops=work.simt_flops,
                           sfu_ops=work.sfu_ops)
@@ -159,7 +176,8 @@ def run_gpu_model(m: GpuMachine, workload: Any, *, exec_mode: str = DEFAULT_EXEC
     cache: dict = {}
     costs: list[_Cost | None] = []
     for i, c in enumerate(calls):
-        costs.append(None if c.work is None else _kernel_cost(m, c.work, etab, cache))
+        costs.append(None if c.work is None else _kernel_cost(
+            m, c.work, etab, cache, _row_reduce(c, ops[c.op_index][0])))
         if progress is not None and (i % 200 == 0 or i + 1 == len(calls)):
             progress(i + 1, len(calls), c.op_name)
     gpu_s = gpu_stream.hide_dependent_launches(
