@@ -251,6 +251,11 @@ class GpuHost:
         "the next kernel in the stream starts), seconds. A GEMM launched right after another "
         "GEMM hides it (programmatic dependent launch, see gpu_pdl).", default=0.0,
         check=non_negative)
+    strided_kernel_s: float = param(
+        "Extra GPU time of a pointwise kernel PyTorch launches strided (elementwise_kernel / "
+        "unrolled_elementwise_kernel on transposed or broadcast views and casts, "
+        "CatArrayBatchedCopy) over a vectorized one, seconds; the lowering tables name each "
+        "call's launch family.", default=0.0, check=non_negative)
     gpu_pdl: bool = param(
         "Whether the GEMM library's kernels use programmatic dependent launch (Hopper): a "
         "GEMM that follows a GEMM in the stream starts while its predecessor retires.",

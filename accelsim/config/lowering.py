@@ -36,7 +36,14 @@ KERNEL_CLASSES = ("gemm", "attention", "norm", "elementwise", "conv", "copy", "p
                   "embedding", "other")
 """Where the time goes: the classes a model run reports GPU time in (plus ``host-idle``)."""
 
-_STEP_KEYS = {"call", "kernel", "class", "count", "read", "write", "flop", "sfu", "rows"}
+FAMILIES = ("vectorized", "strided")
+"""How PyTorch launches a pointwise kernel: ``vectorized`` (``vectorized_elementwise_kernel``:
+contiguous operands, vector loads) or ``strided`` (``elementwise_kernel`` /
+``unrolled_elementwise_kernel`` on transposed or broadcast views and dtype casts, and
+``CatArrayBatchedCopy``): a strided kernel pays ``host.strided_kernel_s`` more per launch."""
+
+_STEP_KEYS = {"call", "kernel", "class", "count", "read", "write", "flop", "sfu", "rows",
+              "family"}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -60,6 +67,8 @@ class LoweredStep:
     """``stream``: transcendentals (special-function ops) per element."""
     rows: bool = False
     """``stream``: over one element per row (a reduced vector) instead of every element."""
+    family: str = "vectorized"
+    """Launch family of the call's kernel(s) (one of :data:`FAMILIES`)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -115,10 +124,17 @@ def _step(file: str, path: str, raw: Any) -> LoweredStep:
     rows = raw.get("rows", False)
     if not isinstance(rows, bool):
         raise ConfigError(file, f"{path}.rows", rows, "expected true or false")
+    family = raw.get("family", "vectorized")
+    if family not in FAMILIES:
+        raise ConfigError(file, f"{path}.family", family,
+                          f"must be one of {', '.join(FAMILIES)}")
+    if "family" in raw and kernel is None:
+        raise ConfigError(file, f"{path}.family", family,
+                          "only a call that launches a kernel has a launch family")
     nums = {k: _number(file, f"{path}.{k}", raw[k]) for k in ("read", "write", "flop", "sfu")
             if k in raw}
     return LoweredStep(call=call, kernel=kernel, kernel_class=klass, count=count, rows=rows,
-                       **nums)
+                       family=family, **nums)
 
 
 def _ops(file: str, raw: Any) -> dict[str, tuple[LoweredStep, ...]]:
@@ -164,7 +180,8 @@ def load_lowering(mode: str | Path, _seen: tuple[str, ...] = ()) -> LoweringTabl
         host_call = data.get("host_call")
         for key, steps in base.ops.items():
             if host_call:
-                steps = tuple(dataclasses.replace(s, call=str(host_call))
+                # the compiler's own kernels, not PyTorch's strided / vectorized launches
+                steps = tuple(dataclasses.replace(s, call=str(host_call), family="vectorized")
                               for s in steps if s.kernel is not None)
             ops[key] = steps
     ops.update(_ops(file, data.get("ops")))
@@ -175,4 +192,4 @@ def load_lowering(mode: str | Path, _seen: tuple[str, ...] = ()) -> LoweringTabl
                          else str(data["per_call_extra"]))
 
 
-__all__ = ["EXEC_MODES", "KERNEL_CLASSES", "LoweredStep", "LoweringTable", "load_lowering"]
+__all__ = ["EXEC_MODES", "FAMILIES", "KERNEL_CLASSES", "LoweredStep", "LoweringTable", "load_lowering"]

@@ -114,15 +114,19 @@ def _row_reduce(call: LoweredCall, op: Any) -> tuple[int, int] | None:
 
 
 def _kernel_cost(m: GpuMachine, work: Any, table: Any, cache: dict,
-                 reduce_shape: tuple[int, int] | None = None) -> _Cost:
+                 reduce_shape: tuple[int, int] | None = None,
+                 family: str = "vectorized") -> _Cost:
     """GPU time, traffic and energy of one call's kernels (memoised by shape).
-    ``reduce_shape``: the (rows, cols) a ``reduce`` stream call reduces row by row."""
+    ``reduce_shape``: the (rows, cols) a ``reduce`` stream call reduces row by row.
+    ``family``: the call's launch family; ``strided`` kernels each start
+    ``host.strided_kernel_s`` later (non-vectorized TensorIterator / cat kernels)."""
     if isinstance(work, StreamWork):
         key: Any = ("stream", work.read_bytes, work.write_bytes, work.simt_flops, work.sfu_ops,
-                    reduce_shape)
+                    reduce_shape, family)
     else:
         op = device_op(work)
-        key = dataclasses.replace(op, name="") if dataclasses.is_dataclass(op) else op
+        key = (dataclasses.replace(op, name="") if dataclasses.is_dataclass(op) else op,
+               family)
     hit = cache.get(key)
     if hit is not None:
         return hit
@@ -139,6 +143,9 @@ def _kernel_cost(m: GpuMachine, work: Any, table: Any, cache: dict,
         plan = plan_op(m, op)
         kernels, prec, flops = plan.kernels, plan.precision, float(plan.flops)
         macs = float(getattr(op, "macs", 0))
+    if family == "strided" and m.host.strided_kernel_s:
+        kernels = tuple(dataclasses.replace(k, startup_s=k.startup_s + m.host.strided_kernel_s)
+                        for k in kernels)
     times = [estimate_s(k, m) for k in kernels]
     hbm = sum(k.hbm_bytes for k in kernels)
     l2 = sum(k.l2_bytes for k in kernels)
@@ -177,7 +184,7 @@ def run_gpu_model(m: GpuMachine, workload: Any, *, exec_mode: str = DEFAULT_EXEC
     costs: list[_Cost | None] = []
     for i, c in enumerate(calls):
         costs.append(None if c.work is None else _kernel_cost(
-            m, c.work, etab, cache, _row_reduce(c, ops[c.op_index][0])))
+            m, c.work, etab, cache, _row_reduce(c, ops[c.op_index][0]), c.family))
         if progress is not None and (i % 200 == 0 or i + 1 == len(calls)):
             progress(i + 1, len(calls), c.op_name)
     gpu_s = gpu_stream.hide_dependent_launches(

@@ -40,6 +40,8 @@ class StreamWork:
     write_bytes: float
     simt_flops: float
     sfu_ops: float
+    family: str = "vectorized"
+    """Launch family (``config.lowering.FAMILIES``): ``strided`` pays ``host.strided_kernel_s``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +57,8 @@ class LoweredCall:
     """None (host-only), the op (its own kernels) or a :class:`StreamWork`."""
     kernel_class: str
     layer: int | None = None
+    family: str = "vectorized"
+    """Launch family of the call's kernel(s) (``config.lowering.FAMILIES``)."""
 
 
 def op_key(op: Any) -> str:
@@ -98,13 +102,14 @@ def lower(ops: Iterable[tuple[Any, int | None]], table: LoweringTable) -> list[L
                 n = _elements(op, step.rows)
                 work = StreamWork(name=f"{name}.{step.call}", read_bytes=step.read * n,
                                   write_bytes=step.write * n, simt_flops=step.flop * n,
-                                  sfu_ops=step.sfu * n)
+                                  sfu_ops=step.sfu * n, family=step.family)
             else:
                 work = None
             klass = step.kernel_class or own
             for _ in range(step.count):
                 out.append(LoweredCall(op_index=i, op_name=name, call=step.call, work=work,
-                                       kernel_class=klass, layer=layer))
+                                       kernel_class=klass, layer=layer,
+                                       family=step.family))
     return out
 
 
