@@ -23,7 +23,8 @@ from typing import Any
 
 from accelsim.engine.systolic_run import LayerRun
 from accelsim.mapping.row_stationary import RsPlan
-from accelsim.units import BITS_PER_BYTE, FLOP_PER_MAC
+from accelsim.report.tables import schedule_columns
+from accelsim.units import BITS_PER_BYTE
 
 
 def rs_layer_row(machine: Any, run: LayerRun) -> dict[str, Any]:
@@ -46,12 +47,7 @@ def rs_layer_row(machine: Any, run: LayerRun) -> dict[str, Any]:
     row = {
         "layer": plan.name, "op": plan.op_kind, "m": sh.n * sh.e * sh.f, "n": sh.m,
         "k": sh.c * sh.r * sh.s, "repeat": sh.groups, "dataflow": plan.dataflow, "loop_order": "",
-        "folds": plan.folds, "fold_cycles": plan.fold_cycles,
-        "compute_cycles": s.compute_cycles, "stall_cycles": s.stall_cycles,
-        "prologue_cycles": s.first_compute, "epilogue_cycles": s.epilogue_cycles,
-        "total_cycles": total, "time_s": time_s, "macs": plan.macs,
-        "flops": FLOP_PER_MAC * plan.macs,
-        "overall_util": plan.macs / (pes * total) if total else 0.0,
+        **schedule_columns(plan, s, total, time_s, pes),
         "mapping_efficiency": c.active_pes / pes,
         "compute_util": plan.macs / (pes * s.compute_cycles) if s.compute_cycles else 0.0,
         "sram_ifmap_reads": w["glb_ifmap_read"], "sram_filter_reads": w["glb_filter_read"],

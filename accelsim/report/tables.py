@@ -33,6 +33,18 @@ LAYER_COLUMNS = [
 ]
 
 
+def schedule_columns(plan: Any, s: Any, total: int, time_s: float, pes: int) -> dict[str, Any]:
+    """The columns every array layer row shares: folds, the schedule's cycles (compute, stall,
+    prologue, epilogue, total), time in seconds, MACs, FLOP (1 MAC = 2 FLOP) and the overall
+    utilisation (MACs over PEs x total cycles)."""
+    return {"folds": plan.folds, "fold_cycles": plan.fold_cycles,
+            "compute_cycles": s.compute_cycles, "stall_cycles": s.stall_cycles,
+            "prologue_cycles": s.first_compute, "epilogue_cycles": s.epilogue_cycles,
+            "total_cycles": total, "time_s": time_s, "macs": plan.macs,
+            "flops": FLOP_PER_MAC * plan.macs,
+            "overall_util": plan.macs / (pes * total) if total else 0.0}
+
+
 def layer_row(machine: Any, run: LayerRun) -> dict[str, Any]:
     """One layer's figures as a flat dict (a row of ``Result.layers``)."""
     if isinstance(run.plan, VectorPlan):
@@ -55,12 +67,7 @@ def layer_row(machine: Any, run: LayerRun) -> dict[str, Any]:
         "k": plan.gemm.k, "repeat": plan.repeat, "dataflow": g.dataflow,
         "loop_order": ("sr_outer" if plan.traffic.sr_outer else "sc_outer")
         + (f"/{plan.traffic.block}" if plan.traffic.block > 1 else ""),
-        "folds": plan.folds, "fold_cycles": plan.fold_cycles,
-        "compute_cycles": s.compute_cycles, "stall_cycles": s.stall_cycles,
-        "prologue_cycles": s.first_compute, "epilogue_cycles": s.epilogue_cycles,
-        "total_cycles": total, "time_s": time_s, "macs": plan.macs,
-        "flops": FLOP_PER_MAC * plan.macs,
-        "overall_util": plan.macs / (pes * total) if total else 0.0,
+        **schedule_columns(plan, s, total, time_s, pes),
         "mapping_efficiency": mapping_efficiency(g), "compute_util": compute_util(g),
         **words, "sram_reads": words["sram_ifmap_reads"] + words["sram_filter_reads"]
         + words["sram_ofmap_reads"], "sram_writes": words["sram_ofmap_writes"], **dram,
