@@ -173,6 +173,11 @@ cmp_.round(2)
 # %% [markdown]
 # The eager measurements scatter: identical calls measured 16-29 ms on the shared host
 # (see the repeated batch-1 points) — the host CPU's speed is part of an eager prediction.
+# A later run found why: the shared machine's CPU drifts between a fast and a slow state every
+# few seconds, and one `torch.profiler` step slows Python dispatch for the rest of a process.
+# Timed in interleaved rounds in a process that never profiled (`h200_e2e_run4.json`), the
+# same Llama decode steps measured 16.1-17.1 ms at every batch and context, and held-out
+# models' eager steps came to a 6 % mean absolute error (`scripts/validate_e2e.py`).
 #
 # ## 6. Does it fit?
 # A model run also checks the HBM: weights + KV cache + activations + workspace.
