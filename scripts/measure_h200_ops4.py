@@ -433,27 +433,33 @@ def small_gemm_cal() -> list:
     return out
 
 
-def main() -> None:
-    R["device"] = {"name": torch.cuda.get_device_name(), "torch": torch.__version__,
-                   "cuda": torch.version.cuda}
+def run_sections(result: dict, sections: tuple, save_fn) -> None:
+    """Run ``(name, fn)`` sections (only those in ``MEASURE_SECTIONS`` if set) into
+    ``result["sections"]``, recording errors and seconds, saving after each."""
+    result["device"] = {"name": torch.cuda.get_device_name(), "torch": torch.__version__,
+                        "cuda": torch.version.cuda}
     only = os.environ.get("MEASURE_SECTIONS")
-    for name, fn in (("host_state", host_state), ("gemm_cal", gemm_cal),
-                     ("rowops_cal", rowops_cal), ("pointwise_cal", pointwise_cal),
-                     ("floor_probe", floor_probe), ("protocol_probe", protocol_probe),
-                     ("floor_probe2", floor_probe2), ("floor_probe3", floor_probe3),
-                     ("small_gemm_cal", small_gemm_cal)):
+    for name, fn in sections:
         if only and name not in only.split(","):
             continue
         t0 = time.time()
         try:
-            R["sections"][name] = fn()
+            result["sections"][name] = fn()
         except Exception:  # noqa: BLE001
-            R["errors"][name] = traceback.format_exc()[-3000:]
-            print(R["errors"][name], flush=True)
-        R["seconds"][name] = round(time.time() - t0, 1)
-        print(f"== {name} {R['seconds'][name]} s", flush=True)
-        save()
+            result["errors"][name] = traceback.format_exc()[-3000:]
+            print(result["errors"][name], flush=True)
+        result["seconds"][name] = round(time.time() - t0, 1)
+        print(f"== {name} {result['seconds'][name]} s", flush=True)
+        save_fn()
         torch.cuda.empty_cache()
+
+
+def main() -> None:
+    run_sections(R, (("host_state", host_state), ("gemm_cal", gemm_cal),
+                     ("rowops_cal", rowops_cal), ("pointwise_cal", pointwise_cal),
+                     ("floor_probe", floor_probe), ("protocol_probe", protocol_probe),
+                     ("floor_probe2", floor_probe2), ("floor_probe3", floor_probe3),
+                     ("small_gemm_cal", small_gemm_cal)), save)
 
 
 if __name__ == "__main__":

@@ -378,7 +378,7 @@ def fit_probe_streams(probe: dict) -> None:
           f"{len(gelu)} cases)")
 
 
-ROW_FIT_MIN_S = 8e-6
+ROW_FIT_MIN_S = 0.0
 """Row/pointwise points shorter than this are left out of ``--fit-rows``: their time is
 mostly the per-kernel floor (``host:``), which whole models calibrate."""
 ROW_GRID = {"memory.loaded_hbm_latency_s": (0.9e-6, 1.1e-6, 1.3e-6, 1.5e-6, 1.7e-6, 2.1e-6),

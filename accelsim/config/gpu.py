@@ -247,9 +247,10 @@ class GpuHost:
     launch_s: float = param("GPU-side gap per kernel launch (back to back, CUDA graph), s.",
                             check=non_negative)
     kernel_tail_s: float = param(
-        "GPU-side completion of a kernel (its last stores drain and the grid retires before "
-        "the next kernel in the stream starts), seconds. A GEMM launched right after another "
-        "GEMM hides it (programmatic dependent launch, see gpu_pdl).", default=0.0,
+        "Per-kernel cost of a whole model's stream beyond launch_s and the kernel itself, "
+        "seconds (fitted on whole models; an op timed back to back does not pay it: "
+        "ARCHITECTURE.md, GPU per-kernel costs). A GEMM launched right after another GEMM "
+        "hides it (programmatic dependent launch, see gpu_pdl).", default=0.0,
         check=non_negative)
     strided_kernel_s: float = param(
         "Extra GPU time of a pointwise kernel PyTorch launches strided (elementwise_kernel / "
@@ -263,7 +264,8 @@ class GpuHost:
 
     @property
     def kernel_launch_s(self) -> float:
-        """Fixed GPU-side cost of one kernel in a stream: launch gap + completion, s."""
+        """Fixed GPU-side cost of one kernel in a whole model's stream: launch gap +
+        ``kernel_tail_s``, s."""
         return self.launch_s + self.kernel_tail_s
     host_launch_s: float = param("Host time to issue one framework op eagerly, seconds.",
                                  check=non_negative)

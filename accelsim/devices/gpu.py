@@ -59,9 +59,10 @@ def op_document(m: GpuMachine, op: object, *, mode: str = "event", precision: st
     else:
         rep = replay_closed_form(plan.kernels, m, contention=True)
     t = rep.time_s
-    if len(plan.kernels) == 1 and plan.kernels[0].meta.get("pdl"):
-        # the same GEMM back to back: each launches while its predecessor retires (PDL)
-        t -= m.host.kernel_tail_s
+    # One op as users time it: the op repeated back to back (a CUDA graph of calls). A kernel
+    # there costs launch_s + its own time; the completion cost kernel_tail_s is a term of a
+    # whole model's stream, not of a repeated op (ARCHITECTURE.md, "GPU per-kernel costs").
+    t -= len(plan.kernels) * m.host.kernel_tail_s
     longest = max(range(len(plan.kernels)), key=lambda i: rep.kernel_s[i])
     clock = m.load_clock_hz(plan.precision)
     return {
@@ -82,7 +83,7 @@ def op_document(m: GpuMachine, op: object, *, mode: str = "event", precision: st
         "macs": macs, "macs_executed": macs * plan.explain.get("density", 1.0),
         "bound": bound_of(plan.kernels[longest], m),
         **plan.explain,
-        "kernels": [{"name": k.name, "time_s": s, "ctas": k.ctas,
+        "kernels": [{"name": k.name, "time_s": s - m.host.kernel_tail_s, "ctas": k.ctas,
                      "hbm_bytes": k.hbm_bytes, "l2_bytes": k.l2_bytes}
                     for k, s in zip(plan.kernels, rep.kernel_s, strict=True)],
     }
