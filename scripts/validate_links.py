@@ -293,8 +293,8 @@ def main(argv: list[str] | None = None) -> int:
     coll = [r for name in ("allreduce", "allgather", "reducescatter", "alltoall") for r in held.get(name, [])]
     if coll:
         big, small = _mape(coll)
-        met = big[0] <= 0.15 and small[0] <= 0.25
-        print(f"\nheld-out collectives, all four: MAPE >= 1 MiB {big[0] * 100:.1f}% (target 15), "
+        met = big[0] <= 0.10 and small[0] <= 0.25
+        print(f"\nheld-out collectives, all four: MAPE >= 1 MiB {big[0] * 100:.1f}% (target 10), "
               f"< 1 MiB {small[0] * 100:.1f}% (target 25): {'MET' if met else 'MISSED'}")
     print("\ncalibration targets (<=10% at >=1 MiB, <=25% below):", "MET" if ok else "MISSED")
     return 0 if ok else 1
