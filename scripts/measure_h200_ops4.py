@@ -433,6 +433,21 @@ def small_gemm_cal() -> list:
     return out
 
 
+def result_saver(doc: str, default_name: str, indent: int | None = 1) -> tuple[dict, object]:
+    """A fresh result record for a measurement script and the function that writes it to
+    ``$OUT/<MEASURE_OUTNAME or default_name>`` (with the elapsed seconds)."""
+    result: dict = {"about": doc.splitlines()[0], "sections": {}, "errors": {}, "seconds": {}}
+    t0 = time.time()
+
+    def save_result() -> None:
+        result["elapsed_s"] = round(time.time() - t0, 1)
+        name = os.environ.get("MEASURE_OUTNAME", default_name)
+        with open(os.path.join(OUTDIR, name), "w") as f:
+            json.dump(result, f, indent=indent)
+
+    return result, save_result
+
+
 def run_sections(result: dict, sections: tuple, save_fn) -> None:
     """Run ``(name, fn)`` sections (only those in ``MEASURE_SECTIONS`` if set) into
     ``result["sections"]``, recording errors and seconds, saving after each."""

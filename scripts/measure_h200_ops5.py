@@ -24,11 +24,9 @@ Sections:
   bf16) at stride 1 and 2, batch 4-64, MobileNetV2's channel/size pairs.
 """
 
-import json
 import os
 import statistics
 import sys
-import time
 
 import torch
 import torch.nn as nn
@@ -40,16 +38,8 @@ import measure_h200_ops4 as ops4  # noqa: E402
 from measure_h200 import timed  # noqa: E402
 from measure_h200_ops4 import with_kernels  # noqa: E402
 
-OUTDIR = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("OUT", ".")
 QUICK = os.environ.get("MEASURE_QUICK") == "1"
-R: dict = {"about": __doc__.splitlines()[0], "sections": {}, "errors": {}, "seconds": {}}
-T0 = time.time()
-
-
-def save() -> None:
-    R["elapsed_s"] = round(time.time() - T0, 1)
-    with open(os.path.join(OUTDIR, os.environ.get("MEASURE_OUTNAME", "h200_ops5.json")), "w") as f:
-        json.dump(R, f, indent=1)
+R, save = ops4.result_saver(__doc__, "h200_ops5.json", indent=1)
 
 
 def trace_of(fn) -> list:

@@ -26,7 +26,6 @@ Sections:
 import os
 import statistics
 import sys
-import time
 
 import torch
 
@@ -37,18 +36,8 @@ from measure_h200 import gemm  # noqa: E402
 from measure_h200_ops4 import with_kernels  # noqa: E402
 from measure_h200_ops5 import trace_of  # noqa: E402
 
-OUTDIR = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("OUT", ".")
 QUICK = os.environ.get("MEASURE_QUICK") == "1"
-R: dict = {"about": __doc__.splitlines()[0], "sections": {}, "errors": {}, "seconds": {}}
-T0 = time.time()
-
-
-def save() -> None:
-    import json
-
-    R["elapsed_s"] = round(time.time() - T0, 1)
-    with open(os.path.join(OUTDIR, os.environ.get("MEASURE_OUTNAME", "h200_ops6.json")), "w") as f:
-        json.dump(R, f)
+R, save = ops4.result_saver(__doc__, "h200_ops6.json", indent=None)
 
 
 def graph_record(case: dict, step) -> dict:
