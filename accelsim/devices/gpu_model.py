@@ -140,7 +140,7 @@ def _kernel_cost(m: GpuMachine, work: Any, table: Any, cache: dict,
                           sfu_ops=work.sfu_ops)
         kernels, prec, flops, macs = (k,), "fp32", work.simt_flops, 0.0
     else:
-        plan = plan_op(m, op)
+        plan = plan_op(m, op, cold_cache=True)  # a step's caches were last touched a step ago
         kernels, prec, flops = plan.kernels, plan.precision, float(plan.flops)
         macs = float(getattr(op, "macs", 0))
     if family == "strided" and m.host.strided_kernel_s:

@@ -112,3 +112,48 @@ def test_attention_pays_one_unoverlapped_block_per_cta(h200):
         p = plan_op(h200, op, "bf16")
         return p.flops / estimate_s(p.kernels[0], h200)
     assert tflops(512) < 0.9 * tflops(4096)
+
+
+def _decode(batch, ctx):
+    from accelsim.workload.nn_ops import Attention
+
+    return Attention(name="a", batch=batch, heads=32, kv_heads=8, seq_q=1, seq_kv=ctx,
+                     head_dim=128)
+
+
+def test_small_batch_decode_splits_the_kv_sequence_and_combines(h200):
+    """Flash-decoding: 8 packed K/V heads leave 124 SMs idle, so each head's 16 K/V blocks are
+    split over 16 CTAs and a second kernel combines the partials; at batch 16 the heads fill
+    the SMs (128 CTAs) and there is one kernel, as cuDNN's SDPA does on the H200."""
+    small = plan_op(h200, _decode(1, 2048), "bf16")
+    assert [k.name for k in small.kernels] == ["attention", "attention.combine"]
+    assert small.kernels[0].meta["kv_splits"] == 16 and small.kernels[0].ctas == 128
+    big = plan_op(h200, _decode(16, 2048), "bf16")
+    assert len(big.kernels) == 1 and big.kernels[0].meta["kv_splits"] == 1
+    one_block = plan_op(h200, _decode(1, 128), "bf16")
+    assert len(one_block.kernels) == 1
+
+
+def test_split_kv_decode_is_faster_than_walking_the_cache_on_eight_sms(h200, monkeypatch):
+    import accelsim.hw.gpu.attention as attention
+
+    assert attention.kv_splits(h200, ctas=8, q_blocks=1, kv_blocks=64) == 16
+    assert attention.kv_splits(h200, ctas=8, q_blocks=1, kv_blocks=4) == 4
+    assert attention.kv_splits(h200, ctas=8, q_blocks=2, kv_blocks=64) == 1
+    split = plan_op(h200, _decode(1, 8192), "bf16")
+    t_split = sum(estimate_s(k, h200) for k in split.kernels)
+    monkeypatch.setattr(attention, "kv_splits", lambda *a: 1)
+    walk = plan_op(h200, _decode(1, 8192), "bf16")
+    assert walk.kernels[0].ctas == 8
+    assert t_split < 0.5 * estimate_s(walk.kernels[0], h200)
+
+
+def test_a_whole_models_cached_kv_comes_from_hbm(h200):
+    """A decode step's K/V cache was last touched a step ago: cold in a whole model; one op
+    repeated back to back finds its 8 MB cache in L2."""
+    warm = plan_op(h200, _decode(1, 2048), "bf16")
+    cold = plan_op(h200, _decode(1, 2048), "bf16", cold_cache=True)
+    kv = 2 * 8 * 2048 * 128 * 2
+    assert warm.kernels[0].hbm_bytes < 0.01 * kv
+    assert cold.kernels[0].hbm_bytes >= 0.99 * kv
+    assert estimate_s(cold.kernels[0], h200) > estimate_s(warm.kernels[0], h200)

@@ -13,6 +13,14 @@ also rescales the output accumulator (``Br * d`` FP32 multiplies). In decode wit
 grouped-query attention the query heads that share a K/V head are packed into one CTA, so
 K and V are read once per K/V head.
 
+Split-KV ("flash-decoding"): when one query block per head leaves SMs idle (fewer CTAs than
+SMs, as in decode at small batch), the K/V sequence of each head is split over
+``sm_count // CTAs`` CTAs (at most one per K/V block), each writing an FP32 partial output and
+its log-sum-exp, and a second kernel combines the partials (PyTorch's SDPA on the H200 runs
+cuDNN's ``sdpa_..._flash_fprop`` plus ``lean_reduction_kernel`` exactly in those cases:
+Llama-3-8B decode at batch 1 from 2048 keys and batch 4, not at batch >= 16; h200_e2e.json
+profiles).
+
 Units: seconds, bytes. Imports: config, workload, hw.gpu.
 """
 
@@ -23,7 +31,7 @@ import math
 from accelsim.config.gpu import OPERAND_BYTES, GpuMachine
 from accelsim.hw.gpu.gemm import is_aligned, mma_rate_macs_per_s
 from accelsim.hw.gpu.kernel import CtaCost, Kernel
-from accelsim.hw.gpu.memory import l2_hit_fraction, startup_s
+from accelsim.hw.gpu.memory import l2_hit_fraction, startup_s, stream_kernel
 from accelsim.workload.nn_ops import Attention
 
 SOFTMAX_ALU_OPS = 4
@@ -40,8 +48,23 @@ def attention_blocks(op: Attention) -> tuple[int, int]:
     return br, 128
 
 
-def plan_attention(m: GpuMachine, op: Attention, precision: str) -> Kernel:
-    """The fused attention kernel of ``op`` at ``precision`` (a tensor-core precision)."""
+def kv_splits(m: GpuMachine, ctas: int, q_blocks: int, kv_blocks: int) -> int:
+    """How many CTAs share one head's K/V sequence (split-KV): enough to fill the SMs in one
+    wave, at most one per K/V block; 1 when the heads already fill the SMs or a head has
+    several query blocks (prefill)."""
+    if q_blocks != 1 or kv_blocks < 2 or ctas >= m.sm_count:
+        return 1
+    return max(1, min(kv_blocks, m.sm_count // ctas))
+
+
+def plan_attention(m: GpuMachine, op: Attention, precision: str, *,
+                   cold_cache: bool = False) -> tuple[Kernel, ...]:
+    """The fused attention kernel of ``op`` at ``precision`` (a tensor-core precision), plus
+    the combine kernel of split-KV decode when the K/V sequence is split.
+
+    ``cold_cache``: the K/V of the ``seq_kv - seq_q`` cached positions come from HBM, as in a
+    whole model's decode step (every layer's cache was last touched a step ago); by default
+    the op's own footprint decides L2 residency, as when one op is repeated back to back."""
     m.check_precision(precision)
     e = OPERAND_BYTES[precision]
     br, bc = attention_blocks(op)
@@ -62,6 +85,10 @@ def plan_attention(m: GpuMachine, op: Attention, precision: str) -> Kernel:
     kv_bytes = 2 * op.batch * op.n_kv_heads * op.seq_kv * d * e
     hit = l2_hit_fraction(m, q_bytes + kv_bytes, q_bytes)
     hbm_total = (1.0 - hit) * (2 * q_bytes + kv_bytes)
+    if cold_cache and op.seq_kv > op.seq_q:
+        cached = kv_bytes * (op.seq_kv - op.seq_q) / op.seq_kv
+        hbm_total += hit * cached
+        hit = min(hit, 1.0 - cached / (2 * q_bytes + kv_bytes))
     heads = op.batch * (op.n_kv_heads if packed else op.heads)
     counts: dict[int, int] = {}
     for i in range(q_blocks):
@@ -72,6 +99,10 @@ def plan_attention(m: GpuMachine, op: Attention, precision: str) -> Kernel:
         nb = max(1, math.ceil(visible / bc))
         counts[nb] = counts.get(nb, 0) + heads
     ctas = sum(counts.values())
+    splits = kv_splits(m, ctas, q_blocks, max(counts))
+    if splits > 1:
+        counts = {math.ceil(max(counts) / splits): ctas * splits}
+        ctas *= splits
     groups = []
     for nb in sorted(counts, reverse=True):
         scores = br * bc * nb
@@ -88,6 +119,14 @@ def plan_attention(m: GpuMachine, op: Attention, precision: str) -> Kernel:
                        parts={key: mma_s, "sfu_s": sfu_s, "alu_s": alu_s})
         groups.append((counts[nb], cost))
     meta = {"path": path, "tile": (br, bc, d), "q_blocks": q_blocks, "l2_hit": hit,
-            "causal": op.causal, "gqa_packed": packed}
-    return Kernel(name="attention", groups=tuple(groups), launch_s=m.host.kernel_launch_s,
+            "causal": op.causal, "gqa_packed": packed, "kv_splits": splits}
+    main = Kernel(name="attention", groups=tuple(groups), launch_s=m.host.kernel_launch_s,
                   startup_s=startup_s(m, hit), meta=meta)
+    if splits == 1:
+        return (main,)
+    # combine: read each split's FP32 partial output and log-sum-exp, rescale, sum, write O
+    partials = splits * op.batch * op.heads * op.seq_q * (d + 1) * 4
+    combine = stream_kernel(m, "attention.combine", read_bytes=partials, write_bytes=q_bytes,
+                            simt_flops=3.0 * partials / 4, sfu_ops=partials / 4 / (d + 1),
+                            meta={"kv_splits": splits})
+    return (main, combine)

@@ -44,13 +44,14 @@ class OpPlan:
 
 
 def plan_op(m: GpuMachine, op: object, precision: str | None = None, *,
-            sparsity: str | None = None) -> OpPlan:
+            sparsity: str | None = None, cold_cache: bool = False) -> OpPlan:
     """Plan ``op`` (Gemm, Conv2d, Attention, Elementwise, LayerNorm, Softmax, BatchNorm2d,
     Pool2d) on ``m``.
 
     ``sparsity="2:4"``: the GEMM's weights are 2:4 structured-sparse
     (:mod:`accelsim.hw.gpu.sparsity`); ``bytes`` then counts the compressed weights (values
-    and metadata) and ``flops`` stays the dense-equivalent count."""
+    and metadata) and ``flops`` stays the dense-equivalent count. ``cold_cache``: an
+    attention's cached K/V come from HBM (a whole model's decode step), not from L2."""
     prec = precision or getattr(op, "dtype", None) or "bf16"
     m.check_precision(prec)
     e = OPERAND_BYTES[prec]
@@ -81,13 +82,15 @@ def plan_op(m: GpuMachine, op: object, precision: str | None = None, *,
         if prec == "fp32":
             raise UnsupportedError(f"{m.name}: fused attention needs a tensor-core precision, "
                                    "not fp32")
-        k = plan_attention(m, op, prec)
+        kernels = plan_attention(m, op, prec, cold_cache=cold_cache)
+        k = kernels[0]
         t = op.tensor_elements()
         nbytes = (t["input"] + t["kv"] + t["output"]) * e
         ex = {"path": k.meta["path"], "tile": list(k.meta["tile"]), "ctas": k.ctas,
               "waves": k.ctas / m.sm_count, "q_blocks": k.meta["q_blocks"],
-              "l2_hit": k.meta["l2_hit"], "split_k": 1}
-        return OpPlan("attention", prec, (k,), op.flops, nbytes, ex)
+              "l2_hit": k.meta["l2_hit"], "split_k": 1, "kv_splits": k.meta["kv_splits"],
+              "kernels": len(kernels)}
+        return OpPlan("attention", prec, kernels, op.flops, nbytes, ex)
     if isinstance(op, Elementwise):
         k = elementwise_kernel(m, op.fn, op.elements, ELEMENTWISE_INPUTS[op.fn], e,
                                ELEMENTWISE_FLOPS[op.fn])
