@@ -5,9 +5,11 @@
     >>> r = simulate_op("h200", Gemm(name="g", m=4096, n=4096, k=4096, dtype="bf16"))
     >>> r["time_s"], r["flop_per_s"], r["bound"], r["tile"], r["waves"]
 
-The document holds ``time_s`` (GPU-side time of the op's kernels back to back, launch gaps
-included: what a CUDA graph or a busy stream sees), ``eager_time_s`` (the same op issued
-alone by a framework: at least ``host.host_launch_s``), ``cycles`` (at the SM clock under
+The document holds ``time_s`` (GPU-side time per call of the op repeated back to back, launch
+gaps included: what a CUDA graph of calls or a busy stream sees; a whole model's stream adds
+``host.kernel_tail_s`` per kernel, ARCHITECTURE.md "GPU per-kernel costs"), ``eager_time_s``
+(the same op issued alone by a framework: at least ``host.host_launch_s``), ``cycles`` (at
+the SM clock under
 load for the precision), ``flops``, ``bytes`` (compulsory: inputs read once, outputs written
 once), ``hbm_bytes`` and ``l2_bytes`` (modelled traffic), ``flop_per_s`` (achieved FLOP/s)
 and ``peak_flop_per_s`` (the dense peak at the precision it ran), ``bound`` (the resource
