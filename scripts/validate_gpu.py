@@ -45,6 +45,7 @@ from pathlib import Path
 
 from accelsim.api.gpu import load_gpu, simulate_op
 from accelsim.config.registry import load_machine
+from accelsim.hw.gpu.gemm import unaligned_pitch_class
 from accelsim.workload.nn_ops import Attention, Elementwise, LayerNorm, Softmax
 from accelsim.workload.ops import Conv2d, Gemm
 
@@ -173,6 +174,20 @@ def cal4_gemm_cases(ops4: dict) -> list[tuple[str, str, object, float, str]]:
                   dtype=r["dtype"])
         group = CAL4_GROUPS.get(r["tag"], f"cal4_{r['dtype']}")
         cases.append((group, f"{r['dtype']} b{b} {r['M']}x{r['N']}x{r['K']}", op,
+                      r["gpu_ms"] * 1e-3, "time_s"))
+    return cases
+
+
+def cal6_align_cases(ops6: dict) -> list[tuple[str, str, object, float, str]]:
+    """(group, label, op, measured seconds, field) of run 6's misaligned GEMMs
+    (``h200_ops6.json`` ``align_probe``: every combination of odd M, N, K around 3072 and K odd
+    with M = N at several paddings). Calibration data for the two align1 pitch classes."""
+    cases = []
+    for r in ops6["sections"].get("align_probe", []):
+        if "gpu_ms" not in r:
+            continue
+        op = Gemm(name="g", m=r["M"], n=r["N"], k=r["K"], dtype="bf16")
+        cases.append(("cal6_align", f"bf16 b1 {r['M']}x{r['N']}x{r['K']}", op,
                       r["gpu_ms"] * 1e-3, "time_s"))
     return cases
 
@@ -311,7 +326,9 @@ PROBE_FITS = (("compute.legacy_mma_fraction", ("probe_int8_square", "cal4_int8")
               ("compute.narrow_mma_fraction",
                ("probe_misaligned", "cal4_align", "cal4_align_mixed"), 0.1, 0.6),
               ("compute.unaligned_mma_fraction",
-               ("probe_misaligned", "cal4_align", "cal4_align_mixed"), 0.05, 0.5))
+               ("probe_misaligned", "cal4_align", "cal4_align_mixed", "cal6_align"), 0.05, 0.5),
+              ("compute.unaligned_pitch_mma_fraction",
+               ("probe_misaligned", "cal4_align", "cal4_align_mixed", "cal6_align"), 0.05, 0.5))
 
 
 NONPERSISTENT_GRID = (0.0, 0.5e-6, 1e-6, 1.5e-6, 2e-6, 2.5e-6, 3e-6)
@@ -331,7 +348,12 @@ def _grid_fit(field: str, sel: list, lo: float, hi: float,
     return best
 
 
-def fit(cal: dict, probe: dict | None = None, ops4: dict | None = None) -> None:
+def _pitch_class(op: object) -> bool:
+    return unaligned_pitch_class(op.dtype, op.k, op.n)
+
+
+def fit(cal: dict, probe: dict | None = None, ops4: dict | None = None,
+        ops6: dict | None = None) -> None:
     """Grid search of each fitted constant minimising the sum of squared log errors: the
     efficiencies on the calibration squares; the kernel-family fractions jointly with the
     non-persistent kernels' per-CTA cost on the probe points (``h200_probe2.json``) and GEMM
@@ -342,26 +364,40 @@ def fit(cal: dict, probe: dict | None = None, ops4: dict | None = None) -> None:
         sel = [c for c in cases if c[0] in groups]
         v, err = _grid_fit(field, sel, 0.5, 1.0)
         print(f"fit {field} = {v:.2f} (sum sq log err {err:.4f}, {len(sel)} cases)")
-    pcases = (probe_cases(probe) if probe else []) + (cal4_gemm_cases(ops4) if ops4 else [])
+    pcases = ((probe_cases(probe) if probe else []) + (cal4_gemm_cases(ops4) if ops4 else [])
+              + (cal6_align_cases(ops6) if ops6 else []))
     base = load_gpu("h200")
     fams = []
     for field, groups, lo, hi in PROBE_FITS:  # only the points the model runs on that family
         family = field.split(".")[-1].split("_")[0]
         sel = [c for c in pcases if c[0] in groups
                and simulate_op(base, c[2], mode="analytic")["path"] == family]
+        if family == "unaligned":  # the two align1 pitch classes (gemm.unaligned_pitch_class)
+            sel = [c for c in sel if _pitch_class(c[2]) == ("pitch" in field)]
         fams.append((field, sel, lo, hi))
+    # the per-CTA cost of the non-persistent kernels, jointly with the fractions, on the probe
+    # and run-4 points (run 6's 15 align1 GEMMs, one kernel at one size, would outweigh the
+    # int8 and align2 families it also sets); then the fractions at that cost, run 6 included
+    run6 = [c for c in pcases if c[0] == "cal6_align"]
     best = None
     for fixed in NONPERSISTENT_GRID:
         fx = {"compute.gemm_nonpersistent_cta_s": fixed}
-        fits = [(f, len(sel), *_grid_fit(f, sel, lo, hi, fx)) for f, sel, lo, hi in fams if sel]
+        fits = [(f, len(sel), *_grid_fit(f, [c for c in sel if c not in run6], lo, hi, fx))
+                for f, sel, lo, hi in fams if [c for c in sel if c not in run6]]
         total = sum(r[3] for r in fits)
         if best is None or total < best[0]:
             best = (total, fixed, fits)
     assert best is not None
     print(f"fit compute.gemm_nonpersistent_cta_s = {best[1] * 1e6:g} us "
-          f"(sum sq log err {best[0]:.4f}, the fractions refit at each value)")
-    for field, n, v, err in best[2]:
-        print(f"fit {field} = {v:.2f} (sum sq log err {err:.4f}, {n} cases)")
+          f"(sum sq log err {best[0]:.4f}, the fractions refit at each value; run 6 left out)")
+    for cta_s, what in ((best[1], "at that cost"),
+                        (base.compute.gemm_nonpersistent_cta_s, "at the YAML's cost")):
+        fx = {"compute.gemm_nonpersistent_cta_s": cta_s}
+        for field, sel, lo, hi in fams:
+            if sel:
+                v, err = _grid_fit(field, sel, lo, hi, fx)
+                print(f"fit {field} = {v:.2f} {what} {cta_s * 1e6:g} us "
+                      f"(sum sq log err {err:.4f}, {len(sel)} cases)")
 
 
 def _sq_log_err(m, sel) -> float:
@@ -457,8 +493,9 @@ def main(argv: list[str] | None = None) -> int:
     cal = json.loads((DATA / "h200_calibration.json").read_text())
     probe = json.loads((DATA / "h200_probe2.json").read_text())
     ops4 = json.loads((DATA / "h200_ops4.json").read_text())
+    ops6 = json.loads((DATA / "h200_ops6.json").read_text())
     if a.fit:
-        fit(cal, probe, ops4)
+        fit(cal, probe, ops4, ops6)
         fit_probe_streams(probe)
         return 0
     if a.fit_rows:
@@ -483,6 +520,9 @@ def main(argv: list[str] | None = None) -> int:
         all_rows += _with_kernels(evaluate(m, cal4_gemm_cases(ops4), a.mode),
                                   cal4_kernels(ops4), "cuBLAS",
                                   "GEMM calibration run 4 (h200_ops4.json gemm_cal: fitted)")
+        crow6 = evaluate(m, cal6_align_cases(ops6), a.mode)
+        report(crow6, "misaligned GEMMs of run 6 (h200_ops6.json align_probe: fitted)")
+        all_rows += crow6
     if a.small:
         all_rows += _with_kernels(
             evaluate(m, small_gemm_cal_cases(ops4b), a.mode), small_gemm_kernels(ops4b),

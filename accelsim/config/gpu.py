@@ -106,6 +106,11 @@ class GpuCompute:
     unaligned_mma_fraction: float = param(
         "Rate of the fallback kernels for operands off the 16-byte alignment, as a fraction "
         "of the aligned tensor-core rate.", check=_unit_interval)
+    unaligned_pitch_mma_fraction: float = param(
+        "Rate of the same fallback kernels in the slower pitch class measured on the H200 "
+        "(B and C rows 16-byte but not 128-byte aligned while A's are not, or A's rows 4-byte "
+        "aligned while B's and C's are not), as a fraction of the aligned tensor-core rate; "
+        "0 = the unaligned rate.", default=0.0, check=_unit_interval)
     narrow_mma_fraction: float = param(
         "Rate of the fallback kernels for operands whose rows are 4-byte (not 16-byte) "
         "aligned, as a fraction of the aligned tensor-core rate; 0 = none (use the "

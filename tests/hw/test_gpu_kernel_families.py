@@ -11,6 +11,7 @@ from accelsim.hw.gpu.gemm import alignment_bytes, gemm_path, plan_gemm
 from accelsim.hw.gpu.kernel import estimate_s
 from accelsim.hw.gpu.rows import layernorm_shape, softmax_shape
 from accelsim.workload.nn_ops import Elementwise, LayerNorm, Softmax
+from accelsim.workload.ops import Gemm
 
 
 @pytest.fixture(scope="module")
@@ -157,3 +158,20 @@ def test_a_whole_models_cached_kv_comes_from_hbm(h200):
     assert warm.kernels[0].hbm_bytes < 0.01 * kv
     assert cold.kernels[0].hbm_bytes >= 0.99 * kv
     assert estimate_s(cold.kernels[0], h200) > estimate_s(warm.kernels[0], h200)
+
+
+def test_align1_gemms_split_into_the_two_measured_pitch_classes(h200):
+    """Run 6: one cutlass_75 align1 kernel is slower when B/C rows are 16-byte but not
+    128-byte aligned (A's not), or A's rows are 4-byte aligned and B/C's are not."""
+    from accelsim.hw.gpu.gemm import unaligned_pitch_class
+
+    assert not unaligned_pitch_class("bf16", 3071, 3071)      # all odd
+    assert not unaligned_pitch_class("bf16", 3071, 3072)      # K odd, N 128-byte rows
+    assert not unaligned_pitch_class("bf16", 3071, 3070)      # K odd, N 4-byte rows
+    assert unaligned_pitch_class("bf16", 3071, 3040)          # K odd, N 64-byte rows
+    assert unaligned_pitch_class("bf16", 3072, 3071)          # K even, N odd
+    fast = plan_op(h200, Gemm(name="g", m=3072, n=3072, k=3071), "bf16")
+    slow = plan_op(h200, Gemm(name="g", m=3072, n=3071, k=3072), "bf16")
+    assert fast.explain["path"] == slow.explain["path"] == "unaligned"
+    t = [sum(estimate_s(k, h200) for k in p.kernels) for p in (fast, slow)]
+    assert t[1] > 1.05 * t[0]

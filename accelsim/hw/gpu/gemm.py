@@ -9,7 +9,8 @@ How a library (cuBLAS / CUTLASS) runs ``C[M,N] = A[M,K] @ B[K,N]`` and what this
   seen on the H200: ``cutlass_80_tensorop_*_align2``, ``cutlass_75_*_align1``): ``narrow``
   when every row is a multiple of 4 bytes (4-byte ``cp.async`` loads, ``mma.sync``) at
   ``narrow_mma_fraction`` of the rate, else ``unaligned`` (2-byte loads staged through
-  registers) at ``unaligned_mma_fraction``. Precisions in ``legacy_mma_precisions`` run,
+  registers) at ``unaligned_mma_fraction`` (``unaligned_pitch_mma_fraction`` in the slower
+  pitch class, :func:`unaligned_pitch_class`). Precisions in ``legacy_mma_precisions`` run,
   even aligned, on the library's ``mma.sync`` kernels (``legacy``: int8 ``torch._int_mm`` on
   Hopper picks ``cutlass_80_tensorop_i16832gemm_s8``, no warpgroup MMA) at
   ``legacy_mma_fraction`` of the rate.
@@ -179,6 +180,19 @@ def gemm_path(m: GpuMachine, precision: str, *leading_dims: int, sparse: bool = 
     return "unaligned"
 
 
+def unaligned_pitch_class(precision: str, k: int, n: int) -> bool:
+    """Whether an element-aligned (``unaligned`` path) GEMM with leading dimensions K (rows of
+    A) and N (rows of B and C) falls in the slower of the two pitch classes the H200 showed on
+    one and the same ``cutlass_75 ... align1`` kernel and tile (``h200_ops6.json``
+    ``align_probe``, ``h200_ops4.json`` gemm_cal; 3072-sized: 460-474 us against 513-590 us):
+    B/C rows 16-byte but not 128-byte aligned while A's are not, or A's rows 4-byte aligned
+    while B/C's are not. An empirical rule: the cause (the kernel's loads against the L2/DRAM
+    address interleave, or a variant cuBLAS does not name) is not identified."""
+    e = OPERAND_BYTES[precision]
+    a, b = k * e, n * e
+    return (a % 4 == 0 and b % 4 != 0) or (a % 4 != 0 and b % 16 == 0 and b % 128 != 0)
+
+
 def _multicast(m: GpuMachine) -> int:
     return 2 if "fp8" in m.compute.tensor_flop_per_clk_per_sm else 1  # Hopper clusters
 
@@ -276,6 +290,9 @@ def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: i
             f"multiples of {alignment_elements(precision)} {precision} elements (16 bytes); "
             "the sparse kernels have no unaligned fallback")
     path = gemm_path(m, precision, *dims, sparse=pat is not None)
+    slow = m.compute.unaligned_pitch_mma_fraction
+    if path == "unaligned" and slow and len(dims) == 2 and unaligned_pitch_class(precision, *dims):
+        m = replace(m, compute=replace(m.compute, unaligned_mma_fraction=slow))
     wf = 1.0 if pat is None else pat.weight_fraction(precision)
     a_bytes = batch * M * K * e
     b_bytes = batch * K * N * e * wf
