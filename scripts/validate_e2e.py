@@ -4,6 +4,8 @@
     PYTHONPATH=. python scripts/validate_e2e.py --attribution   # + GPU time per kernel class
     PYTHONPATH=. python scripts/validate_e2e.py --floor         # + per-kernel gap and floor (dev)
     PYTHONPATH=. python scripts/validate_e2e.py --fit-tail      # re-fit host.kernel_tail_s (dev)
+    PYTHONPATH=. python scripts/validate_e2e.py --fit-strided   # re-fit strided index cost (dev)
+    PYTHONPATH=. python scripts/validate_e2e.py --fit-stream    # both together (dev, ~30 min)
     PYTHONPATH=. python scripts/validate_e2e.py --csv out.csv
 
 Data (``scripts/data/``, measured with ``scripts/measure_e2e.py`` on one H200; its docstring
@@ -35,9 +37,10 @@ has the method):
   every whole-model case (``--attribution`` compares them per kernel class).
 
 Split. Fitted on whole models: ``host.eager_call_s.python`` (Llama decode, batch >= 64,
-run 2), ``compiled_kernel`` (the 4-layer Llama, run 3) and ``host.kernel_tail_s`` (the
-per-kernel completion cost of a whole model's stream: ``--fit-tail``, the 25 dev CUDA-graph
-steps of run 2). **dev** = Llama-3-8B-shaped
+run 2), ``compiled_kernel`` (the 4-layer Llama, run 3), ``host.kernel_tail_s`` (the
+per-kernel cost of a whole model's stream) and ``compute.strided_instr_per_element`` (index
+arithmetic of strided pointwise kernels), both by ``--fit-stream`` on the 25 dev CUDA-graph
+steps of run 2. **dev** = Llama-3-8B-shaped
 decoder and ResNet-50 in run 2, the models looked at while the lowering tables were written;
 **held-out** = GPT-2 XL, BERT-base and MobileNetV2 in run 2, and everything in run 3 (group
 ``held-out-run3``), none of it looked at before the model was fixed.
@@ -215,23 +218,50 @@ TAIL_GRID_S = tuple(round(0.1 * i, 1) * 1e-6 for i in range(5, 16))
 """Candidate ``host.kernel_tail_s`` values of ``--fit-tail``, seconds."""
 
 
-def fit_tail(grid: tuple[float, ...] = TAIL_GRID_S) -> float:
-    """Least squares on log time of ``host.kernel_tail_s`` over the dev CUDA-graph steps of
-    run 2 (never a held-out model or run). Prints each candidate's error; returns the best."""
+STRIDED_GRID = tuple(float(v) for v in range(0, 151, 10))
+"""Candidate ``compute.strided_instr_per_element`` values of ``--fit-strided``."""
+
+
+def fit_dev(field: str, grid: tuple[float, ...], scale: float = 1.0, unit: str = "",
+            fixed: dict | None = None) -> float:
+    """Least squares on log time of one constant over the dev CUDA-graph steps of run 2 (never
+    a held-out model or run), the ``fixed`` overrides held. Prints each candidate's error;
+    returns the best."""
     import math
 
     from accelsim.config.registry import load_machine
 
     best = (math.inf, 0.0)
-    for tail in grid:
-        df = table(hw=load_machine("h200", {"host.kernel_tail_s": tail}))
+    for v in grid:
+        df = table(hw=load_machine("h200", {**(fixed or {}), field: v}))
         dev = df[(df["group"] == "dev") & (df["exec"] == "graph")]
         err = sum(math.log1p(e) ** 2 for e in dev["error"])
-        print(f"kernel_tail_s {tail * 1e6:4.2f} us: sum sq log err {err:.4f}, MAPE "
+        print(f"{field} {v * scale:6.2f}{unit}: sum sq log err {err:.4f}, MAPE "
               f"{100 * dev['error'].abs().mean():4.1f} % ({len(dev)} dev graph steps)")
-        best = min(best, (err, tail))
-    print(f"fit host.kernel_tail_s = {best[1] * 1e6:.2f} us")
+        best = min(best, (err, v))
+    print(f"fit {field} = {best[1] * scale:.2f}{unit}")
     return best[1]
+
+
+def fit_tail(grid: tuple[float, ...] = TAIL_GRID_S) -> float:
+    """``host.kernel_tail_s`` on the dev CUDA-graph steps (:func:`fit_dev`)."""
+    return fit_dev("host.kernel_tail_s", grid, 1e6, " us")
+
+
+def fit_stream(sweeps: int = 2) -> tuple[float, float]:
+    """``host.kernel_tail_s`` and ``compute.strided_instr_per_element`` together, by
+    coordinate descent (:func:`fit_dev` on each in turn, the other held), from the YAML's
+    values, on the dev CUDA-graph steps."""
+    from accelsim.config.registry import load_machine
+
+    m = load_machine("h200")
+    tail, strided = m.host.kernel_tail_s, m.compute.strided_instr_per_element
+    for _ in range(sweeps):
+        strided = fit_dev("compute.strided_instr_per_element", STRIDED_GRID,
+                          fixed={"host.kernel_tail_s": tail})
+        tail = fit_dev("host.kernel_tail_s", TAIL_GRID_S, 1e6, " us",
+                       fixed={"compute.strided_instr_per_element": strided})
+    return tail, strided
 
 
 def run3_group(case: dict) -> str:
@@ -269,9 +299,19 @@ def main(argv: list[str] | None = None) -> int:
                     help="only the per-kernel floor split (gap, own duration) on the dev split")
     ap.add_argument("--fit-tail", action="store_true",
                     help="re-fit host.kernel_tail_s on the dev CUDA-graph steps")
+    ap.add_argument("--fit-strided", action="store_true",
+                    help="re-fit compute.strided_instr_per_element on the dev CUDA-graph steps")
+    ap.add_argument("--fit-stream", action="store_true",
+                    help="re-fit kernel_tail_s and strided_instr_per_element together (dev)")
     args = ap.parse_args(argv)
     if args.fit_tail:
         fit_tail()
+        return 0
+    if args.fit_strided:
+        fit_dev("compute.strided_instr_per_element", STRIDED_GRID)
+        return 0
+    if args.fit_stream:
+        fit_stream()
         return 0
     if args.floor:
         cases, fams = floor_split()

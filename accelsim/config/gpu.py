@@ -135,6 +135,12 @@ class GpuCompute:
         "Serial time a GEMM kernel with a bias epilogue (nn.Linear through cuBLASLt: the "
         "*_bias_* kernels) adds once: its last tiles' epilogue (bias load, extra pass) is "
         "hidden behind no main loop, seconds.", default=0.0, check=non_negative)
+    strided_instr_per_element: float = param(
+        "FP32/INT-lane instructions per element a strided pointwise kernel (PyTorch's "
+        "non-vectorized TensorIterator elementwise_kernel, CatArrayBatchedCopy) spends on index "
+        "arithmetic (per dimension and operand, an OffsetCalculator division and a multiply-"
+        "add), in a whole model's calls the lowering tables mark strided.", default=0.0,
+        check=non_negative)
     gemm_l2_operand_copies: float = param(
         "Copies of a GEMM's input operands an op's L2 footprint counts (2 on a two-partition "
         "L2 where lines read by SMs on both sides are cached in both halves).", default=1.0,

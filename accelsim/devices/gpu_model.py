@@ -119,10 +119,11 @@ def _kernel_cost(m: GpuMachine, work: Any, table: Any, cache: dict,
     """GPU time, traffic and energy of one call's kernels (memoised by shape).
     ``reduce_shape``: the (rows, cols) a ``reduce`` stream call reduces row by row.
     ``family``: the call's launch family; ``strided`` kernels each start
-    ``host.strided_kernel_s`` later (non-vectorized TensorIterator / cat kernels)."""
+    ``host.strided_kernel_s`` later and spend ``compute.strided_instr_per_element`` FP32/INT-lane
+    instructions per element on index arithmetic (non-vectorized TensorIterator / cat kernels)."""
     if isinstance(work, StreamWork):
         key: Any = ("stream", work.read_bytes, work.write_bytes, work.simt_flops, work.sfu_ops,
-                    reduce_shape, family)
+                    reduce_shape, family, work.elements)
     else:
         op = device_op(work)
         key = (dataclasses.replace(op, name="") if dataclasses.is_dataclass(op) else op,
@@ -135,8 +136,10 @@ def _kernel_cost(m: GpuMachine, work: Any, table: Any, cache: dict,
         k = row_mean_kernel(m, rows, cols, max(1, round(work.read_bytes / (rows * cols))))
         kernels, prec, flops, macs = (k,), "fp32", work.simt_flops, 0.0
     elif isinstance(work, StreamWork):
+        index_instr = work.elements * m.compute.strided_instr_per_element \
+            if family == "strided" else 0.0
         k = stream_kernel(m, work.name, read_bytes=work.read_bytes,
-                          write_bytes=work.write_bytes, simt_flops=work.simt_flops,
+                          write_bytes=work.write_bytes, simt_flops=work.simt_flops + index_instr,
                           sfu_ops=work.sfu_ops)
         kernels, prec, flops, macs = (k,), "fp32", work.simt_flops, 0.0
     else:

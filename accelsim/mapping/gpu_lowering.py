@@ -41,7 +41,10 @@ class StreamWork:
     simt_flops: float
     sfu_ops: float
     family: str = "vectorized"
-    """Launch family (``config.lowering.FAMILIES``): ``strided`` pays ``host.strided_kernel_s``."""
+    """Launch family (``config.lowering.FAMILIES``): ``strided`` pays ``host.strided_kernel_s``
+    and ``compute.strided_instr_per_element`` per element."""
+    elements: float = 0.0
+    """Elements of the op's tensor the kernel walks (the unit of ``read``/``write``/``flop``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +105,7 @@ def lower(ops: Iterable[tuple[Any, int | None]], table: LoweringTable) -> list[L
                 n = _elements(op, step.rows)
                 work = StreamWork(name=f"{name}.{step.call}", read_bytes=step.read * n,
                                   write_bytes=step.write * n, simt_flops=step.flop * n,
-                                  sfu_ops=step.sfu * n, family=step.family)
+                                  sfu_ops=step.sfu * n, family=step.family, elements=n)
             else:
                 work = None
             klass = step.kernel_class or own

@@ -177,7 +177,7 @@ cmp_.round(2)
 # few seconds, and one `torch.profiler` step slows Python dispatch for the rest of a process.
 # Timed in interleaved rounds in a process that never profiled (`h200_e2e_run4.json`), the
 # same Llama decode steps measured 16.1-17.1 ms at every batch and context, and held-out
-# models' eager steps came to a 6 % mean absolute error (`scripts/validate_e2e.py`).
+# models' eager steps came to a 5.5 % mean absolute error (`scripts/validate_e2e.py`).
 #
 # ## 6. Does it fit?
 # A model run also checks the HBM: weights + KV cache + activations + workspace.

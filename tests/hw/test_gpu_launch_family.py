@@ -64,3 +64,19 @@ def test_bad_family_is_a_one_line_config_error(tmp_path):
         load_lowering(str(host_only))
     with pytest.raises(ConfigError, match=r"h200\.yaml: host\.strided_kernel_s = -1"):
         load_machine("h200", {"host.strided_kernel_s": -1.0})
+
+
+def test_strided_kernels_pay_index_arithmetic_per_element():
+    """compute.strided_instr_per_element: the strided kernels' cost grows with the elements
+    they walk (prefill), the compiler's vectorized kernels do not pay it."""
+    h200 = load_machine("h200")
+    assert h200.compute.strided_instr_per_element > 0
+    flat = load_machine("h200", {"compute.strided_instr_per_element": 0.0})
+
+    def extra(spec, mode):
+        return (run_model(h200, spec, exec_mode=mode).calls["gpu_s"].sum()
+                - run_model(flat, spec, exec_mode=mode).calls["gpu_s"].sum())
+
+    short, long = (extra(f"llama3_8b_prefill:batch=1,seq={s}", "graph") for s in (512, 2048))
+    assert 0 < short < long and long / short > 3.0
+    assert extra("llama3_8b_prefill:batch=1,seq=512", "compiled") == pytest.approx(0.0)
