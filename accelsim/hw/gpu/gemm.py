@@ -136,16 +136,18 @@ def is_aligned(precision: str, *leading_dims: int) -> bool:
 
 
 def mma_rate_macs_per_s(m: GpuMachine, precision: str, path: str,
-                        sparse: bool = False) -> float:
+                        sparse: bool = False, pitch_class: bool = False) -> float:
     """MACs per second one SM sustains in a GEMM main loop on ``path`` (dense-equivalent
-    MACs, ``compute.sparse_speedup`` times the dense rate, when ``sparse``)."""
+    MACs, ``compute.sparse_speedup`` times the dense rate, when ``sparse``; ``pitch_class``:
+    an ``unaligned`` GEMM in the slower pitch class, :func:`unaligned_pitch_class`)."""
     c = m.compute
     base = m.flop_per_clk_per_sm(precision) / 2.0 * m.load_clock_hz(precision)
     if path == "simt":
         return base * c.simt_efficiency
     rate = base * c.mma_efficiency
     if path == "unaligned":
-        return rate * c.unaligned_mma_fraction
+        slow = c.unaligned_pitch_mma_fraction if pitch_class else 0.0
+        return rate * (slow or c.unaligned_mma_fraction)
     if path == "narrow":
         return rate * c.narrow_mma_fraction
     if path == "legacy":
@@ -199,7 +201,7 @@ def _multicast(m: GpuMachine) -> int:
 
 def _cta(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, kc: int,
          hbm_share: float, out_bytes_per_elem: float, ctas: int, wf: float = 1.0,
-         hit: float = 1.0) -> CtaCost:
+         hit: float = 1.0, pitch_class: bool = False) -> CtaCost:
     """Cost of one CTA computing a ``bm x bn`` tile over ``kc`` of K.
 
     ``wf``: bytes of the B (weight) tile over its dense bytes (< 1 for sparse weights, whose
@@ -210,7 +212,8 @@ def _cta(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, kc
     k_iters = max(1, math.ceil(kc / bk))
     depth = k_iters * bk
     macs = bm * bn * depth
-    mma_s = macs / mma_rate_macs_per_s(m, precision, path, sparse=wf < 1.0)
+    mma_s = macs / mma_rate_macs_per_s(m, precision, path, sparse=wf < 1.0,
+                                       pitch_class=pitch_class)
     clock = m.load_clock_hz(precision)
     a_w, b_w = float(bm), bn * wf  # widths of the A and B tiles in dense elements
     big, small = (a_w, b_w) if bm >= bn else (b_w, a_w)
@@ -290,9 +293,7 @@ def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: i
             f"multiples of {alignment_elements(precision)} {precision} elements (16 bytes); "
             "the sparse kernels have no unaligned fallback")
     path = gemm_path(m, precision, *dims, sparse=pat is not None)
-    slow = m.compute.unaligned_pitch_mma_fraction
-    if path == "unaligned" and slow and len(dims) == 2 and unaligned_pitch_class(precision, *dims):
-        m = replace(m, compute=replace(m.compute, unaligned_mma_fraction=slow))
+    pitch = path == "unaligned" and len(dims) == 2 and unaligned_pitch_class(precision, *dims)
     wf = 1.0 if pat is None else pat.weight_fraction(precision)
     a_bytes = batch * M * K * e
     b_bytes = batch * K * N * e * wf
@@ -317,7 +318,7 @@ def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: i
                 break
             plan = _plan(m, precision, path, bm, bn, bk, split, M, N, K, batch, n_tiles, kc,
                          unique_in, c_bytes, hit, aligned, name, wf, cta_fixed_s,
-                         dependent_launch, epilogue_s)
+                         dependent_launch, epilogue_s, pitch)
             t = sum(estimate_s(k, m) for k in plan.kernels)
             key = (t * (1 - 1e-9), plan.ctas)
             if best is None or key < (best[0], best[1]):
@@ -332,7 +333,7 @@ def _plan(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, s
           M: int, N: int, K: int, batch: int, tiles: int, kc: int, unique_in: float,
           c_bytes: float, hit: float, aligned: bool, name: str, wf: float = 1.0,
           cta_fixed_s: float = 0.0, dependent_launch: bool = True,
-          epilogue_s: float = 0.0) -> GemmPlan:
+          epilogue_s: float = 0.0, pitch_class: bool = False) -> GemmPlan:
     e = OPERAND_BYTES[precision]
     oe = OUTPUT_BYTES[precision]
     ctas = tiles * split
@@ -352,7 +353,8 @@ def _plan(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, s
     hbm_total = (1.0 - hit) * (reads - streamed + (c_bytes if split == 1 else 0.0)) + streamed
     partial_bytes = M * N * batch * 4 * split if split > 1 else 0.0
     out_elem = 4.0 if split > 1 else oe
-    cta = _cta(m, precision, path, bm, bn, bk, kc, hbm_total / ctas, out_elem, ctas, wf, hit)
+    cta = _cta(m, precision, path, bm, bn, bk, kc, hbm_total / ctas, out_elem, ctas, wf, hit,
+               pitch_class)
     startup = m.memory.hbm.latency_s if hit < 1.0 or streamed else m.memory.l2_latency_s
     # the producer prefetches the next tile while this one computes; a main loop shorter
     # than the load latency leaves the rest of the latency exposed on every tile
