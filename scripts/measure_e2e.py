@@ -24,6 +24,10 @@ case, so a cut run keeps what it measured):
   calls queued back to back between CUDA events, median of 5 batches) and ``graph_s``
   (per-call time inside a CUDA graph of ``reps`` calls), with the kernels one call launches.
 * ``compiled``: ``torch.compile`` of a 4-layer Llama-3-8B-shaped decoder (optional, last).
+* ``hf`` (run 7): decoders built from the Hugging Face ``config.json`` files in
+  ``workloads/hf/`` (Llama 3.2 1B and 3B, Qwen2.5 7B), same protocol as ``models``; run 7 was
+  ``MEASURE_SET=run7 MEASURE_SECTIONS=host_classes,hf MEASURE_ROUNDS=4
+  MEASURE_OUTNAME=h200_e2e_run7.json`` (133 s of device time).
 
 Models: a Llama-3-8B-shaped decoder (32 layers, d=4096, 32 heads, 8 KV heads, FFN 14336,
 vocab 128256) in prefill and decode with a static KV cache of ``context`` positions (the new
@@ -100,6 +104,21 @@ SHAPES = {
         "compiled_llama": [], "compiled_gpt2_small_dec": [(4, 300), (64, 600)],
         "compiled_gpt2_small_pre": [(4, 128)]},
 }
+SHAPES["run7"] = {k: [] for k in SHAPES["heldout4"]}
+SHAPES["run7"]["hf"] = {
+    # Hugging Face config.json files shipped in workloads/hf/ (held out: never fitted)
+    "llama3.2_1b": {"decode": [(1, 512), (8, 2048), (32, 4096), (128, 1024), (256, 300)],
+                    "prefill": [(1, 1024), (4, 2048)]},
+    "llama3.2_3b": {"decode": [(1, 1500), (16, 3000), (64, 800), (200, 200)],
+                    "prefill": [(1, 700), (2, 4096)]},
+    "qwen2.5_7b": {"decode": [(1, 2048), (4, 8000), (48, 1200), (160, 500)],
+                   "prefill": [(1, 2500), (8, 512)]}}
+SHAPES["run7"]["compiled_hf"] = {
+    "llama3.2_1b": {"decode": [(1, 1024), (32, 2048)], "prefill": [(1, 512)]},
+    "llama3.2_3b": {"decode": [(8, 1500)], "prefill": []},
+    "qwen2.5_7b": {"decode": [(4, 4096)], "prefill": []}}
+SHAPES["run7"]["compiled_llama"] = [(1, 2048), (16, 2048)]
+"""Run 7: decoders described only by their Hugging Face ``config.json`` (``workloads/hf/``)."""
 SHAPES["run4"] = {k: SHAPES["heldout2"][k] + SHAPES["heldout4"][k] for k in SHAPES["heldout4"]}
 SHAPES["run4"]["compiled_llama"] = [(1, 2048), (16, 2048), (4, 1000)]
 """Run 4: the run-3 shapes again under the interleaved eager protocol, and new shapes."""
@@ -366,12 +385,12 @@ def rotate_half(x):
 
 
 class LlamaLayer(nn.Module):
-    def __init__(self, d, h, kv, f):
+    def __init__(self, d, h, kv, f, qkv_bias=False):
         super().__init__()
         self.h, self.kv, self.dh = h, kv, d // h
-        self.q_proj = nn.Linear(d, h * self.dh, bias=False)
-        self.k_proj = nn.Linear(d, kv * self.dh, bias=False)
-        self.v_proj = nn.Linear(d, kv * self.dh, bias=False)
+        self.q_proj = nn.Linear(d, h * self.dh, bias=qkv_bias)
+        self.k_proj = nn.Linear(d, kv * self.dh, bias=qkv_bias)
+        self.v_proj = nn.Linear(d, kv * self.dh, bias=qkv_bias)
         self.o_proj = nn.Linear(h * self.dh, d, bias=False)
         self.gate_proj = nn.Linear(d, f, bias=False)
         self.up_proj = nn.Linear(d, f, bias=False)
@@ -405,10 +424,10 @@ class LlamaLayer(nn.Module):
 
 
 class Llama(nn.Module):
-    def __init__(self, layers=32, d=4096, h=32, kv=8, f=14336, vocab=128256):
+    def __init__(self, layers=32, d=4096, h=32, kv=8, f=14336, vocab=128256, qkv_bias=False):
         super().__init__()
         self.embed_tokens = nn.Embedding(vocab, d)
-        self.layers = nn.ModuleList(LlamaLayer(d, h, kv, f) for _ in range(layers))
+        self.layers = nn.ModuleList(LlamaLayer(d, h, kv, f, qkv_bias) for _ in range(layers))
         self.norm = RMSNorm(d)
         self.lm_head = nn.Linear(d, vocab, bias=False)
         self.dh = d // h
@@ -535,14 +554,15 @@ def run_case(rec: dict, step, steps: int) -> None:
     save()
 
 
-def flush_eager(min_s: float = 20.0) -> None:
-    """Eager steps of every pending case in interleaved rounds (see :data:`ROUNDS`)."""
+def flush_eager(min_s: float = 20.0, key: str = "eager", max_rounds: int = 60) -> None:
+    """Eager steps of every pending case in interleaved rounds (see :data:`ROUNDS`), stored
+    under ``key`` (``compiled``: the compiled steps of run 7)."""
     if not PENDING:
         return
     rounds, t0 = 0, time.time()
     per = {id(rec): [] for rec, _ in PENDING}
     with torch.inference_mode():
-        while rounds < ROUNDS or (time.time() - t0 < min_s and rounds < 60):
+        while rounds < ROUNDS or (time.time() - t0 < min_s and rounds < max_rounds):
             for rec, step in PENDING:
                 per[id(rec)].append(time_steps(step, 5, warm=1)["all_s"])
             rounds += 1
@@ -551,12 +571,12 @@ def flush_eager(min_s: float = 20.0) -> None:
     for rec, _ in PENDING:
         blocks = per[id(rec)]
         flat = [t for b in blocks for t in b]
-        rec["eager"] = {"median_s": statistics.median(flat), "min_s": min(flat),
+        rec[key] = {"median_s": statistics.median(flat), "min_s": min(flat),
                         "steps": len(flat), "all_s": flat, "rounds": rounds,
                         "round_medians_s": [statistics.median(b) for b in blocks],
                         "protocol": "interleaved"}
-        print(f"  eager {rec['model']:<12} {rec['mode']:<8} b={rec['batch']:<4} "
-              f"s={rec['seq']:<5} {rec['eager']['median_s'] * 1e3:8.3f} ms  "
+        print(f"  {key} {rec['model']:<12} {rec['mode']:<8} b={rec['batch']:<4} "
+              f"s={rec['seq']:<5} {rec[key]['median_s'] * 1e3:8.3f} ms  "
               f"({rounds} rounds, {time.time() - t0:.0f}s)", flush=True)
     PENDING.clear()
     save()
@@ -649,6 +669,100 @@ def measure_models() -> None:
                       "context": 0}, lambda m=net, i=x: m(i), steps)
         flush_eager()
         del net
+
+
+def _hf_model(name: str) -> nn.Module:
+    """The Llama-architecture decoder of ``workloads/hf/NAME.json`` (random weights)."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "workloads", "hf")
+    with open(os.path.join(root, name + ".json")) as f:
+        c = json.load(f)
+    dims = dict(layers=c["num_hidden_layers"], d=c["hidden_size"], h=c["num_attention_heads"],
+                kv=c.get("num_key_value_heads", c["num_attention_heads"]),
+                f=c["intermediate_size"], vocab=c["vocab_size"],
+                qkv_bias=c.get("attention_bias", c.get("model_type") == "qwen2"))
+    if QUICK:
+        dims.update(layers=2, d=256, h=8, kv=2, f=512, vocab=1000)
+    model = build(Llama, **dims)
+    if c.get("tie_word_embeddings"):
+        model.lm_head.weight = model.embed_tokens.weight
+    return model
+
+
+def measure_compiled_hf() -> None:
+    """Run 7: ``torch.compile`` (default mode, ``dynamic=False``: one static graph per shape)
+    of the ``workloads/hf/`` decoders and of the 4-layer Llama calibration shapes. Every shape
+    of every model is compiled and warmed first (all models stay on the GPU), then all cases
+    of all models are timed together in interleaved rounds (5 steps per case per round, for at
+    least 40 s), as the eager protocol does: the steps are host-bound, so a block of steps
+    would carry the host's fast/slow state of that moment (a first try that timed each model's
+    cases for 1-5 s measured the same per-call host cost 1.8x apart between models)."""
+    import torch._dynamo
+
+    for knob in ("cache_size_limit", "recompile_limit"):  # one compiled graph per shape
+        if hasattr(torch._dynamo.config, knob):
+            setattr(torch._dynamo.config, knob, 64)
+    plan = [("llama3_8b_4layers", lambda: build(Llama, layers=4),
+             {"decode": SHAPES.get("compiled_llama", []), "prefill": []})]
+    plan += [(n, lambda n=n: _hf_model(n), sh) for n, sh in SHAPES.get("compiled_hf", {}).items()]
+    for name, make, shapes in plan:
+        if left() < 150:
+            break
+        model = make()
+        cm = torch.compile(model, dynamic=False)
+        n_layers, kv, dh = len(model.layers), model.layers[0].kv, model.dh
+        for kind in ("decode", "prefill"):
+            for batch, n in ([(1, 64)] if QUICK else shapes[kind]):
+                if left() < 120:
+                    break
+                try:
+                    with torch.inference_mode():
+                        if kind == "decode":
+                            caches = [(torch.randn(batch, kv, n, dh, device=DEV, dtype=DT),
+                                       torch.randn(batch, kv, n, dh, device=DEV, dtype=DT))
+                                      for _ in range(n_layers)]
+                            ids = torch.randint(0, 1000, (batch, 1), device=DEV)
+                            pos_ids = torch.full((batch, 1), n - 1, device=DEV)
+                            step = lambda m=cm, c=caches, i=ids, p=pos_ids, x=n: m(i, p, c, x - 1)
+                        else:
+                            ids = torch.randint(0, 1000, (batch, n), device=DEV)
+                            pos_ids = torch.arange(n, device=DEV)[None].expand(batch, n)
+                            step = lambda m=cm, i=ids, p=pos_ids: m(i, p)
+                        t = time.perf_counter()
+                        for _ in range(3 if QUICK else 12):
+                            step()
+                        sync()
+                    rec = {"model": name, "compile_mode": "default", "dynamic": False,
+                           "mode": kind, "batch": batch, "context": n,
+                           "seq": 1 if kind == "decode" else n,
+                           "compile_and_warm_s": time.perf_counter() - t}
+                    PENDING.append((rec, step))
+                    RESULT["compiled"].append(rec)
+                    print("compiled", name, kind, batch, n, f"{rec['compile_and_warm_s']:.0f}s",
+                          flush=True)
+                except Exception:  # noqa: BLE001
+                    RESULT["errors"][f"compiled_{name}_{kind}_{batch}_{n}"] = \
+                        traceback.format_exc()[-800:]
+    flush_eager(min_s=5.0 if QUICK else 40.0, key="compiled", max_rounds=10**6)
+    counters = torch._dynamo.utils.counters
+    RESULT["host"]["dynamo"] = {k: dict(counters[k]) for k in ("stats", "graph_break")
+                                if k in counters}
+    save()
+
+
+def measure_hf_models() -> None:
+    """Run 7: Llama-architecture decoders built from the ``config.json`` files in
+    ``workloads/hf/`` (the same files ``accelsim run h200 workloads/hf/NAME.json`` reads):
+    RMSNorm, rotary, GQA, SwiGLU; q/k/v biases where the config has them (Qwen2)."""
+    steps = 3 if QUICK else STEPS
+    for name, shapes in SHAPES.get("hf", {}).items():
+        if left() < 150:
+            break
+        model = _hf_model(name)
+        decoder_cases(name, model, model.layers[0].kv, model.dh,
+                      [(1, 64)] if QUICK else shapes["decode"],
+                      [(1, 32)] if QUICK else shapes["prefill"], steps)
+        del model
+        torch.cuda.empty_cache() if CUDA else None
 
 
 # ----------------------------------------------------------------------------- single ops
@@ -824,7 +938,8 @@ def main() -> None:
         RESULT["device"] = {"name": torch.cuda.get_device_name(), "torch": torch.__version__,
                             "cuda": torch.version.cuda}
     sections = {"host": measure_host, "host_classes": measure_host_classes,
-                "models": measure_models, "ops": measure_ops, "compiled": measure_compiled}
+                "models": measure_models, "ops": measure_ops, "compiled": measure_compiled,
+                "hf": measure_hf_models, "compiled_hf": measure_compiled_hf}
     for section in [sections[s] for s in SECTIONS]:
         if left() < 20:
             break

@@ -25,6 +25,15 @@ has the method):
   cases of a model taken in alternating rounds over >= 20 s, in a process that never ran
   ``torch.profiler``): the run-3 shapes again (group ``run3-shapes-run4``) and new shapes of
   every model (group ``held-out-run4``). Its host-call costs match run 2's within 5 %.
+* ``h200_e2e_run7.json``: run 7 (group ``held-out-run7``): three models never measured before,
+  given to accelsim only as the Hugging Face ``config.json`` files in ``workloads/hf/``
+  (Llama 3.2 1B and 3B, Qwen2.5 7B), interleaved eager protocol, with the host's call classes
+  measured in the same process (within 5 % of run 2's).
+* ``h200_e2e_run7c.json``: run 7c, ``torch.compile`` (``dynamic=False``) of the 4-layer Llama's
+  calibration shapes and of the ``workloads/hf`` models, every case compiled first and then all
+  timed together in interleaved rounds for 40 s (groups ``calibration-run7c``,
+  ``held-out-run7c``); ``host.dynamo`` records Dynamo's graph count and that there were no
+  graph breaks.
 * ``h200_e2e_run4c.json``: run 4c, ``torch.compile`` steps alone in a fresh process (12 warm
   steps, profiled only after all timing): the 4-layer Llama's calibration shapes again
   (group ``calibration-run4c``) and new shapes of both models (``held-out-run4c``). Compiled
@@ -68,9 +77,16 @@ DEV = ("llama3_8b", "resnet50")
 HELD_OUT = ("gpt2_xl", "bert_base", "mobilenet_v2")
 
 
+HF_CONFIGS = Path(__file__).resolve().parent.parent / "workloads" / "hf"
+"""Run 7's models: Hugging Face ``config.json`` files, read by accelsim as users pass them."""
+
+
 def zoo_spec(case: dict) -> Any:
     """The zoo spec (or graph) of a measured case."""
     m, b = case["model"], case["batch"]
+    if (HF_CONFIGS / f"{m}.json").is_file():
+        extra = f"context={case['context']}" if case["mode"] == "decode" else f"seq={case['seq']}"
+        return f"workloads/hf/{m}.json:mode={case['mode']},batch={b},{extra}"
     if m == "llama3_8b_4layers":
         spec = dataclasses.replace(LLAMA3_8B, name=m, layers=4)
         return build_transformer(spec, batch=b, mode="decode", context=case["context"])
@@ -283,6 +299,12 @@ def run4c_group(case: dict) -> str:
     return "calibration-run4c" if cal else "held-out-run4c"
 
 
+def run7c_group(case: dict) -> str:
+    """Run 7c: the compiled calibration shapes of the 4-layer Llama again, or the ``workloads/hf``
+    models compiled (held out)."""
+    return "calibration-run7c" if case["model"] == "llama3_8b_4layers" else "held-out-run7c"
+
+
 def mape(df: pd.DataFrame) -> pd.DataFrame:
     """MAPE per group and execution mode (percent)."""
     g = df.assign(abs_err=df["error"].abs() * 100).groupby(["group", "exec"])
@@ -330,7 +352,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     df = pd.concat([table(), table(DATA / "h200_e2e_run3.json", group_of=run3_group),
                     table(DATA / "h200_e2e_run4.json", group_of=run4_group),
-                    table(DATA / "h200_e2e_run4c.json", group_of=run4c_group)],
+                    table(DATA / "h200_e2e_run4c.json", group_of=run4c_group),
+                    table(DATA / "h200_e2e_run7.json", group_of=lambda c: "held-out-run7"),
+                    table(DATA / "h200_e2e_run7c.json", group_of=run7c_group)],
                    ignore_index=True)
     pd.set_option("display.width", 200)
     show = df.assign(measured_ms=df["measured_s"] * 1e3, predicted_ms=df["predicted_s"] * 1e3,

@@ -15,7 +15,7 @@ def run(args: argparse.Namespace) -> int:
     """Execute ``accelsim list``."""
     from accelsim.config.registry import load_machine
     from accelsim.errors import AccelsimError
-    from accelsim.files import builtin_names
+    from accelsim.files import builtin_names, config_dir
 
     print("hardware:")
     for name in builtin_names("hardware"):
@@ -34,6 +34,11 @@ def run(args: argparse.Namespace) -> int:
         print("model zoo (accelsim.workload.models):")
         for name in zoo:
             print(f"  {name}")
+    hf = sorted((config_dir("workloads") / "hf").glob("*.json"))
+    if hf:
+        print("Hugging Face configs (any config.json works: FILE.json:mode=decode,batch=8):")
+        for path in hf:
+            print(f"  hf/{path.name}")
     energy = builtin_names("energy")
     if energy:
         print("energy tables:")

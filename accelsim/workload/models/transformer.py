@@ -63,6 +63,15 @@ class TransformerSpec:
     """One projection GEMM produces q, k and v (GPT-2's ``c_attn``), split by views."""
     linear_bias: bool = False
     """The projections and FFN GEMMs add a bias (GPT-2, BERT; not Llama): a GEMM epilogue."""
+    qkv_bias: bool = False
+    """The q, k and v projections add a bias (Qwen2; Llama with ``attention_bias``)."""
+    out_bias: bool = False
+    """The attention output projection adds a bias (Llama with ``attention_bias``)."""
+    mlp_bias: bool = False
+    """The FFN GEMMs add a bias (Llama with ``mlp_bias``)."""
+    sliding_window: int | None = None
+    """Keys a decode step attends to at most (Mistral's sliding-window attention); the cache
+    still holds ``context`` positions. Prefill keeps full causal attention (an upper bound)."""
 
     @property
     def dh(self) -> int:
@@ -112,14 +121,15 @@ def _attention(b: GraphBuilder, spec: TransformerSpec, p: str, x: str, batch: in
     t, d, dh, h, kv = batch * sq, spec.hidden, spec.dh, spec.heads, spec.kv
     g = h // kv
     cache_kind = "kv_cache" if mode == "prefill" else "activation"
+    qkv_bias = spec.linear_bias or spec.qkv_bias
     if spec.fused_qkv:
         q = k = v = _gemm(b, f"{p}.qkv_proj", x, t, (h + 2 * kv) * dh, d, "attention",
-                          spec.linear_bias, output_kind=cache_kind)
+                          qkv_bias, output_kind=cache_kind)
     else:
-        q = _gemm(b, f"{p}.q_proj", x, t, h * dh, d, "attention", spec.linear_bias)
-        k = _gemm(b, f"{p}.k_proj", x, t, kv * dh, d, "attention", spec.linear_bias,
+        q = _gemm(b, f"{p}.q_proj", x, t, h * dh, d, "attention", qkv_bias)
+        k = _gemm(b, f"{p}.k_proj", x, t, kv * dh, d, "attention", qkv_bias,
                   output_kind=cache_kind)
-        v = _gemm(b, f"{p}.v_proj", x, t, kv * dh, d, "attention", spec.linear_bias,
+        v = _gemm(b, f"{p}.v_proj", x, t, kv * dh, d, "attention", qkv_bias,
                   output_kind=cache_kind)
     if spec.rotary:
         q = b.add(Elementwise(name=f"{p}.q_rope", rows=t, cols=h * dh, fn="rope",
@@ -133,6 +143,8 @@ def _attention(b: GraphBuilder, spec: TransformerSpec, p: str, x: str, batch: in
                               dtype=b.dtype), [new], component="attention", output_kind="kv_cache")
         k = b.tensor(f"{p}.k_cache", batch * kv * skv * dh, "kv_cache")
         v = b.tensor(f"{p}.v_cache", batch * kv * skv * dh, "kv_cache")
+        if spec.sliding_window:
+            skv = min(skv, spec.sliding_window)
     meta = {"batch": batch, "heads": h, "kv_heads": kv, "seq_q": sq, "seq_kv": skv,
             "head_dim": dh, "causal": spec.causal and mode != "encoder"}
     scores = b.add(Gemm(name=f"{p}.qk", batch=batch * kv, m=g * sq, n=skv, k=dh,
@@ -142,23 +154,25 @@ def _attention(b: GraphBuilder, spec: TransformerSpec, p: str, x: str, batch: in
                   [scores], component="attention")
     ctx = b.add(Gemm(name=f"{p}.av", batch=batch * kv, m=g * sq, n=dh, k=skv,
                      shared_weights=False, dtype=b.dtype), [probs, v], component="attention")
-    return _gemm(b, f"{p}.o_proj", ctx, t, d, h * dh, "attention", spec.linear_bias)
+    return _gemm(b, f"{p}.o_proj", ctx, t, d, h * dh, "attention",
+                 spec.linear_bias or spec.out_bias)
 
 
 def _ffn(b: GraphBuilder, spec: TransformerSpec, p: str, x: str, t: int) -> str:
     d, f = spec.hidden, spec.ffn
+    bias = spec.linear_bias or spec.mlp_bias
     if spec.ffn_act == "swiglu":
-        gate = _gemm(b, f"{p}.gate_proj", x, t, f, d, "ffn", spec.linear_bias)
-        up = _gemm(b, f"{p}.up_proj", x, t, f, d, "ffn", spec.linear_bias)
+        gate = _gemm(b, f"{p}.gate_proj", x, t, f, d, "ffn", bias)
+        up = _gemm(b, f"{p}.up_proj", x, t, f, d, "ffn", bias)
         act = b.add(Elementwise(name=f"{p}.silu", rows=t, cols=f, fn="silu", dtype=b.dtype),
                     [gate], component="ffn")
         h = b.add(Elementwise(name=f"{p}.mul", rows=t, cols=f, fn="mul", dtype=b.dtype),
                   [act, up], component="ffn")
-        return _gemm(b, f"{p}.down_proj", h, t, d, f, "ffn", spec.linear_bias)
-    h = _gemm(b, f"{p}.fc1", x, t, f, d, "ffn", spec.linear_bias)
+        return _gemm(b, f"{p}.down_proj", h, t, d, f, "ffn", bias)
+    h = _gemm(b, f"{p}.fc1", x, t, f, d, "ffn", bias)
     h = b.add(Elementwise(name=f"{p}.gelu", rows=t, cols=f, fn="gelu", dtype=b.dtype), [h],
               component="ffn")
-    return _gemm(b, f"{p}.fc2", h, t, d, f, "ffn", spec.linear_bias)
+    return _gemm(b, f"{p}.fc2", h, t, d, f, "ffn", bias)
 
 
 def _add(b: GraphBuilder, name: str, x: str, y: str, t: int, d: int, component: str) -> str:

@@ -4,7 +4,10 @@
 :class:`~accelsim.workload.graph.ModelGraph`; :func:`workload` returns the same model as a
 :class:`~accelsim.workload.ops.Workload`. A name may carry its parameters as a spec string,
 ``"llama3_8b_decode:batch=8,context=4096,dtype=fp8"`` (:func:`from_spec`), which is how the
-command line and :func:`accelsim.workload.readers.load_workload` reach the zoo.
+command line and :func:`accelsim.workload.readers.load_workload` reach the zoo. A spec whose
+name is a ``.json`` file is a Hugging Face ``config.json``
+(``"workloads/hf/qwen2.5_7b.json:mode=decode,batch=8,context=4096"``,
+:mod:`accelsim.workload.models.hf_config`).
 
 Imports: errors, workload.graph, workload.models.
 """
@@ -22,6 +25,7 @@ from accelsim.precision import PRECISION_BYTES
 from accelsim.workload.graph import ModelGraph
 from accelsim.workload.models.cnn import mobilenet_v2, resnet50
 from accelsim.workload.models.dlrm import dlrm
+from accelsim.workload.models.hf_config import config_model, is_config_path
 from accelsim.workload.models.transformer import (
     BERT_BASE,
     GPT2_SMALL,
@@ -123,13 +127,18 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
 
 
 def is_zoo_spec(spec: str) -> bool:
-    """Whether ``spec`` names a zoo model (with or without parameters)."""
-    return str(spec).partition(":")[0].strip() in MODELS
+    """Whether ``spec`` names a zoo model or a Hugging Face ``config.json`` (with or without
+    parameters)."""
+    name = str(spec).partition(":")[0].strip()
+    return name in MODELS or is_config_path(name)
 
 
 def from_spec(spec: str) -> ModelGraph:
-    """The graph a spec string names."""
+    """The graph a spec string names (a zoo model, or a Hugging Face ``config.json`` file:
+    :mod:`accelsim.workload.models.hf_config`)."""
     name, params = parse_spec(spec)
+    if is_config_path(name):
+        return config_model(name, **params)
     return get(name, **params)
 
 

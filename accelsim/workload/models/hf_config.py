@@ -1,0 +1,202 @@
+"""Transformers described by a Hugging Face ``config.json``: the architecture a model card ships.
+
+``accelsim run h200 path/to/config.json:mode=decode,batch=8,context=4096`` builds the same
+graph as a zoo transformer (:func:`accelsim.workload.models.transformer.build_transformer`)
+from the fields every Hugging Face checkpoint carries, so a decoder that is not in the zoo
+needs no code. Weights are never read: only the shapes matter.
+
+Supported ``model_type`` values and what is read:
+
+==========================  ================================================================
+``llama``, ``mistral``,     ``num_hidden_layers``, ``hidden_size``, ``num_attention_heads``,
+``qwen2``                   ``num_key_value_heads``, ``head_dim``, ``intermediate_size``,
+                            ``vocab_size``, ``max_position_embeddings``, ``hidden_act``
+                            (``silu``: SwiGLU), ``tie_word_embeddings``; biases:
+                            ``attention_bias`` (q/k/v/o), ``mlp_bias`` (Llama), q/k/v always
+                            (Qwen2); RMSNorm, rotary, pre-norm; ``sliding_window``
+                            (Mistral; Qwen2 with ``use_sliding_window``) bounds the keys a
+                            decode step reads
+``gpt2``                    ``n_layer``, ``n_embd``, ``n_head``, ``n_inner``, ``vocab_size``,
+                            ``n_positions``: LayerNorm, GELU, fused q/k/v, biases, learned
+                            positions, tied LM head
+``bert``                    ``num_hidden_layers``, ``hidden_size``, ``num_attention_heads``,
+                            ``intermediate_size``, ``vocab_size``, ``max_position_embeddings``,
+                            ``type_vocab_size``: post-norm encoder, no LM head
+==========================  ================================================================
+
+``torch_dtype`` is the default precision (``dtype=`` overrides it). Anything else
+(mixture-of-experts, other model types, a gated MLP with another activation) is refused with
+a one-line :class:`~accelsim.errors.WorkloadError` naming the file, the field and the value.
+
+Imports: errors, files, limits, precision, safe_yaml, workload.graph,
+workload.models.transformer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from accelsim.errors import WorkloadError, closest
+from accelsim.limits import MAX_DIM
+from accelsim.safe_yaml import read_text
+from accelsim.workload.graph import ModelGraph
+from accelsim.workload.models.transformer import MODES, TransformerSpec, build_transformer
+
+LLAMA_LIKE = ("llama", "mistral", "qwen2")
+MODEL_TYPES = (*LLAMA_LIKE, "gpt2", "bert")
+"""``model_type`` values this reader understands."""
+
+TORCH_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
+"""``torch_dtype`` of a config -> accelsim precision name."""
+
+DEFAULT_SEQ = 2048
+"""Tokens per sequence when ``seq`` is not given (at most the model's positions)."""
+
+PARAMETERS = {"mode": None, "batch": 1, "seq": None, "context": None, "dtype": None}
+"""Parameters a config spec takes after its colon (``None``: from the config)."""
+
+
+def is_config_path(name: str) -> bool:
+    """Whether a spec's name part names a JSON file (a Hugging Face config)."""
+    return str(name).strip().lower().endswith(".json")
+
+
+def read_config(path: str | os.PathLike) -> tuple[str, dict[str, Any]]:
+    """The resolved file name and its JSON object; a missing file, bad JSON or a non-object is
+    a one-line :class:`WorkloadError`."""
+    from accelsim.errors import ConfigError
+    from accelsim.files import resolve_path
+
+    try:
+        p = resolve_path(path, "workloads", suffixes=("",))
+    except ConfigError:
+        raise WorkloadError(str(path), None, None, "no such Hugging Face config file") from None
+    file = str(p)
+    try:
+        data = json.loads(read_text(p, what="JSON file"))
+    except json.JSONDecodeError as exc:
+        raise WorkloadError(file, f"line {exc.lineno}", None,
+                            f"not valid JSON ({exc.msg})") from None
+    if not isinstance(data, dict):
+        raise WorkloadError(file, "<root>", type(data).__name__, "expected a JSON object")
+    return file, data
+
+
+def _int(cfg: dict, file: str, key: str, default: Any = ...) -> int:
+    if key not in cfg or cfg[key] is None:
+        if default is ...:
+            raise WorkloadError(file, key, None, "missing (required for this model_type)")
+        return default
+    v = cfg[key]
+    if isinstance(v, bool) or not isinstance(v, int) or v <= 0 or v > MAX_DIM:
+        raise WorkloadError(file, key, v, f"expected a positive integer up to {MAX_DIM}")
+    return v
+
+
+def _bool(cfg: dict, file: str, key: str, default: bool) -> bool:
+    v = cfg.get(key, default)
+    if v is None:
+        return default
+    if not isinstance(v, bool):
+        raise WorkloadError(file, key, v, "expected true or false")
+    return v
+
+
+def spec_from_config(cfg: dict[str, Any], *, name: str, file: str) -> TransformerSpec:
+    """The :class:`TransformerSpec` a Hugging Face config describes (see the module doc)."""
+    kind = cfg.get("model_type")
+    if kind not in MODEL_TYPES:
+        raise WorkloadError(file, "model_type", kind,
+                            f"unsupported (supported: {', '.join(MODEL_TYPES)})")
+    for moe in ("num_local_experts", "num_experts", "n_routed_experts"):
+        if cfg.get(moe):
+            raise WorkloadError(file, moe, cfg[moe], "mixture-of-experts models are not "
+                                "supported (dense transformers only)")
+    if kind == "gpt2":
+        d = _int(cfg, file, "n_embd")
+        act = cfg.get("activation_function", "gelu_new")
+        if not str(act).startswith("gelu"):
+            raise WorkloadError(file, "activation_function", act, "supported: gelu variants")
+        return TransformerSpec(
+            name=name, layers=_int(cfg, file, "n_layer"), hidden=d,
+            heads=_int(cfg, file, "n_head"), ffn=_int(cfg, file, "n_inner", 4 * d),
+            vocab=_int(cfg, file, "vocab_size"), max_positions=_int(cfg, file, "n_positions"),
+            tied_embeddings=True, fused_qkv=True, linear_bias=True)
+    if kind == "bert":
+        return TransformerSpec(
+            name=name, layers=_int(cfg, file, "num_hidden_layers"),
+            hidden=_int(cfg, file, "hidden_size"), heads=_int(cfg, file, "num_attention_heads"),
+            ffn=_int(cfg, file, "intermediate_size"), vocab=_int(cfg, file, "vocab_size"),
+            max_positions=_int(cfg, file, "max_position_embeddings"),
+            token_types=_int(cfg, file, "type_vocab_size", 2), pre_norm=False, lm_head=False,
+            causal=False, linear_bias=True)
+    act = cfg.get("hidden_act", "silu")
+    if act != "silu":
+        raise WorkloadError(file, "hidden_act", act,
+                            "supported: silu (the SwiGLU MLP of Llama, Mistral, Qwen2)")
+    heads = _int(cfg, file, "num_attention_heads")
+    hidden = _int(cfg, file, "hidden_size")
+    kv = _int(cfg, file, "num_key_value_heads", heads)
+    if heads % kv:
+        raise WorkloadError(file, "num_key_value_heads", kv,
+                            f"must divide num_attention_heads ({heads})")
+    attn_bias = _bool(cfg, file, "attention_bias", False)
+    window = None
+    if kind == "mistral" or (kind == "qwen2" and _bool(cfg, file, "use_sliding_window", False)):
+        window = _int(cfg, file, "sliding_window", None)
+    return TransformerSpec(
+        name=name, layers=_int(cfg, file, "num_hidden_layers"), hidden=hidden, heads=heads,
+        kv_heads=kv, head_dim=_int(cfg, file, "head_dim", None),
+        ffn=_int(cfg, file, "intermediate_size"), vocab=_int(cfg, file, "vocab_size"),
+        norm="rmsnorm", ffn_act="swiglu", rotary=True,
+        context_window=_int(cfg, file, "max_position_embeddings", None),
+        tied_embeddings=_bool(cfg, file, "tie_word_embeddings", False),
+        qkv_bias=attn_bias or kind == "qwen2", out_bias=attn_bias,
+        mlp_bias=_bool(cfg, file, "mlp_bias", False), sliding_window=window)
+
+
+def config_model(path: str | os.PathLike, **params: Any) -> ModelGraph:
+    """The graph of the model a Hugging Face ``config.json`` describes, with ``params``
+    (:data:`PARAMETERS`: ``mode`` prefill/decode/encoder, ``batch``, ``seq``, ``context``,
+    ``dtype``)."""
+    from accelsim.limits import check_number
+    from accelsim.precision import PRECISION_BYTES
+
+    file, cfg = read_config(path)
+    for key, value in params.items():
+        if key not in PARAMETERS:
+            near = closest(key, list(PARAMETERS))
+            hint = f"did you mean '{near}'?" if near else f"parameters: {', '.join(PARAMETERS)}"
+            raise WorkloadError(file, key, value, f"unknown parameter ({hint})")
+        if key in ("batch", "seq", "context"):
+            check_number(value, file=file, field=key, integer=True, positive=True,
+                         maximum=MAX_DIM, error=WorkloadError)
+    spec = spec_from_config(cfg, name=Path(file).stem, file=file)
+    mode = params.get("mode") or ("encoder" if not spec.causal else "prefill")
+    if mode not in MODES:
+        raise WorkloadError(file, "mode", mode, f"expected one of {', '.join(MODES)}")
+    if (mode == "encoder") == spec.causal:
+        raise WorkloadError(file, "mode", mode, f"{cfg.get('model_type')} is "
+                            f"{'a decoder: use prefill or decode' if spec.causal else 'an encoder'}")
+    dtype = params.get("dtype") or TORCH_DTYPES.get(str(cfg.get("torch_dtype")), "bf16")
+    if dtype not in PRECISION_BYTES:
+        raise WorkloadError(file, "dtype", dtype,
+                            f"unknown precision (known: {', '.join(PRECISION_BYTES)})")
+    window = spec.context_window or spec.max_positions
+    seq = params.get("seq") or (min(DEFAULT_SEQ, window) if window else DEFAULT_SEQ)
+    try:
+        return build_transformer(spec, batch=params.get("batch", 1), seq=seq, mode=mode,
+                                 context=params.get("context"), dtype=dtype)
+    except ValueError as exc:
+        field, _, rest = str(exc).partition("=")
+        if field in ("context", "seq") and rest:
+            raise WorkloadError(file, field, params.get(field, seq),
+                                str(exc).partition(" ")[2]) from None
+        raise WorkloadError(file, "parameters", params, str(exc)) from None
+
+
+__all__ = ["MODEL_TYPES", "PARAMETERS", "config_model", "is_config_path", "read_config",
+           "spec_from_config"]
