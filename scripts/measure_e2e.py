@@ -671,6 +671,20 @@ def measure_models() -> None:
         del net
 
 
+def step_of(model, kind: str, batch: int, n: int, n_layers: int, kv: int, dh: int):
+    """One decode step (KV caches of ``n`` positions, the new token at ``n - 1``) or one
+    prefill of ``n`` tokens of ``model``, as a no-argument callable with its inputs bound."""
+    if kind == "decode":
+        caches = [(torch.randn(batch, kv, n, dh, device=DEV, dtype=DT),
+                   torch.randn(batch, kv, n, dh, device=DEV, dtype=DT)) for _ in range(n_layers)]
+        ids = torch.randint(0, 1000, (batch, 1), device=DEV)
+        pos_ids = torch.full((batch, 1), n - 1, device=DEV)
+        return lambda: model(ids, pos_ids, caches, n - 1)
+    ids = torch.randint(0, 1000, (batch, n), device=DEV)
+    pos_ids = torch.arange(n, device=DEV)[None].expand(batch, n)
+    return lambda: model(ids, pos_ids)
+
+
 def _hf_model(name: str) -> nn.Module:
     """The Llama-architecture decoder of ``workloads/hf/NAME.json`` (random weights)."""
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "workloads", "hf")
@@ -716,17 +730,7 @@ def measure_compiled_hf() -> None:
                     break
                 try:
                     with torch.inference_mode():
-                        if kind == "decode":
-                            caches = [(torch.randn(batch, kv, n, dh, device=DEV, dtype=DT),
-                                       torch.randn(batch, kv, n, dh, device=DEV, dtype=DT))
-                                      for _ in range(n_layers)]
-                            ids = torch.randint(0, 1000, (batch, 1), device=DEV)
-                            pos_ids = torch.full((batch, 1), n - 1, device=DEV)
-                            step = lambda m=cm, c=caches, i=ids, p=pos_ids, x=n: m(i, p, c, x - 1)
-                        else:
-                            ids = torch.randint(0, 1000, (batch, n), device=DEV)
-                            pos_ids = torch.arange(n, device=DEV)[None].expand(batch, n)
-                            step = lambda m=cm, i=ids, p=pos_ids: m(i, p)
+                        step = step_of(cm, kind, batch, n, n_layers, kv, dh)
                         t = time.perf_counter()
                         for _ in range(3 if QUICK else 12):
                             step()
@@ -880,17 +884,7 @@ def compiled_cases(name: str, model: nn.Module, n_layers: int, kv: int, dh: int,
                 return
             try:
                 with torch.inference_mode():
-                    if kind == "decode":
-                        caches = [(torch.randn(batch, kv, n, dh, device=DEV, dtype=DT),
-                                   torch.randn(batch, kv, n, dh, device=DEV, dtype=DT))
-                                  for _ in range(n_layers)]
-                        ids = torch.randint(0, 1000, (batch, 1), device=DEV)
-                        pos_ids = torch.full((batch, 1), n - 1, device=DEV)
-                        step = lambda: cm(ids, pos_ids, caches, n - 1)
-                    else:
-                        ids = torch.randint(0, 1000, (batch, n), device=DEV)
-                        pos_ids = torch.arange(n, device=DEV)[None].expand(batch, n)
-                        step = lambda: cm(ids, pos_ids)
+                    step = step_of(cm, kind, batch, n, n_layers, kv, dh)
                     t = time.perf_counter()
                     st = time_steps(step, 3 if QUICK else 30, warm=3 if QUICK else 12)
                     rec = {"model": name, "compile_mode": "default", "mode": kind,
