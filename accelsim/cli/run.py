@@ -38,7 +38,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("hw", nargs="?", default=DEFAULT_HW,
                    help=f"built-in hardware name or YAML path (default {DEFAULT_HW})")
     p.add_argument("workload", nargs="?", default=DEFAULT_WORKLOAD,
-                   help=f"built-in workload name, YAML or SCALE-Sim CSV (default {DEFAULT_WORKLOAD})")
+                   help=f"built-in workload name, YAML, SCALE-Sim CSV, ONNX file, zoo spec "
+                        f"(llama3_8b_decode:batch=8,context=4096) or Hugging Face config.json "
+                        f"(FILE.json:mode=decode,batch=8,context=4096) (default {DEFAULT_WORKLOAD})")
     p.add_argument("--dataflow", help="os, ws, is or rs (rs: machines with per-PE scratchpads; "
                    "default: the machine's)")
     p.add_argument("--exec", dest="exec_mode", metavar="MODE",
