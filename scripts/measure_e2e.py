@@ -216,6 +216,68 @@ def profile_kernels(fn) -> dict:
             "kernel_sum_us": round(sum(k[1] for k in kernels), 2)}
 
 
+def profile_timeline(fn, max_events: int = 20000) -> dict:
+    """One profiled call of ``fn`` as two timelines (start and duration in us from the first
+    event): GPU ``kernels`` and host ``cpu`` events (name, start, duration, depth 0 = top
+    level), so host issue and GPU work can be laid side by side."""
+    from torch.profiler import ProfilerActivity, profile
+
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if CUDA else [])
+    fn()
+    sync()
+    with profile(activities=acts) as prof:
+        fn()
+        sync()
+    evs = list(prof.events())
+    t0 = min(e.time_range.start for e in evs) if evs else 0
+    kernels, cpu = [], []
+    for e in evs:
+        row = [e.name[:120], round(e.time_range.start - t0, 3), round(e.time_range.elapsed_us(), 3)]
+        if "CUDA" in str(getattr(e, "device_type", "")):
+            kernels.append(row)
+        elif len(cpu) < max_events:
+            depth, parent = 0, getattr(e, "cpu_parent", None)
+            while parent is not None and depth < 8:
+                depth, parent = depth + 1, getattr(parent, "cpu_parent", None)
+            cpu.append(row + [depth])
+    kernels.sort(key=lambda r: r[1])
+    cpu.sort(key=lambda r: r[1])
+    return {"kernels": kernels, "cpu": cpu}
+
+
+def measure_compiled_profile() -> None:
+    """Run 7p: one profiled ``torch.compile`` step (``profile_timeline``) of the compiled
+    calibration shape (4-layer Llama-3-8B, batch 1, context 2048) and of Llama 3.2 1B
+    (batch 1, context 1024) and 3B (batch 8, context 1500) decode, in a process of its own
+    (profiling slows the host for the rest of the process): the kernels Inductor launches,
+    the GPU's busy time and what the host does per launch. ``block_s``: 30 steps timed before
+    profiling (one block: the host state of that moment)."""
+    import torch._dynamo
+
+    for knob in ("cache_size_limit", "recompile_limit"):
+        if hasattr(torch._dynamo.config, knob):
+            setattr(torch._dynamo.config, knob, 64)
+    cases = [("llama3_8b_4layers", lambda: build(Llama, layers=4), 1, 2048),
+             ("llama3.2_1b", lambda: _hf_model("llama3.2_1b"), 1, 1024),
+             ("llama3.2_3b", lambda: _hf_model("llama3.2_3b"), 8, 1500)]
+    todo = []
+    for name, make, batch, ctx in cases:
+        model = make()
+        cm = torch.compile(model, dynamic=False)
+        with torch.inference_mode():
+            step = step_of(cm, "decode", 1 if QUICK else batch, 64 if QUICK else ctx,
+                           len(model.layers), model.layers[0].kv, model.dh)
+            rec = {"model": name, "mode": "decode", "batch": batch, "context": ctx,
+                   "block": time_steps(step, 3 if QUICK else 30, warm=3 if QUICK else 12)}
+        todo.append((rec, step))
+        print("compiled", name, batch, ctx, f"{rec['block']['median_s'] * 1e3:.3f} ms", flush=True)
+    for rec, step in todo:  # profile only after every case is timed
+        with torch.inference_mode():
+            rec["profile"] = profile_timeline(step)
+        RESULT["compiled"].append(rec)
+        save()
+
+
 # ----------------------------------------------------------------------------- host costs
 def measure_host() -> None:
     n = 200 if QUICK else 2000
@@ -933,7 +995,8 @@ def main() -> None:
                             "cuda": torch.version.cuda}
     sections = {"host": measure_host, "host_classes": measure_host_classes,
                 "models": measure_models, "ops": measure_ops, "compiled": measure_compiled,
-                "hf": measure_hf_models, "compiled_hf": measure_compiled_hf}
+                "hf": measure_hf_models, "compiled_hf": measure_compiled_hf,
+                "compiled_profile": measure_compiled_profile}
     for section in [sections[s] for s in SECTIONS]:
         if left() < 20:
             break
