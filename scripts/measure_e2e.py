@@ -195,8 +195,8 @@ def graph_of(fn):
     return g.replay
 
 
-def profile_kernels(fn) -> dict:
-    """GPU kernels (name, duration) and CPU aten-op count of one call of ``fn``."""
+def profiled_events(fn) -> list:
+    """``torch.profiler`` events (CPU and CUDA) of one call of ``fn``, after one warm call."""
     from torch.profiler import ProfilerActivity, profile
 
     acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if CUDA else [])
@@ -205,8 +205,13 @@ def profile_kernels(fn) -> dict:
     with profile(activities=acts) as prof:
         fn()
         sync()
+    return list(prof.events())
+
+
+def profile_kernels(fn) -> dict:
+    """GPU kernels (name, duration) and CPU aten-op count of one call of ``fn``."""
     kernels, aten = [], 0
-    for e in prof.events():
+    for e in profiled_events(fn):
         dev = str(getattr(e, "device_type", ""))
         if "CUDA" in dev and not e.name.startswith(("cudaLaunch", "cudaGraph")):
             kernels.append([e.name[:160], round(e.time_range.elapsed_us(), 3)])
@@ -220,15 +225,7 @@ def profile_timeline(fn, max_events: int = 20000) -> dict:
     """One profiled call of ``fn`` as two timelines (start and duration in us from the first
     event): GPU ``kernels`` and host ``cpu`` events (name, start, duration, depth 0 = top
     level), so host issue and GPU work can be laid side by side."""
-    from torch.profiler import ProfilerActivity, profile
-
-    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if CUDA else [])
-    fn()
-    sync()
-    with profile(activities=acts) as prof:
-        fn()
-        sync()
-    evs = list(prof.events())
+    evs = profiled_events(fn)
     t0 = min(e.time_range.start for e in evs) if evs else 0
     kernels, cpu = [], []
     for e in evs:
