@@ -259,9 +259,9 @@ class GpuHost:
                             check=non_negative)
     kernel_tail_s: float = param(
         "Per-kernel cost of a whole model's stream beyond launch_s and the kernel itself, "
-        "seconds (fitted on whole models; an op timed back to back does not pay it: "
-        "ARCHITECTURE.md, GPU per-kernel costs). A GEMM launched right after another GEMM "
-        "hides it (programmatic dependent launch, see gpu_pdl).", default=0.0,
+        "seconds (fitted on whole models; an op timed back to back does not pay it, nor does "
+        "a convolution kernel: ARCHITECTURE.md, GPU per-kernel costs). A GEMM launched right "
+        "after another GEMM hides it (programmatic dependent launch, see gpu_pdl).", default=0.0,
         check=non_negative)
     strided_kernel_s: float = param(
         "Extra GPU time of a pointwise kernel PyTorch launches strided (elementwise_kernel / "

@@ -32,7 +32,7 @@ from accelsim.devices.results import ModelRun, device_op
 from accelsim.engine.gpu_replay import replay_closed_form, replay_event
 from accelsim.errors import ConfigError
 from accelsim.hw.gpu import plan_op
-from accelsim.hw.gpu.kernel import bound_of
+from accelsim.hw.gpu.kernel import bound_of, pays_tail
 from accelsim.hw.gpu.sparsity import sparse_peak_flops
 from accelsim.limits import MAX_GPU_CTAS, check_count
 from accelsim.report.gpu_power import gpu_energy_j
@@ -62,7 +62,8 @@ def op_document(m: GpuMachine, op: object, *, mode: str = "event", precision: st
     # One op as users time it: the op repeated back to back (a CUDA graph of calls). A kernel
     # there costs launch_s + its own time; the completion cost kernel_tail_s is a term of a
     # whole model's stream, not of a repeated op (ARCHITECTURE.md, "GPU per-kernel costs").
-    t -= len(plan.kernels) * m.host.kernel_tail_s
+    tails = [m.host.kernel_tail_s if pays_tail(k) else 0.0 for k in plan.kernels]
+    t -= sum(tails)
     longest = max(range(len(plan.kernels)), key=lambda i: rep.kernel_s[i])
     clock = m.load_clock_hz(plan.precision)
     return {
@@ -83,9 +84,9 @@ def op_document(m: GpuMachine, op: object, *, mode: str = "event", precision: st
         "macs": macs, "macs_executed": macs * plan.explain.get("density", 1.0),
         "bound": bound_of(plan.kernels[longest], m),
         **plan.explain,
-        "kernels": [{"name": k.name, "time_s": s - m.host.kernel_tail_s, "ctas": k.ctas,
+        "kernels": [{"name": k.name, "time_s": s - tail, "ctas": k.ctas,
                      "hbm_bytes": k.hbm_bytes, "l2_bytes": k.l2_bytes}
-                    for k, s in zip(plan.kernels, rep.kernel_s, strict=True)],
+                    for k, s, tail in zip(plan.kernels, rep.kernel_s, tails, strict=True)],
     }
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from accelsim.config.gpu import GpuMachine
 
@@ -61,6 +61,25 @@ class Kernel:
     def hbm_bytes(self) -> float:
         """Bytes to and from HBM, all CTAs."""
         return sum(n * c.hbm_bytes for n, c in self.groups)
+
+
+def pays_tail(k: Kernel) -> bool:
+    """Whether ``k`` carries ``host.kernel_tail_s`` in its ``launch_s`` (every kernel but the
+    convolution library's: :func:`without_tail`)."""
+    return bool(k.meta.get("tail", True))
+
+
+def without_tail(k: Kernel, m: GpuMachine) -> Kernel:
+    """``k`` paying ``host.launch_s`` only, not ``host.kernel_tail_s``. Run 6's profiled CUDA-graph
+    trace of ResNet-50 (``scripts/data/h200_ops6.json``) shows cuDNN's and cuBLAS's convolution
+    kernels lasting what the model gives their bodies, with the stream's 0.43 us gap between
+    kernels and no drain, while PyTorch's small native kernels last 0.9-1.3 us longer
+    (ARCHITECTURE.md, "GPU per-kernel costs"). Such a kernel does not take part in
+    dependent-launch hiding either (``pdl`` off: nothing to hide)."""
+    if not pays_tail(k):
+        return k
+    return replace(k, launch_s=k.launch_s - m.host.kernel_tail_s,
+                   meta={**k.meta, "tail": False, "pdl": False})
 
 
 def sm_bandwidth_caps(m: GpuMachine) -> tuple[float, float]:
