@@ -119,6 +119,9 @@ SHAPES["run7"]["compiled_hf"] = {
     "qwen2.5_7b": {"decode": [(4, 4096)], "prefill": []}}
 SHAPES["run7"]["compiled_llama"] = [(1, 2048), (16, 2048)]
 """Run 7: decoders described only by their Hugging Face ``config.json`` (``workloads/hf/``)."""
+SHAPES["run7L"] = {**SHAPES["run7"], "compiled_layers": [1, 2, 4, 8, 16]}
+"""Run 7L: the compiled calibration model (Llama-3-8B-shaped, batch 1, context 2048) at 1-16
+layers, to split Inductor's host cost into a per-step and a per-call part (calibration)."""
 SHAPES["run4"] = {k: SHAPES["heldout2"][k] + SHAPES["heldout4"][k] for k in SHAPES["heldout4"]}
 SHAPES["run4"]["compiled_llama"] = [(1, 2048), (16, 2048), (4, 1000)]
 """Run 4: the run-3 shapes again under the interleaved eager protocol, and new shapes."""
@@ -776,7 +779,12 @@ def measure_compiled_hf() -> None:
             setattr(torch._dynamo.config, knob, 64)
     plan = [("llama3_8b_4layers", lambda: build(Llama, layers=4),
              {"decode": SHAPES.get("compiled_llama", []), "prefill": []})]
-    plan += [(n, lambda n=n: _hf_model(n), sh) for n, sh in SHAPES.get("compiled_hf", {}).items()]
+    if "compiled_layers" in SHAPES:  # run 7L: the calibration model at other depths only
+        plan = [(f"llama3_8b_{n}layers", lambda n=n: build(Llama, layers=n),
+                 {"decode": [(1, 2048)], "prefill": []}) for n in SHAPES["compiled_layers"]]
+    else:
+        plan += [(n, lambda n=n: _hf_model(n), sh)
+                 for n, sh in SHAPES.get("compiled_hf", {}).items()]
     for name, make, shapes in plan:
         if left() < 150:
             break

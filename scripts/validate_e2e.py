@@ -6,6 +6,7 @@
     PYTHONPATH=. python scripts/validate_e2e.py --fit-tail      # re-fit host.kernel_tail_s (dev)
     PYTHONPATH=. python scripts/validate_e2e.py --fit-strided   # re-fit strided index cost (dev)
     PYTHONPATH=. python scripts/validate_e2e.py --fit-stream    # both together (dev, ~30 min)
+    PYTHONPATH=. python scripts/validate_e2e.py --fit-compiled  # compiled host costs (run 7L)
     PYTHONPATH=. python scripts/validate_e2e.py --csv out.csv
 
 Data (``scripts/data/``, measured with ``scripts/measure_e2e.py`` on one H200; its docstring
@@ -34,6 +35,10 @@ has the method):
   timed together in interleaved rounds for 40 s (groups ``calibration-run7c``,
   ``held-out-run7c``); ``host.dynamo`` records Dynamo's graph count and that there were no
   graph breaks.
+* ``h200_e2e_run7L.json``: run 7L (calibration, used by ``--fit-compiled`` only): the compiled
+  calibration model at 1, 2, 4, 8 and 16 layers (batch 1, context 2048), interleaved rounds,
+  host classes within 3 % of run 2's: splits the compiled host cost into a per-step part
+  (``compiled_step``) and a per-call part (``compiled_kernel``).
 * ``h200_e2e_run4c.json``: run 4c, ``torch.compile`` steps alone in a fresh process (12 warm
   steps, profiled only after all timing): the 4-layer Llama's calibration shapes again
   (group ``calibration-run4c``) and new shapes of both models (``held-out-run4c``). Compiled
@@ -46,7 +51,8 @@ has the method):
   every whole-model case (``--attribution`` compares them per kernel class).
 
 Split. Fitted on whole models: ``host.eager_call_s.python`` (Llama decode, batch >= 64,
-run 2), ``compiled_kernel`` (the 4-layer Llama, run 3), ``host.kernel_tail_s`` (the
+run 2), ``compiled_kernel`` and ``compiled_step`` (the Llama-3-8B-shaped decoder at 1-16 layers,
+run 7L), ``host.kernel_tail_s`` (the
 per-kernel cost of a whole model's stream) and ``compute.strided_instr_per_element`` (index
 arithmetic of strided pointwise kernels), both by ``--fit-stream`` on the 25 dev CUDA-graph
 steps of run 2. **dev** = Llama-3-8B-shaped
@@ -87,8 +93,8 @@ def zoo_spec(case: dict) -> Any:
     if (HF_CONFIGS / f"{m}.json").is_file():
         extra = f"context={case['context']}" if case["mode"] == "decode" else f"seq={case['seq']}"
         return f"workloads/hf/{m}.json:mode={case['mode']},batch={b},{extra}"
-    if m == "llama3_8b_4layers":
-        spec = dataclasses.replace(LLAMA3_8B, name=m, layers=4)
+    if m.startswith("llama3_8b_") and m.endswith("layers"):  # the compiled calibration model
+        spec = dataclasses.replace(LLAMA3_8B, name=m, layers=int(m[10:-6]))
         return build_transformer(spec, batch=b, mode="decode", context=case["context"])
     if m in ("resnet50", "mobilenet_v2"):
         return f"{m}:batch={b}"
@@ -280,6 +286,37 @@ def fit_stream(sweeps: int = 2) -> tuple[float, float]:
     return tail, strided
 
 
+def fit_compiled(steps_us: tuple[float, ...] = tuple(range(0, 301, 25)),
+                 calls_us: tuple[float, ...] = tuple(v / 2 for v in range(30, 41))) -> tuple:
+    """``host.eager_call_s.compiled_step`` and ``compiled_kernel`` by least squares on log
+    time over run 7L (calibration: the Llama-3-8B-shaped decoder at 1-16 layers, compiled,
+    interleaved rounds; ``h200_e2e_run7L.json``). Prints each depth at the fit; returns
+    (step_s, call_s)."""
+    import math
+
+    from accelsim.config.registry import load_machine
+
+    cases = json.loads((DATA / "h200_e2e_run7L.json").read_text())["compiled"]
+    graphs = [(zoo_spec(c), c["compiled"]["median_s"]) for c in cases]
+
+    def err(step: float, call: float) -> float:
+        m = load_machine("h200", {"host.eager_call_s.compiled_step": step,
+                                  "host.eager_call_s.compiled_kernel": call})
+        return sum(math.log(run_model(m, g, exec_mode="compiled").step_s / t) ** 2
+                   for g, t in graphs)
+
+    best = min((err(f * 1e-6, c * 1e-6), f * 1e-6, c * 1e-6) for f in steps_us for c in calls_us)
+    print(f"fit compiled_step {best[1] * 1e6:.0f} us, compiled_kernel {best[2] * 1e6:.1f} us "
+          f"(sum sq log err {best[0]:.5f})")
+    m = load_machine("h200", {"host.eager_call_s.compiled_step": best[1],
+                              "host.eager_call_s.compiled_kernel": best[2]})
+    for (g, t), c in zip(graphs, cases, strict=True):
+        pred = run_model(m, g, exec_mode="compiled").step_s
+        print(f"  {c['model']:<20} measured {t * 1e3:6.3f} ms  predicted {pred * 1e3:6.3f} ms "
+              f"({100 * (pred / t - 1):+5.1f} %)")
+    return best[1], best[2]
+
+
 def run3_group(case: dict) -> str:
     """Run 3: the compiled 4-layer Llama is the calibration of the compiled host cost."""
     return "calibration" if case["model"] == "llama3_8b_4layers" else "held-out-run3"
@@ -323,6 +360,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="re-fit host.kernel_tail_s on the dev CUDA-graph steps")
     ap.add_argument("--fit-strided", action="store_true",
                     help="re-fit compute.strided_instr_per_element on the dev CUDA-graph steps")
+    ap.add_argument("--fit-compiled", action="store_true",
+                    help="re-fit compiled_step and compiled_kernel on run 7L (calibration)")
     ap.add_argument("--fit-stream", action="store_true",
                     help="re-fit kernel_tail_s and strided_instr_per_element together (dev)")
     args = ap.parse_args(argv)
@@ -334,6 +373,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.fit_stream:
         fit_stream()
+        return 0
+    if args.fit_compiled:
+        fit_compiled()
         return 0
     if args.floor:
         cases, fams = floor_split()

@@ -83,6 +83,9 @@ class LoweringTable:
     per_call_extra: str | None = None
     """A host cost class every dispatched call also pays (``python``: the model code's own
     interpreter time around each call in eager mode)."""
+    step_call: str | None = None
+    """A host cost class paid once per step before the first call (``compiled_step``: the
+    compiled function's entry: Dynamo's guard check, the pre-graph bytecode, the wrapper)."""
 
     def steps(self, key: str) -> tuple[LoweredStep, ...] | None:
         """Calls for op key ``key`` (``elementwise.add`` falls back to ``elementwise``)."""
@@ -163,7 +166,7 @@ def load_lowering(mode: str | Path, _seen: tuple[str, ...] = ()) -> LoweringTabl
     file = str(path)
     data = read_yaml(path)
     known_keys = {"mode", "submit", "description", "inherit", "host_call", "ops",
-                  "per_call_extra"}
+                  "per_call_extra", "step_call"}
     for key in data:
         if key not in known_keys:
             raise ConfigError(file, str(key), data[key],
@@ -189,7 +192,9 @@ def load_lowering(mode: str | Path, _seen: tuple[str, ...] = ()) -> LoweringTabl
                          description=str(data.get("description", "")), submit=submit,
                          ops=ops, source=file,
                          per_call_extra=None if data.get("per_call_extra") is None
-                         else str(data["per_call_extra"]))
+                         else str(data["per_call_extra"]),
+                         step_call=None if data.get("step_call") is None
+                         else str(data["step_call"]))
 
 
 __all__ = ["EXEC_MODES", "FAMILIES", "KERNEL_CLASSES", "LoweredStep", "LoweringTable", "load_lowering"]

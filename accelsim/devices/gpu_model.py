@@ -182,6 +182,11 @@ def run_gpu_model(m: GpuMachine, workload: Any, *, exec_mode: str = DEFAULT_EXEC
     wl, ops, graph = framework_ops(workload)
     memory = check_memory(m, wl, ops, graph=graph)
     calls = lower(ops, table)
+    if table.step_call and calls:  # the step's entry (host only), charged to the first op
+        calls = [LoweredCall(op_index=calls[0].op_index, op_name=calls[0].op_name,
+                             call=table.step_call, work=None,
+                             kernel_class=calls[0].kernel_class, layer=calls[0].layer),
+                 *calls]
     etab = energy_table_for(m)
     cache: dict = {}
     costs: list[_Cost | None] = []
