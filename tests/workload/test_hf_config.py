@@ -123,3 +123,14 @@ def test_bad_files_and_parameters(tmp_path: Path) -> None:
             config_model(path, **params)
     spec = spec_from_config(LLAMA3_8B_CONFIG, name="x", file="f.json")
     assert spec.kv == 8 and spec.dh == 128 and spec.rotary and spec.norm == "rmsnorm"
+
+
+def test_a_checkpoint_folder_reads_its_config_json(tmp_path: Path) -> None:
+    folder = tmp_path / "Meta-Llama-3-8B"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(LLAMA3_8B_CONFIG))
+    spec = f"{folder}:mode=decode,batch=2,context=64"
+    assert zoo.is_zoo_spec(spec)
+    g = zoo.from_spec(spec)
+    assert g.name == "Meta-Llama-3-8B_decode" and _gemms(g)["layers.0.k_proj"].n == 8 * 128
+    assert not zoo.is_zoo_spec(str(tmp_path))             # a folder without config.json

@@ -1,6 +1,7 @@
 """Transformers described by a Hugging Face ``config.json``: the architecture a model card ships.
 
-``accelsim run h200 path/to/config.json:mode=decode,batch=8,context=4096`` builds the same
+``accelsim run h200 path/to/config.json:mode=decode,batch=8,context=4096`` (or the checkpoint
+folder that holds the ``config.json``) builds the same
 graph as a zoo transformer (:func:`accelsim.workload.models.transformer.build_transformer`)
 from the fields every Hugging Face checkpoint carries, so a decoder that is not in the zoo
 needs no code. Weights are never read: only the shapes matter.
@@ -60,8 +61,10 @@ PARAMETERS = {"mode": None, "batch": 1, "seq": None, "context": None, "dtype": N
 
 
 def is_config_path(name: str) -> bool:
-    """Whether a spec's name part names a JSON file (a Hugging Face config)."""
-    return str(name).strip().lower().endswith(".json")
+    """Whether a spec's name part names a JSON file (a Hugging Face config) or a checkpoint
+    folder holding one (``config.json``, as ``from_pretrained(folder)`` reads it)."""
+    text = str(name).strip()
+    return text.lower().endswith(".json") or (bool(text) and (Path(text) / "config.json").is_file())
 
 
 def read_config(path: str | os.PathLike) -> tuple[str, dict[str, Any]]:
@@ -70,6 +73,8 @@ def read_config(path: str | os.PathLike) -> tuple[str, dict[str, Any]]:
     from accelsim.errors import ConfigError
     from accelsim.files import resolve_path
 
+    if Path(path).is_dir():
+        path = Path(path) / "config.json"
     try:
         p = resolve_path(path, "workloads", suffixes=("",))
     except ConfigError:
@@ -174,7 +179,9 @@ def config_model(path: str | os.PathLike, **params: Any) -> ModelGraph:
         if key in ("batch", "seq", "context"):
             check_number(value, file=file, field=key, integer=True, positive=True,
                          maximum=MAX_DIM, error=WorkloadError)
-    spec = spec_from_config(cfg, name=Path(file).stem, file=file)
+    stem = Path(file).stem
+    spec = spec_from_config(cfg, name=Path(file).parent.name if stem == "config" else stem,
+                            file=file)
     mode = params.get("mode") or ("encoder" if not spec.causal else "prefill")
     if mode not in MODES:
         raise WorkloadError(file, "mode", mode, f"expected one of {', '.join(MODES)}")
