@@ -7,7 +7,8 @@
 
 The document holds ``time_s`` (GPU-side time per call of the op repeated back to back, launch
 gaps included: what a CUDA graph of calls or a busy stream sees; a whole model's stream adds
-``host.kernel_tail_s`` per kernel, ARCHITECTURE.md "GPU per-kernel costs"), ``eager_time_s``
+``host.kernel_tail_s`` per kernel but a convolution's, ARCHITECTURE.md "GPU per-kernel
+costs"), ``eager_time_s``
 (the same op issued alone by a framework: at least ``host.host_launch_s``), ``cycles`` (at
 the SM clock under
 load for the precision), ``flops``, ``bytes`` (compulsory: inputs read once, outputs written
