@@ -252,11 +252,7 @@ def measure_compiled_profile() -> None:
     (profiling slows the host for the rest of the process): the kernels Inductor launches,
     the GPU's busy time and what the host does per launch. ``block_s``: 30 steps timed before
     profiling (one block: the host state of that moment)."""
-    import torch._dynamo
-
-    for knob in ("cache_size_limit", "recompile_limit"):
-        if hasattr(torch._dynamo.config, knob):
-            setattr(torch._dynamo.config, knob, 64)
+    allow_recompiles()
     cases = [("llama3_8b_4layers", lambda: build(Llama, layers=4), 1, 2048),
              ("llama3.2_1b", lambda: _hf_model("llama3.2_1b"), 1, 1024),
              ("llama3.2_3b", lambda: _hf_model("llama3.2_3b"), 8, 1500)]
@@ -747,6 +743,16 @@ def step_of(model, kind: str, batch: int, n: int, n_layers: int, kv: int, dh: in
     return lambda: model(ids, pos_ids)
 
 
+def allow_recompiles(limit: int = 64) -> None:
+    """Let Dynamo keep one static graph per shape and model (its default cache of 8 graphs per
+    code object would fall back to eager silently once several models share ``forward``)."""
+    import torch._dynamo
+
+    for knob in ("cache_size_limit", "recompile_limit"):
+        if hasattr(torch._dynamo.config, knob):
+            setattr(torch._dynamo.config, knob, limit)
+
+
 def _hf_model(name: str) -> nn.Module:
     """The Llama-architecture decoder of ``workloads/hf/NAME.json`` (random weights)."""
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "workloads", "hf")
@@ -772,11 +778,7 @@ def measure_compiled_hf() -> None:
     least 40 s), as the eager protocol does: the steps are host-bound, so a block of steps
     would carry the host's fast/slow state of that moment (a first try that timed each model's
     cases for 1-5 s measured the same per-call host cost 1.8x apart between models)."""
-    import torch._dynamo
-
-    for knob in ("cache_size_limit", "recompile_limit"):  # one compiled graph per shape
-        if hasattr(torch._dynamo.config, knob):
-            setattr(torch._dynamo.config, knob, 64)
+    allow_recompiles()
     plan = [("llama3_8b_4layers", lambda: build(Llama, layers=4),
              {"decode": SHAPES.get("compiled_llama", []), "prefill": []})]
     if "compiled_layers" in SHAPES:  # run 7L: the calibration model at other depths only

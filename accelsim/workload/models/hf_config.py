@@ -29,7 +29,7 @@ Supported ``model_type`` values and what is read:
 (mixture-of-experts, other model types, a gated MLP with another activation) is refused with
 a one-line :class:`~accelsim.errors.WorkloadError` naming the file, the field and the value.
 
-Imports: errors, files, limits, precision, safe_yaml, workload.graph,
+Imports: errors, files, limits, safe_yaml, workload.graph, workload.models.params,
 workload.models.transformer.
 """
 
@@ -37,13 +37,15 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from accelsim.errors import WorkloadError, closest
+from accelsim.errors import ConfigError, WorkloadError
 from accelsim.limits import MAX_DIM
 from accelsim.safe_yaml import read_text
 from accelsim.workload.graph import ModelGraph
+from accelsim.workload.models.params import build_checked
 from accelsim.workload.models.transformer import MODES, TransformerSpec, build_transformer
 
 LLAMA_LIKE = ("llama", "mistral", "qwen2")
@@ -56,8 +58,8 @@ TORCH_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
 DEFAULT_SEQ = 2048
 """Tokens per sequence when ``seq`` is not given (at most the model's positions)."""
 
-PARAMETERS = {"mode": None, "batch": 1, "seq": None, "context": None, "dtype": None}
-"""Parameters a config spec takes after its colon (``None``: from the config)."""
+PARAMETERS = ("mode", "batch", "seq", "context", "dtype")
+"""Parameters a config spec takes after its colon (see :func:`config_builder`)."""
 
 
 def is_config_path(name: str) -> bool:
@@ -70,7 +72,6 @@ def is_config_path(name: str) -> bool:
 def read_config(path: str | os.PathLike) -> tuple[str, dict[str, Any]]:
     """The resolved file name and its JSON object; a missing file, bad JSON or a non-object is
     a one-line :class:`WorkloadError`."""
-    from accelsim.errors import ConfigError
     from accelsim.files import resolve_path
 
     if Path(path).is_dir():
@@ -163,47 +164,45 @@ def spec_from_config(cfg: dict[str, Any], *, name: str, file: str) -> Transforme
         mlp_bias=_bool(cfg, file, "mlp_bias", False), sliding_window=window)
 
 
-def config_model(path: str | os.PathLike, **params: Any) -> ModelGraph:
-    """The graph of the model a Hugging Face ``config.json`` describes, with ``params``
-    (:data:`PARAMETERS`: ``mode`` prefill/decode/encoder, ``batch``, ``seq``, ``context``,
-    ``dtype``)."""
-    from accelsim.limits import check_number
-    from accelsim.precision import PRECISION_BYTES
-
+def config_builder(path: str | os.PathLike) -> tuple[str, Callable[..., ModelGraph]]:
+    """The resolved file and a builder of its model's graph, taking :data:`PARAMETERS`
+    (``mode`` prefill/decode/encoder, ``batch``, ``seq``, ``context``, ``dtype``; ``""`` and
+    None: from the config). The config is read and its fields checked now."""
     file, cfg = read_config(path)
-    for key, value in params.items():
-        if key not in PARAMETERS:
-            near = closest(key, list(PARAMETERS))
-            hint = f"did you mean '{near}'?" if near else f"parameters: {', '.join(PARAMETERS)}"
-            raise WorkloadError(file, key, value, f"unknown parameter ({hint})")
-        if key in ("batch", "seq", "context"):
-            check_number(value, file=file, field=key, integer=True, positive=True,
-                         maximum=MAX_DIM, error=WorkloadError)
     stem = Path(file).stem
     spec = spec_from_config(cfg, name=Path(file).parent.name if stem == "config" else stem,
                             file=file)
-    mode = params.get("mode") or ("encoder" if not spec.causal else "prefill")
-    if mode not in MODES:
-        raise WorkloadError(file, "mode", mode, f"expected one of {', '.join(MODES)}")
-    if (mode == "encoder") == spec.causal:
-        raise WorkloadError(file, "mode", mode, f"{cfg.get('model_type')} is "
-                            f"{'a decoder: use prefill or decode' if spec.causal else 'an encoder'}")
-    dtype = params.get("dtype") or TORCH_DTYPES.get(str(cfg.get("torch_dtype")), "bf16")
-    if dtype not in PRECISION_BYTES:
-        raise WorkloadError(file, "dtype", dtype,
-                            f"unknown precision (known: {', '.join(PRECISION_BYTES)})")
-    window = spec.context_window or spec.max_positions
-    seq = params.get("seq") or (min(DEFAULT_SEQ, window) if window else DEFAULT_SEQ)
-    try:
-        return build_transformer(spec, batch=params.get("batch", 1), seq=seq, mode=mode,
-                                 context=params.get("context"), dtype=dtype)
-    except ValueError as exc:
-        field, _, rest = str(exc).partition("=")
-        if field in ("context", "seq") and rest:
-            raise WorkloadError(file, field, params.get(field, seq),
-                                str(exc).partition(" ")[2]) from None
-        raise WorkloadError(file, "parameters", params, str(exc)) from None
+
+    def build(*, mode: str = "", batch: int = 1, seq: int | None = None,
+              context: int | None = None, dtype: str = "") -> ModelGraph:
+        mode = mode or ("encoder" if not spec.causal else "prefill")
+        if mode not in MODES:
+            raise WorkloadError(file, "mode", mode, f"expected one of {', '.join(MODES)}")
+        if (mode == "encoder") == spec.causal:
+            raise WorkloadError(file, "mode", mode, f"{cfg.get('model_type')} is " + (
+                "a decoder: use prefill or decode" if spec.causal else "an encoder"))
+        window = spec.context_window or spec.max_positions
+        seq = seq or (min(DEFAULT_SEQ, window) if window else DEFAULT_SEQ)
+        try:
+            return build_transformer(
+                spec, batch=batch, seq=seq, mode=mode, context=context,
+                dtype=dtype or TORCH_DTYPES.get(str(cfg.get("torch_dtype")), "bf16"))
+        except ValueError as exc:
+            field, _, rest = str(exc).partition("=")
+            if field in ("context", "seq") and rest:
+                raise WorkloadError(file, field, context if field == "context" else seq,
+                                    str(exc).partition(" ")[2]) from None
+            raise
+
+    return file, build
 
 
-__all__ = ["MODEL_TYPES", "PARAMETERS", "config_model", "is_config_path", "read_config",
+def config_model(path: str | os.PathLike, **params: Any) -> ModelGraph:
+    """The graph of the model a Hugging Face ``config.json`` describes, with ``params``
+    (:data:`PARAMETERS`), checked as zoo parameters are."""
+    file, build = config_builder(path)
+    return build_checked(build, params, file=file, label=Path(file).stem)
+
+
+__all__ = ["MODEL_TYPES", "PARAMETERS", "config_builder", "config_model", "is_config_path", "read_config",
            "spec_from_config"]

@@ -14,18 +14,17 @@ Imports: errors, workload.graph, workload.models.
 
 from __future__ import annotations
 
-import difflib
 import inspect
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from accelsim.errors import WorkloadError, closest
-from accelsim.limits import MAX_DIM, check_number
-from accelsim.precision import PRECISION_BYTES
 from accelsim.workload.graph import ModelGraph
 from accelsim.workload.models.cnn import mobilenet_v2, resnet50
 from accelsim.workload.models.dlrm import dlrm
-from accelsim.workload.models.hf_config import config_model, is_config_path
+from accelsim.workload.models.hf_config import config_builder, is_config_path
+from accelsim.workload.models.params import build_checked
 from accelsim.workload.models.transformer import (
     BERT_BASE,
     GPT2_SMALL,
@@ -85,26 +84,7 @@ def _lookup(name: str) -> Callable[..., ModelGraph]:
 
 def get(name: str, **params: Any) -> ModelGraph:
     """Build zoo model ``name`` with ``params`` (see :func:`parameters`)."""
-    fn = _lookup(name)
-    known = parameters(name)
-    for key, value in params.items():
-        if key not in known:
-            near = difflib.get_close_matches(key, list(known), n=1)
-            hint = f"did you mean '{near[0]}'?" if near else f"parameters: {', '.join(known)}"
-            raise WorkloadError("zoo", f"{name}.{key}", value, f"unknown parameter ({hint})")
-        default = known[key]
-        if (default is None or isinstance(default, int)) and not isinstance(default, bool) \
-                and value is not None:
-            check_number(value, file="zoo", field=f"{name}.{key}", integer=True, positive=True,
-                         maximum=MAX_DIM, error=WorkloadError)
-    dtype = params.get("dtype")
-    if dtype is not None and dtype not in PRECISION_BYTES:
-        raise WorkloadError("zoo", f"{name}.dtype", dtype,
-                            f"unknown precision (known: {', '.join(PRECISION_BYTES)})")
-    try:
-        return fn(**params)
-    except (TypeError, ValueError) as exc:
-        raise WorkloadError("zoo", name, params, str(exc)) from None
+    return build_checked(_lookup(name), params, file="zoo", field_prefix=f"{name}.", label=name)
 
 
 def _parse_value(text: str) -> Any:
@@ -138,7 +118,8 @@ def from_spec(spec: str) -> ModelGraph:
     :mod:`accelsim.workload.models.hf_config`)."""
     name, params = parse_spec(spec)
     if is_config_path(name):
-        return config_model(name, **params)
+        file, build = config_builder(name)
+        return build_checked(build, params, file=file, label=Path(file).stem)
     return get(name, **params)
 
 
@@ -149,5 +130,5 @@ def workload(name: str, **params: Any):
     return from_spec(name).to_workload()
 
 
-__all__ = ["MODELS", "from_spec", "get", "is_zoo_spec", "names", "parameters", "parse_spec",
+__all__ = ["MODELS", "build_checked", "from_spec", "get", "is_zoo_spec", "names", "parameters", "parse_spec",
            "workload"]
