@@ -58,6 +58,13 @@ MAX_SWEEP_POINTS = 5_000_000
 MAX_WORKERS = 1024
 """Most local worker processes a sweep may start."""
 
+DASK_CONNECT_TIMEOUT_S = 10.0
+"""Longest wait (s) to reach a Dask scheduler (TCP connection and Dask's handshake together)
+and, once connected, for its first worker; Dask's own connect timeout is 30 s."""
+
+MAX_SCHEDULER_ADDRESS_CHARS = 256
+"""Longest Dask scheduler address (``--scheduler``), characters."""
+
 MAX_RANGE_VALUES = 10_000
 """Most values one sweep parameter range may expand to."""
 

@@ -9,15 +9,29 @@ elsewhere; a task that keeps losing workers (Dask's ``KilledWorker``) is submitt
 up to :data:`RESUBMITS` times. Tasks are pure functions of their points, so running one twice
 is harmless, and the store keeps one row per ``point_id``: no point is lost or duplicated.
 
-Imports: errors, sweep.evaluate; dask.distributed (lazily).
+Nothing waits unbounded. The address is checked before any connection (:func:`check_address`:
+scheme, host, port range), a refused port is told at once by a plain TCP connection, and
+reaching the scheduler (and its first worker) is bounded by
+:data:`~accelsim.limits.DASK_CONNECT_TIMEOUT_S`; every failure is one line, and the client is
+shut down on every error path (no traceback when the interpreter exits).
+
+Imports: errors, limits, sweep.evaluate; dask.distributed (lazily).
 """
 
 from __future__ import annotations
 
+import gc
+import ipaddress
+import os
+import re
+import socket
+import sys
+import time
 from collections.abc import Sequence
 from typing import Any
 
-from accelsim.errors import AccelsimError
+from accelsim.errors import AccelsimError, ConfigError
+from accelsim.limits import DASK_CONNECT_TIMEOUT_S, MAX_SCHEDULER_ADDRESS_CHARS
 from accelsim.sweep.evaluate import SweepContext, evaluate_chunk, stable_hash
 from accelsim.sweep.local import RowsCallback
 
@@ -37,20 +51,146 @@ def _distributed() -> Any:
     return distributed
 
 
+SCHEMES = ("tcp", "tls", "ws", "wss", "ucx", "inproc")
+"""The address schemes Dask's ``distributed`` speaks; an address without one is ``tcp``."""
+
+_LABEL = re.compile(r"[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?")
+
+
+def _bad(address: str, reason: str) -> ConfigError:
+    return ConfigError("command line", "--scheduler", address, reason)
+
+
+def check_address(address: Any) -> tuple[str, str, int | None]:
+    """``(scheme, host, port)`` of a Dask scheduler address, or a one-line error; no I/O.
+
+    Accepted: ``SCHEME://HOST:PORT`` with a scheme of :data:`SCHEMES` (``tcp`` when left out),
+    ``HOST`` a host name, an IPv4 address or a bracketed IPv6 address (``[::1]``), ``PORT``
+    within 1..65535; ``inproc://...`` (a scheduler in this very process) as Dask writes it,
+    with no port. At most :data:`~accelsim.limits.MAX_SCHEDULER_ADDRESS_CHARS` characters.
+    """
+    if not isinstance(address, str) or not address:
+        raise _bad(str(address), "expected an address such as tcp://host:8786")
+    if len(address) > MAX_SCHEDULER_ADDRESS_CHARS:
+        raise _bad(address, f"longer than {MAX_SCHEDULER_ADDRESS_CHARS} characters")
+    if not address.isascii() or not address.isprintable() or any(c.isspace() for c in address):
+        raise _bad(address, "contains spaces or control or non-ASCII characters")
+    scheme, sep, rest = address.partition("://")
+    if not sep:
+        scheme, rest = "tcp", address
+    scheme = scheme.lower()
+    if scheme not in SCHEMES:
+        raise _bad(address, f"unknown scheme {scheme!r} (known: {', '.join(SCHEMES)})")
+    if scheme == "inproc":
+        host, _, tail = rest.partition("/")
+        pid, _, num = tail.partition("/")
+        if not (host and pid.isdigit() and num.isdigit()):
+            raise _bad(address, "expected inproc://HOST/PID/N, as Dask writes it")
+        if int(pid) != os.getpid():
+            raise _bad(address, f"names a scheduler inside process {pid}, not this one "
+                                f"({os.getpid()}); give its tcp:// address")
+        return scheme, host, None
+    if "/" in rest or "?" in rest or "@" in rest:
+        raise _bad(address, "expected SCHEME://HOST:PORT, with no path, query or user")
+    if rest.startswith("["):
+        host, bracket, tail = rest[1:].partition("]")
+        if not bracket:
+            raise _bad(address, "unclosed [ of an IPv6 address")
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            raise _bad(address, f"{host!r} is not an IPv6 address") from None
+        if not tail.startswith(":"):
+            raise _bad(address, "missing :PORT (e.g. tcp://[::1]:8786)")
+        port_text = tail[1:]
+    else:
+        host, colon, port_text = rest.rpartition(":")
+        if not colon:
+            raise _bad(address, "missing :PORT (e.g. tcp://host:8786)")
+        if ":" in host:
+            raise _bad(address, "an IPv6 address goes in brackets (e.g. tcp://[::1]:8786)")
+        labels = host.rstrip(".").split(".")
+        if not host or len(host) > 253 or not all(_LABEL.fullmatch(x) for x in labels):
+            raise _bad(address, f"{host!r} is not a host name or IP address")
+    if not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
+        raise _bad(address, f"port {port_text!r} is not a number within 1..65535")
+    return scheme, host, int(port_text)
+
+
+def _probe(address: str, host: str, port: int, timeout_s: float) -> None:
+    """Open and close a TCP connection: a refused or silent port fails here, fast."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            pass
+    except ConnectionRefusedError:
+        raise AccelsimError(f"cannot reach the Dask scheduler at {address}: connection refused "
+                            "(no scheduler listens there)") from None
+    except socket.gaierror as exc:
+        raise AccelsimError(f"cannot reach the Dask scheduler at {address}: unknown host "
+                            f"({exc.strerror})") from None
+    except TimeoutError:
+        raise AccelsimError(f"cannot reach the Dask scheduler at {address}: no answer within "
+                            f"{timeout_s:g} s") from None
+    except OSError as exc:
+        raise AccelsimError(f"cannot reach the Dask scheduler at {address}: "
+                            f"{exc.strerror or exc}") from None
+
+
+def _collect_quietly() -> None:
+    """Collect a half-made ``Client`` now, without its ``__del__`` printing a traceback."""
+    hook = sys.unraisablehook
+    sys.unraisablehook = lambda _info: None
+    try:
+        gc.collect()
+    finally:
+        sys.unraisablehook = hook
+
+
+def close_quietly(client: Any) -> None:
+    """Close ``client`` within :data:`~accelsim.limits.DASK_CONNECT_TIMEOUT_S`; never raise."""
+    try:
+        client.close(timeout=DASK_CONNECT_TIMEOUT_S)
+    except Exception:  # noqa: BLE001 (a scheduler gone away: nothing left to close)
+        pass
+
+
 def connect(address: str) -> Any:
     """A ``distributed.Client`` to the scheduler at ``address`` (one-line error if unreachable).
 
-    The wait is Dask's ``distributed.comm.timeouts.connect`` setting (30 s unless configured,
-    e.g. ``DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT=5s``).
+    The address is checked first (:func:`check_address`), then a plain TCP connection tells a
+    refused or silent port at once; the whole wait is bounded by
+    :data:`~accelsim.limits.DASK_CONNECT_TIMEOUT_S` (10 s), and so is the wait for a first
+    worker on a scheduler that has none. Every failure is one :class:`AccelsimError`, with no
+    traceback left for the interpreter's exit.
     """
+    scheme, host, port = check_address(address)
     distributed = _distributed()
-    import dask
-
-    timeout = dask.config.get("distributed.comm.timeouts.connect")
+    deadline = time.monotonic() + DASK_CONNECT_TIMEOUT_S
+    if scheme in ("tcp", "tls", "ws", "wss") and port is not None:
+        _probe(address, host, port, DASK_CONNECT_TIMEOUT_S)
+    left = max(1.0, deadline - time.monotonic())
+    reason = None
     try:
-        return distributed.Client(address, timeout=timeout, set_as_default=False)
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise AccelsimError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+        client = distributed.Client(address, timeout=left, set_as_default=False)
+    except Exception as exc:  # noqa: BLE001 (OSError, TimeoutError, a handshake's own errors)
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    except BaseException:
+        _collect_quietly()
+        raise
+    if reason is not None:
+        _collect_quietly()
+        raise AccelsimError(f"cannot reach the Dask scheduler at {address}: {reason}")
+    try:
+        if not client.nthreads():
+            client.wait_for_workers(1, timeout=max(1.0, deadline - time.monotonic()))
+    except Exception:  # noqa: BLE001 (TimeoutError, or the scheduler went away)
+        close_quietly(client)
+        raise AccelsimError(f"the Dask scheduler at {address} has no workers "
+                            f"(none joined within {DASK_CONNECT_TIMEOUT_S:g} s)") from None
+    except BaseException:
+        close_quietly(client)
+        raise
+    return client
 
 
 def run_dask(ctx: SweepContext, chunks: Sequence[Sequence[dict[str, Any]]], scheduler: Any,
@@ -91,4 +231,4 @@ def run_dask(ctx: SweepContext, chunks: Sequence[Sequence[dict[str, Any]]], sche
         if futures:
             client.cancel(list(futures), force=True)
         if owned:
-            client.close()
+            close_quietly(client)

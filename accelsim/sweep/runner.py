@@ -123,7 +123,9 @@ def _sweep(spec: SweepSpec | str | os.PathLike, out: str | os.PathLike, *,
                     fmt=fmt, evaluator=evaluator, progress=progress, on_rows=on_rows, t0=t0)
     finally:
         if client is not None:
-            client.close()
+            from accelsim.sweep.dask import close_quietly
+
+            close_quietly(client)
 
 
 def _run(spec: SweepSpec, out: str | os.PathLike, *, workers: int | None, scheduler: Any,
@@ -139,6 +141,8 @@ def _run(spec: SweepSpec, out: str | os.PathLike, *, workers: int | None, schedu
     first_row = make_row(ctx, points[0], first_metrics)
     columns = list(spec.names) + list(metrics) + list(META_COLUMNS)
     store = ResultStore(out, columns, fmt=fmt, resume=resume, force=force)
+    if store.lock_note:
+        print(f"accelsim: note: {store.lock_note}", file=sys.stderr)
     already = len(store.done.intersection(ids))
     todo_ids = [i for i in ids if i not in store.done]
     todo = [p for p, i in zip(points, ids) if i not in store.done]

@@ -22,11 +22,13 @@ Parameter values are a list, a single value, or a mapping: ``{values: [...]}``,
 the field's unit suffix. Two parameters besides hardware paths are understood: ``dataflow``
 and ``workload`` (a list of workload names).
 
-Everything is checked when the spec is read, before any point runs: every hardware path and
+Everything is checked when the spec is read, before any point runs. First the grid's size, from
+the spec alone (the product of the axis lengths as written, before any value is built:
+:func:`_check_size`); then every hardware path and
 value is validated by building the machine with that override, ranges must be non-empty, and
 the constraints must leave at least one point. Errors are one line naming file, field, value.
 
-Imports: errors, units, limits, config, workload, sweep.expr, sweep.points.
+Imports: errors, units, limits, files, config, workload, sweep.expr, sweep.lock, sweep.points.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from accelsim.limits import (
     check_number,
 )
 from accelsim.sweep.expr import Constraint, parse_constraint
+from accelsim.sweep.lock import check_regular
 from accelsim.units import UnitError, parser_for_field
 from accelsim.workload.readers import load_workload
 
@@ -132,8 +135,10 @@ class SweepSpec:
 
 
 def load_spec(path: str | os.PathLike) -> SweepSpec:
-    """Read and validate a sweep spec YAML file."""
-    return spec_from_dict(read_yaml(locate(path)), file=str(path))
+    """Read and validate a sweep spec YAML file (a FIFO, device or socket is refused unread)."""
+    found = locate(path)
+    check_regular(found, file=str(path), field="spec", what="a sweep spec")
+    return spec_from_dict(read_yaml(found), file=str(path))
 
 
 def spec_from_dict(data: Mapping[str, Any], *, file: str | None = None) -> SweepSpec:
@@ -161,6 +166,7 @@ def spec_from_dict(data: Mapping[str, Any], *, file: str | None = None) -> Sweep
     if not isinstance(raw_params, Mapping) or not raw_params:
         raise ConfigError(file, "parameters", raw_params,
                           "expected a mapping of dotted path -> values, with at least one entry")
+    _check_size(raw_params, method, file)  # from the spec alone, before any value is built
     workloads = {}
     if "workload" in data:
         workloads[str(data["workload"])] = _load_workload(data["workload"], file, "workload")
@@ -266,6 +272,74 @@ def canonical(base: Mapping[str, Any], hw_file: str, path: str, value: Any, file
     return out
 
 
+def _axis_count(path: str, spec: Any, file: str | None, field: str) -> int | None:
+    """How many values a parameter's spec writes down, computed without building any (a list's
+    length, duplicates included; a range's count from its ends); None for a continuous range."""
+    if isinstance(spec, Mapping) and "values" in spec:
+        spec = spec["values"]
+    if isinstance(spec, Mapping):
+        return _range_count(path, spec, file, field)
+    count = len(spec) if isinstance(spec, (list, tuple)) else 1
+    check_count(count, MAX_RANGE_VALUES, file=file, field=field, what="values")
+    return count
+
+
+def _check_size(raw_params: Mapping[str, Any], method: str, file: str | None) -> None:
+    """Refuse a grid larger than :data:`~accelsim.limits.MAX_SWEEP_POINTS` from the spec alone.
+
+    The product of the axis lengths as written (before duplicates are merged and constraints
+    applied) is computed before any value is built (a machine per hardware value, a model per
+    workload), so that a spec of a billion points, or of a 1,000-model axis crossed with large
+    ranges, is refused at once rather than after every axis has been expanded.
+    """
+    counts = [_axis_count(str(path), spec, file, f"parameters.{path}")
+              for path, spec in raw_params.items()]
+    if method == "grid" and None not in counts:
+        check_count(math.prod(counts), MAX_SWEEP_POINTS, file=file, field="parameters",
+                    what="grid points", hint="use random or lhs sampling")
+
+
+def _range_count(path: str, spec: Mapping[str, Any], file: str | None, field: str) -> int | None:
+    """The number of values of a range mapping (checked against the per-range limit); None for a
+    continuous ``{low, high}`` without ``num``. Checks the keys and numbers, builds nothing."""
+    allowed = {"start", "stop", "step", "factor", "low", "high", "num", "log", "integer"}
+    for key in spec:
+        if key not in allowed:
+            raise ConfigError(file, f"{field}.{key}", spec[key], f"unknown key (known: {', '.join(sorted(allowed))})")
+    if path in SPECIAL:
+        raise ConfigError(file, field, dict(spec), f"{path} takes a list of values, not a range")
+    if "start" in spec or "stop" in spec:
+        if "start" not in spec or "stop" not in spec or ("step" in spec) == ("factor" in spec):
+            raise ConfigError(file, field, dict(spec), "a range needs start, stop and one of step or factor")
+        start, stop = _number(path, spec["start"], file, field), _number(path, spec["stop"], file, field)
+        if start > stop:
+            raise ConfigError(file, field, dict(spec), "empty range (start > stop)")
+        if "step" in spec:
+            step = _number(path, spec["step"], file, f"{field}.step")
+            if step <= 0:
+                raise ConfigError(file, f"{field}.step", spec["step"], "must be > 0")
+            count = math.floor((stop - start) / step * (1 + 1e-12)) + 1
+        else:
+            factor = spec["factor"]
+            if isinstance(factor, bool) or not isinstance(factor, (int, float)) or factor <= 1:
+                raise ConfigError(file, f"{field}.factor", factor, "must be a number > 1")
+            if start <= 0:
+                raise ConfigError(file, f"{field}.start", spec["start"], "a geometric range needs start > 0")
+            check_number(factor, file=file, field=f"{field}.factor")
+            count = math.floor(math.log(stop / start) / math.log(factor) * (1 + 1e-12)) + 1
+        check_count(count, MAX_RANGE_VALUES, file=file, field=field, what="values")
+        return int(count)
+    if "low" not in spec or "high" not in spec:
+        raise ConfigError(file, field, dict(spec), "expected a list, {start, stop, step|factor} or {low, high}")
+    if "num" not in spec:
+        return None
+    num = spec["num"]
+    if isinstance(num, bool) or not isinstance(num, int) or num <= 0:
+        raise ConfigError(file, f"{field}.num", num, "must be a positive integer")
+    check_count(num, MAX_RANGE_VALUES, file=file, field=f"{field}.num", what="values")
+    return num
+
+
 def _parameter(path: str, spec: Any, base: Mapping[str, Any], hw_file: str, method: str,
                file: str | None, field: str) -> Parameter:
     if isinstance(spec, Mapping) and "values" in spec:
@@ -301,44 +375,21 @@ def _number(path: str, value: Any, file: str | None, field: str) -> float:
 
 def _ranged(path: str, spec: Mapping[str, Any], base: Mapping[str, Any], hw_file: str,
             method: str, file: str | None, field: str) -> Parameter:
-    allowed = {"start", "stop", "step", "factor", "low", "high", "num", "log", "integer"}
-    for key in spec:
-        if key not in allowed:
-            raise ConfigError(file, f"{field}.{key}", spec[key], f"unknown key (known: {', '.join(sorted(allowed))})")
-    if path in SPECIAL:
-        raise ConfigError(file, field, dict(spec), f"{path} takes a list of values, not a range")
-    if "start" in spec or "stop" in spec:
-        if "start" not in spec or "stop" not in spec or ("step" in spec) == ("factor" in spec):
-            raise ConfigError(file, field, dict(spec), "a range needs start, stop and one of step or factor")
-        start, stop = _number(path, spec["start"], file, field), _number(path, spec["stop"], file, field)
-        if start > stop:
-            raise ConfigError(file, field, dict(spec), "empty range (start > stop)")
-        values: list[float] = []
+    count = _range_count(path, spec, file, field)  # keys, ends and size checked there
+    if "start" in spec:
+        start = _number(path, spec["start"], file, field)
         if "step" in spec:
             step = _number(path, spec["step"], file, f"{field}.step")
-            if step <= 0:
-                raise ConfigError(file, f"{field}.step", spec["step"], "must be > 0")
-            count = math.floor((stop - start) / step * (1 + 1e-12)) + 1
-            check_count(count, MAX_RANGE_VALUES, file=file, field=field, what="values")
-            values = [start + i * step for i in range(int(count))]
+            values: list[float] = [start + i * step for i in range(int(count or 0))]
         else:
-            factor = spec["factor"]
-            if isinstance(factor, bool) or not isinstance(factor, (int, float)) or factor <= 1:
-                raise ConfigError(file, f"{field}.factor", factor, "must be a number > 1")
-            if start <= 0:
-                raise ConfigError(file, f"{field}.start", spec["start"], "a geometric range needs start > 0")
-            check_number(factor, file=file, field=f"{field}.factor")
-            count = math.floor(math.log(stop / start) / math.log(factor) * (1 + 1e-12)) + 1
-            check_count(count, MAX_RANGE_VALUES, file=file, field=field, what="values")
-            v = start
+            stop, factor = _number(path, spec["stop"], file, field), spec["factor"]
+            values, v = [], start
             while v <= stop * (1 + 1e-12):
                 values.append(v)
                 v *= factor
         values = [int(v) if float(v).is_integer() else v for v in values]
         canon = [canonical(base, hw_file, path, v, file, field) for v in values]
         return Parameter(path, tuple(dict.fromkeys(canon)))
-    if "low" not in spec or "high" not in spec:
-        raise ConfigError(file, field, dict(spec), "expected a list, {start, stop, step|factor} or {low, high}")
     lo, hi = _number(path, spec["low"], file, field), _number(path, spec["high"], file, field)
     if lo > hi:
         raise ConfigError(file, field, dict(spec), "empty range (low > high)")
@@ -351,12 +402,8 @@ def _ranged(path: str, spec: Mapping[str, Any], base: Mapping[str, Any], hw_file
                or path.endswith(("_bytes", "_bits")))  # int fields; whole bytes and bits
     if integer and math.floor(hi) < math.ceil(lo):
         raise ConfigError(file, field, dict(spec), "empty range (no integer within [low, high])")
-    if "num" in spec:
-        num = spec["num"]
-        if isinstance(num, bool) or not isinstance(num, int) or num <= 0:
-            raise ConfigError(file, f"{field}.num", num, "must be a positive integer")
-        check_count(num, MAX_RANGE_VALUES, file=file, field=f"{field}.num", what="values")
-        grid = np.geomspace(lo, hi, num) if log else np.linspace(lo, hi, num)
+    if count is not None:
+        grid = np.geomspace(lo, hi, count) if log else np.linspace(lo, hi, count)
         vals = [int(round(v)) if integer else float(v) for v in grid]
         canon = [canonical(base, hw_file, path, v, file, field) for v in vals]
         return Parameter(path, tuple(dict.fromkeys(canon)))

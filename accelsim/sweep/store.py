@@ -14,8 +14,15 @@ Two formats, picked by ``fmt`` or the file suffix (``.csv`` -> CSV, anything els
 Rows are kept unique by ``point_id`` in memory and on disk; :func:`read_results` also drops
 any duplicate key it meets, keeping the first. Opening an existing file needs ``resume=True``
 (continue it) or ``force=True`` (replace it), so that no result is lost by accident.
+Resuming matches columns by name: a CSV file whose header has the same columns in another
+order is continued in its own order; a file with other columns is refused and left untouched.
 
-Imports: errors, pandas, pyarrow (for Parquet).
+One writer per file: opening takes a lock file ``.NAME.lock`` beside it, holding the writer's
+pid (:mod:`accelsim.sweep.lock`); a second sweep onto the same file is refused in one line
+naming the holder's pid, and a lock left by a writer that died is taken over with a note.
+FIFOs, devices and sockets are refused as stores (they cannot be re-read or replaced).
+
+Imports: errors, sweep.lock, pandas, pyarrow (for Parquet).
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from typing import Any
 import pandas as pd
 
 from accelsim.errors import ConfigError
+from accelsim.sweep.lock import StoreLock, check_regular
 
 FORMATS = ("parquet", "csv")
 
@@ -67,6 +75,18 @@ def _tail(path: Path) -> bytes:
         return fh.read(1 << 20)
 
 
+def _csv_header(path: Path) -> list[str] | None:
+    """The column names of a CSV file's first line, or None if it is not one complete line."""
+    with open(path, "rb") as fh:
+        header = fh.readline(1 << 20)
+    if not header.endswith(b"\n"):
+        return None
+    try:
+        return next(csv.reader([header.decode("utf-8").rstrip("\r\n")]))
+    except (UnicodeDecodeError, csv.Error, StopIteration):
+        return None
+
+
 def _repair_csv(path: Path) -> int:
     """Keep every complete row of a CSV results file, whatever damage follows or sits between.
 
@@ -75,14 +95,10 @@ def _repair_csv(path: Path) -> int:
     append), garbage tails with or without newlines, binary junk and NUL bytes are dropped;
     the file is rewritten atomically only when something was dropped. A file whose header is
     not a results header is left alone (:func:`read_results` then names it). Returns the
-    number of lines dropped.
+    number of lines dropped. The header is checked by the caller (:func:`_csv_header`).
     """
     with open(path, "rb") as fh:
         header = fh.readline(1 << 20)
-    if header and not header.endswith(b"\n") and b"\n" not in _tail(path):
-        with open(path, "rb+") as fh:  # not one complete line: nothing to keep
-            fh.truncate(0)
-        return 1
     try:
         names = next(csv.reader([header.decode("utf-8").rstrip("\r\n")]))
     except (UnicodeDecodeError, csv.Error, StopIteration):
@@ -151,7 +167,12 @@ def _sigint_held() -> Iterator[None]:
 
 
 class ResultStore:
-    """An open results file: :meth:`add` rows, :meth:`flush` to disk, :meth:`close` at the end."""
+    """An open results file: :meth:`add` rows, :meth:`flush` to disk, :meth:`close` at the end.
+
+    Opening takes the file's lock (:class:`~accelsim.sweep.lock.StoreLock`: one writer per
+    file, CSV and Parquet alike) and :meth:`close` gives it back; a FIFO, device or socket is
+    refused before it is opened (:func:`~accelsim.sweep.lock.check_regular`).
+    """
 
     def __init__(self, path: str | os.PathLike, columns: Sequence[str], *, fmt: str | None = None,
                  resume: bool = False, force: bool = False, min_interval_s: float = 1.0) -> None:
@@ -168,10 +189,21 @@ class ResultStore:
         self.repaired_lines = 0
         """Damaged lines dropped from a CSV file opened with ``resume``."""
         self._tmp = self.path.with_name(f".{self.path.name}.tmp")
+        check_regular(self.path, file=str(self.path), field="--out", what="a sweep store")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = StoreLock(self.path)
+        self._lock.acquire()  # one writer at a time, before the file is looked at
+        self.lock_note = self._lock.note
+        """Set when a stale lock left by a dead writer was taken over."""
+        try:
+            self._open_file(resume, force)
+        except BaseException:
+            self._lock.release()
+            raise
+
+    def _open_file(self, resume: bool, force: bool) -> None:
         if self._tmp.exists():
             self._tmp.unlink()  # left by a run killed mid-write; the real file is intact
-        if self.path.is_dir():
-            raise ConfigError(str(self.path), "--out", str(self.path), "is a directory, expected a file")
         if self.path.exists():
             if resume:
                 self._load_existing()
@@ -180,24 +212,47 @@ class ResultStore:
             else:
                 raise ConfigError(str(self.path), "--out", str(self.path),
                                   "already exists; pass --resume to continue it or --force to replace it")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         if self.fmt == "csv" and not self.path.exists():
-            with open(self.path, "w", newline="") as fh:
-                fh.write(",".join(self.columns) + "\n")
+            self._write_header()
+
+    def _write_header(self) -> None:
+        with open(self.path, "w", newline="") as fh:
+            fh.write(",".join(self.columns) + "\n")
+
+    def _mismatch(self, names: Sequence[str]) -> ConfigError:
+        extra = sorted(set(names) ^ self._colset) or sorted(set(names))
+        return ConfigError(str(self.path), "columns", ", ".join(map(str, extra)),
+                           "the file was written by a sweep with other parameters or metrics; "
+                           "use another --out or --force")
 
     def _load_existing(self) -> None:
+        """Continue an existing file; refuse one of other columns without touching it.
+
+        Columns are matched by name: a CSV file whose header lists the same columns in
+        another order is appended to in its own order.
+        """
         if self.fmt == "csv":
+            if self.path.stat().st_size == 0:
+                self._write_header()
+                return
+            with open(self.path, "rb") as fh:
+                first = fh.readline(1 << 20)
+            if not first.endswith(b"\n"):  # no complete first line
+                whole = b"\n" not in _tail(self.path)
+                if whole and ",".join(self.columns).encode().startswith(first.rstrip(b"\r")):
+                    self._write_header()  # a kill while the header was written: no row yet
+                    return
+                raise ConfigError(str(self.path), None, None,
+                                  "not a sweep results file (no complete header line)")
+            names = _csv_header(self.path)
+            if names is not None and "point_id" in names:
+                if len(names) != len(self.columns) or set(names) != self._colset:
+                    raise self._mismatch(names)
+                self.columns = list(names)
             self.repaired_lines = _repair_csv(self.path)
         old = read_results(self.path, self.fmt)
-        if old.empty and self.fmt == "csv":
-            with open(self.path, "w", newline="") as fh:
-                fh.write(",".join(self.columns) + "\n")
-            return
-        if set(old.columns) != set(self.columns):
-            extra = sorted(set(old.columns) ^ set(self.columns))
-            raise ConfigError(str(self.path), "columns", ", ".join(extra),
-                              "the file was written by a sweep with other parameters or metrics; "
-                              "use another --out or --force")
+        if len(old.columns) != len(self.columns) or set(old.columns) != self._colset:
+            raise self._mismatch(list(old.columns))
         self.done = set(old["point_id"])
         if self.fmt == "parquet":
             self._frame = old[self.columns]
@@ -263,6 +318,12 @@ class ResultStore:
 
     def close(self, order: Sequence[str] | None = None) -> None:
         """Flush; for Parquet, also rewrite the rows in ``order`` of point ids when given."""
+        try:
+            self._close(order)
+        finally:
+            self._lock.release()
+
+    def _close(self, order: Sequence[str] | None) -> None:
         self.flush()
         if self.fmt == "parquet" and order is not None and not self._frame.empty:
             rank = {pid: i for i, pid in enumerate(order)}

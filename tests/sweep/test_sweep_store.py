@@ -78,6 +78,8 @@ def test_an_interrupted_parquet_write_leaves_the_previous_file(tmp_path, monkeyp
         store.flush()
     monkeypatch.undo()
     assert list(read_results(path)["point_id"]) == ["p0", "p1"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".r.parquet.lock", "r.parquet"]
+    store._lock.release()  # the store is still open (held by this test): no temp file beside it
     assert [p.name for p in tmp_path.iterdir()] == ["r.parquet"]
 
 
