@@ -1,12 +1,16 @@
 """Error types. Every user-facing failure is an :class:`AccelsimError` whose ``str`` is one line.
 
-Imports: stdlib only.
+Messages show text from files through :func:`accelsim.safe_text.show` (no raw control bytes).
+
+Imports: safe_text (stdlib only otherwise).
 """
 
 from __future__ import annotations
 
 import difflib
 from typing import Any
+
+from accelsim.safe_text import show
 
 MAX_SHOWN_CHARS = 80
 """Longest rendering of a bad value in an error message (see :func:`summarise`)."""
@@ -107,8 +111,9 @@ class ConfigError(AccelsimError):
 
 
 def _one_line(text: str, limit: int) -> str:
-    """``text`` with line breaks folded into spaces, cut to ``limit`` characters."""
-    text = " ".join(text[: limit * 2].split())
+    """``text`` with line breaks folded into spaces, other control characters escaped
+    (:func:`~accelsim.safe_text.show`), cut to ``limit`` characters."""
+    text = show(" ".join(text[: limit * 2].split()))
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

@@ -9,18 +9,25 @@ one copy. A wheel carries them inside the package as ``accelsim/_builtin/configs
 found through :mod:`importlib.resources`; a checkout (``PYTHONPATH`` or an editable install)
 reads them where they are. ``ACCELSIM_HOME`` overrides both.
 
-Imports: errors, safe_yaml.
+Every output file goes through :func:`writing` (or :func:`write_output`): the folder made, the
+write, flush and close checked, and any failure one line naming the path and the reason
+(``cannot write PATH: No space left on device``), never an empty reason.
+
+Imports: errors, safe_yaml, safe_text.
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
+from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from accelsim.errors import ConfigError
+from accelsim.errors import AccelsimError, ConfigError
+from accelsim.safe_text import show
 from accelsim.safe_yaml import read_file
 
 BUILTIN_PACKAGE_DIR = "_builtin"
@@ -101,3 +108,38 @@ def read_yaml(path: str | os.PathLike) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ConfigError(str(p), "<root>", type(data).__name__, "expected a YAML mapping")
     return data
+
+
+def write_failed(path: str | os.PathLike, exc: BaseException) -> AccelsimError:
+    """The one-line error for an output that could not be written:
+    ``cannot write PATH: REASON``, the reason never empty."""
+    reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    return AccelsimError(f"cannot write {show(os.fspath(path))}: {show(reason)}")
+
+
+@contextlib.contextmanager
+def writing(path: str | os.PathLike) -> Iterator[Path]:
+    """Context for writing one output file: makes its folder, yields the path, and turns any
+    :class:`OSError` raised inside (the open, a write, the flush or the close; a full disk, a
+    read-only folder, a parent that is a file) into :func:`write_failed`'s one line."""
+    p = Path(path)
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        yield p
+    except OSError as exc:
+        raise write_failed(p, exc) from None
+
+
+def write_output(path: str | os.PathLike, data: str | bytes, encoding: str = "utf-8") -> Path:
+    """Write ``data`` (text in ``encoding``, or bytes) to ``path`` through :func:`writing`:
+    every write, the flush and the close checked; returns the path."""
+    with writing(path) as p:
+        if isinstance(data, bytes):
+            with open(p, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+        else:
+            with open(p, "w", encoding=encoding, newline="") as fh:
+                fh.write(data)
+                fh.flush()
+    return p

@@ -14,6 +14,7 @@ import sys
 
 from accelsim import __version__
 from accelsim.errors import AccelsimError, ConfigError
+from accelsim.safe_text import EscapingStream
 
 COMMANDS = ["run", "list"]
 """Subcommand modules under ``accelsim.cli``, in the order ``--help`` lists them."""
@@ -68,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = EscapingStream(out), EscapingStream(err)  # no raw ESC ever printed
     try:
         check_output_args(args)
         return int(args.func(args) or 0)
@@ -79,13 +82,16 @@ def main(argv: list[str] | None = None) -> int:
     except ModuleNotFoundError as exc:  # an optional extra that is not installed
         print(f"accelsim: error: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
-    except OSError as exc:  # an output path that cannot be written, a disk full, ...
-        where = exc.filename or ""
-        print(f"accelsim: error: {where}: {exc.strerror or exc}", file=sys.stderr)
+    except OSError as exc:  # a path outside files.writing; never an empty reason
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"accelsim: error: {where}{exc.strerror or str(exc) or type(exc).__name__}",
+              file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("accelsim: interrupted", file=sys.stderr)
         return 130
+    finally:
+        sys.stdout, sys.stderr = out, err
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -16,6 +16,7 @@ from accelsim.api.compare import (
     PLATFORM_ALIASES,
     PRECISION_FALLBACK,
 )
+from accelsim.safe_text import show
 
 TABLE = [("kernel", "kernel", "{}"), ("hw", "hw", "{}"), ("precision", "prec", "{}"),
          ("time_s", "time_us", "{:.4g}"), ("tflops", "TFLOP/s", "{:.4g}"),
@@ -56,7 +57,7 @@ def format_table(df) -> str:
             d["hw"] = f"{d['alias']}={d['hw']}"
         if d["requested_precision"] != d["precision"]:
             d["precision"] = f"{d['requested_precision']}->{d['precision']}"
-        rows.append([f.format(d[c]) for c, _, f in TABLE])
+        rows.append([show(f.format(d[c])) for c, _, f in TABLE])
     widths = [max(len(row[i]) for row in rows) for i in range(len(TABLE))]
     lines = []
     for j, row in enumerate(rows):
@@ -77,8 +78,8 @@ def run(args: argparse.Namespace) -> int:
         print(dumps(c.to_dict()))
         return 0
     priced = ("each machine's own table" if c.energy_table == "machine"
-              else f"table {c.energy_table} for every machine")
-    print(f"{c.kernels.name}: {len(c.kernels.ops)} kernels x {len(c.hw)} platforms "
+              else f"table {show(c.energy_table)} for every machine")
+    print(f"{show(c.kernels.name)}: {len(c.kernels.ops)} kernels x {len(c.hw)} platforms "
           f"(energy priced with {priced}, leakage included)")
     print(format_table(c.table))
     return 0

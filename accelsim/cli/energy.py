@@ -16,6 +16,7 @@ from pathlib import Path
 
 from accelsim.config.systolic import ALL_DATAFLOWS
 from accelsim.errors import ConfigError
+from accelsim.safe_text import show
 
 SHOWN = ["dataflow", "cycles", "energy_pj", "mac_pj", "rf_pj", "noc_pj", "sram_pj", "dram_pj",
          "chip_pj", "input_pj", "weight_pj", "output_pj", "psum_pj", "pj_per_mac", "tops_per_w",
@@ -105,12 +106,12 @@ def run(args: argparse.Namespace) -> int:
                      "dataflows": comp.to_dict(orient="records")}))
         return 0
     a = machine.array
-    print(f"{wl.name} on {machine.name} ({a.count}x {a.rows}x{a.cols} {a.precision}, "
-          f"{machine.clock_hz / 1e6:g} MHz), energy table {table.name} "
-          f"({table.node_nm:g} nm, {table.voltage_v:g} V)")
+    print(show(f"{wl.name} on {machine.name} ({a.count}x {a.rows}x{a.cols} {a.precision}, "
+               f"{machine.clock_hz / 1e6:g} MHz), energy table {table.name} "
+               f"({table.node_nm:g} nm, {table.voltage_v:g} V)"))
     print(unit_table(comp, [Col(c, *HEADERS[c]) for c in SHOWN if c in comp.columns]))
     best = comp.loc[comp["energy_pj"].idxmin()]
     print(f"\nlowest energy: {best['dataflow']} ({best['pj_per_mac']:.3g} pJ/MAC)")
     if args.plot:
-        print(f"wrote {args.plot}", file=sys.stderr)
+        print(f"wrote {show(args.plot)}", file=sys.stderr)
     return 0

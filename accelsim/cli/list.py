@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from accelsim.safe_text import show
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``list`` subcommand."""
@@ -25,10 +27,10 @@ def run(args: argparse.Namespace) -> int:
             kind = getattr(m, "kind", "")
         except AccelsimError as exc:
             kind, desc = "?", f"(invalid: {exc})"
-        print(f"  {name:<20} {kind:<9} {desc}")
+        print(show(f"  {name:<20} {kind:<9} {desc}"))
     print("workloads:")
     for name in builtin_names("workloads", (".yaml", ".yml", ".csv")):
-        print(f"  {name}")
+        print(f"  {show(name)}")
     zoo = _zoo_names()
     if zoo:
         print("model zoo (accelsim.workload.models):")
@@ -38,12 +40,12 @@ def run(args: argparse.Namespace) -> int:
     if hf:
         print("Hugging Face configs (any config.json works: FILE.json:mode=decode,batch=8):")
         for path in hf:
-            print(f"  hf/{path.name}")
+            print(f"  hf/{show(path.name)}")
     energy = builtin_names("energy")
     if energy:
         print("energy tables:")
         for name in energy:
-            print(f"  {name}")
+            print(f"  {show(name)}")
     return 0
 
 

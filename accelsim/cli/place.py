@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 
+from accelsim.safe_text import show
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``place`` subcommand."""
@@ -31,6 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _table(rows: list[list[str]]) -> str:
+    rows = [[show(v) for v in r] for r in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     out = []
     for j, r in enumerate(rows):
@@ -52,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         print(dumps(r.to_dict()))
         return 0
     pins = f", pins {' '.join(args.pin)}" if args.pin else ""
-    print(f"{r.graph.name} ({len(r.graph.nodes)} ops) on {r.node.name}, policy {policy}{pins}")
+    print(show(f"{r.graph.name} ({len(r.graph.nodes)} ops) on {r.node.name}, policy {policy}{pins}"))
     rows = [["device", "hardware", "ops", "busy_ms", "idle_ms", "util"]]
     for d in r.devices.itertuples(index=False):
         hw = r.node.device(d.device).hardware
@@ -75,6 +78,6 @@ def run(args: argparse.Namespace) -> int:
     if r.single_device_s:
         best = min(r.single_device_s, key=r.single_device_s.get)
         alone = ", ".join(f"{d} {s * 1e3:.4g} ms" for d, s in r.single_device_s.items())
-        print(f"single device: {alone}; placement vs best single ({best}): "
-              f"{r.single_device_s[best] / r.makespan_s:.3g}x")
+        print(show(f"single device: {alone}; placement vs best single ({best}): "
+                   f"{r.single_device_s[best] / r.makespan_s:.3g}x"))
     return 0

@@ -25,6 +25,7 @@ from typing import Any
 
 import pandas as pd
 
+from accelsim import safe_text
 from accelsim.analysis import roofline as rl
 from accelsim.devices import device_for
 from accelsim.errors import ConfigError
@@ -120,7 +121,7 @@ def _text(roofs: rl.MachineRoofs, table: pd.DataFrame, measured: pd.DataFrame | 
           title: str) -> str:
     from accelsim.report.export import text_table
 
-    lines = [title, ""]
+    lines = [safe_text.show(title), ""]
     rt = roofs.ridge_table()
     lines.append(text_table(pd.DataFrame({
         "level": rt["level"],
@@ -183,5 +184,5 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(_text(roofs, table, measured, title))
     if args.plot:
-        print(f"\nplot: {Path(args.plot)}")
+        print(f"\nplot: {safe_text.show(Path(args.plot))}")
     return 0

@@ -19,6 +19,7 @@ from accelsim.config.systolic import ALL_DATAFLOWS
 from accelsim.devices.results import ModelRun
 from accelsim.errors import ConfigError
 from accelsim.report.terminal import scaled, unit_table
+from accelsim.safe_text import safe_name, show
 
 DEFAULT_HW = "tpu_v4"
 DEFAULT_WORKLOAD = "resnet50_convs"
@@ -109,7 +110,7 @@ def progress_printer(after_s: float = 1.0):
         if elapsed < after_s:
             return
         eta = elapsed / done * (total - done)
-        sys.stderr.write(f"\r[{done}/{total}] {name[:30]:<30} {elapsed:5.1f}s, eta {eta:4.1f}s")
+        sys.stderr.write(f"\r[{done}/{total}] {show(name)[:30]:<30} {elapsed:5.1f}s, eta {eta:4.1f}s")
         if done == total:
             sys.stderr.write("\r" + " " * 70 + "\r")
         sys.stderr.flush()
@@ -135,7 +136,8 @@ def print_device(r: object, machine: object, args: argparse.Namespace) -> None:
     staged = not r.calls.empty
     how = (f"as {r.exec_mode} runs it ({r.replay} replay of host and GPU stream)" if staged
            else "one kernel per operator")
-    print(f"{r.workload.name} ({workload_source(r.workload)}) on {machine.name} ({machine.kind}), {how}")
+    print(f"{show(r.workload.name)} ({show(workload_source(r.workload))}) on {show(machine.name)} "
+          f"({machine.kind}), {how}")
     print("\n".join(layer_tables(device_view(r.layers), DEVICE_COLUMNS, args.top, SUMMARY_ABOVE,
                                  DEFAULT_TOP)))
     t = r.totals
@@ -208,15 +210,28 @@ def run(args: argparse.Namespace) -> int:
     else:
         print_systolic(result, args)
     if written:
-        print(f"wrote {', '.join(written)}", file=sys.stderr)
+        print(f"wrote {', '.join(show(w) for w in written)}", file=sys.stderr)
     return 0
+
+
+def named_table(table: object, result: object) -> object:
+    """``table`` with ``machine`` and ``workload`` columns appended: the original names, kept
+    inside the file whose name holds only their :func:`~accelsim.safe_text.safe_name`."""
+    return table.assign(machine=str(result.machine.name), workload=str(result.workload.name))
+
+
+def output_stem(result: object) -> str:
+    """``MACHINE-WORKLOAD``, each name through :func:`~accelsim.safe_text.safe_name`: names from
+    files are data, never paths (``../x`` or ``/abs`` cannot leave the ``--out`` folder)."""
+    return f"{safe_name(result.machine.name)}-{safe_name(result.workload.name)}"
 
 
 def write_outputs(result: object, args: argparse.Namespace) -> list[str]:
     """The files ``--out``, ``--trace`` and ``--report`` ask for; the paths written. A per-op
     run (:class:`~accelsim.devices.results.ModelRun`) writes its layer table and its
     host/stream timeline; a systolic run its layer and action tables, its fold timeline and
-    the HTML report."""
+    the HTML report. File names under ``--out`` come from :func:`output_stem`; the tables
+    carry the original names (:func:`named_table`)."""
     from accelsim.report.export import write_table
 
     out = output_dir(args)
@@ -228,13 +243,15 @@ def write_outputs(result: object, args: argparse.Namespace) -> list[str]:
             write_stream_trace(result, args.trace)
             written.append(str(args.trace))
         if out is not None:
-            name = f"{result.machine.name}-{result.workload.name}-layers.csv"
-            written.append(str(write_table(result.layers, out / name)))
+            name = f"{output_stem(result)}-layers.csv"
+            written.append(str(write_table(named_table(result.layers, result), out / name)))
         return written
-    stem = f"{result.machine.name}-{result.workload.name}-{result.dataflow}"
+    stem = f"{output_stem(result)}-{safe_name(result.dataflow)}"
     if out is not None:
-        written.append(str(write_table(result.layers, out / f"{stem}-layers.csv")))
-        written.append(str(write_table(result.actions, out / f"{stem}-actions.csv")))
+        written.append(str(write_table(named_table(result.layers, result),
+                                       out / f"{stem}-layers.csv")))
+        written.append(str(write_table(named_table(result.actions, result),
+                                       out / f"{stem}-actions.csv")))
     if args.trace:
         from accelsim.report.perfetto import write_trace
 
@@ -250,7 +267,7 @@ def write_outputs(result: object, args: argparse.Namespace) -> list[str]:
 def print_systolic(result: object, args: argparse.Namespace) -> None:
     """The header line, the per-layer table (or summary) and the totals of a systolic run."""
     m = result.machine
-    print(f"{result.workload.name} ({workload_source(result.workload)}) on {m.name} "
+    print(f"{show(result.workload.name)} ({show(workload_source(result.workload))}) on {show(m.name)} "
           f"({m.array.count}x {m.array.rows}x{m.array.cols} {m.array.precision}, "
           f"{result.dataflow}, {m.clock_hz / 1e6:g} MHz), {result.mode} engine"
           + (" (auto: exact, equal to the event replay)" if args.mode == "auto" else ""))
@@ -263,4 +280,4 @@ def print_systolic(result: object, args: argparse.Namespace) -> None:
           f"stalls {t['stall_cycles']:,} cycles, DRAM {scaled(t['dram_bytes'], 'bytes')}")
     energy = result.energy
     if energy is not None and hasattr(energy, "summary"):
-        print(energy_line(energy.summary, energy.table.name, energy.table.node_nm))
+        print(energy_line(energy.summary, show(energy.table.name), energy.table.node_nm))

@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from accelsim.safe_text import show
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``scalesim`` subcommand."""
@@ -50,5 +52,5 @@ def run(args: argparse.Namespace) -> int:
     stalls = sum(r.compute[2] for r in reports)
     print(f"{len(layers)} layers: {cycles:,} cycles ({stalls:,} stall cycles)")
     for name in REPORT_FILES:
-        print(f"wrote {folder / name}", file=sys.stderr)
+        print(f"wrote {show(folder / name)}", file=sys.stderr)
     return 0

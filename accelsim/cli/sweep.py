@@ -15,6 +15,7 @@ import sys
 
 from accelsim.errors import ConfigError
 from accelsim.limits import MAX_WORKERS
+from accelsim.safe_text import show
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     summary = run_sweep(args.spec, args.out, workers=args.workers, scheduler=args.scheduler,
                         resume=args.resume, force=args.force, fmt=args.format,
                         evaluator=evaluator, progress=not args.quiet)
-    print(summary.line(), file=sys.stderr)
+    print(show(summary.line()), file=sys.stderr)
     return 0
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from accelsim.safe_text import show
 from accelsim.validation.seed_cases import CaseResult
 from accelsim.validation.suite import all_checks, run_suite, tag_counts
 
@@ -138,13 +139,13 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(out, indent=1))
         return 1 if failed else 0
     for line in _table(results, args.verbose):
-        print(line)
+        print(show(line))
     skipped = [r for r in results if not r.reproducible]
     reproducible = [r for r in results if r.reproducible]
     print()
     print(f"not reproducible ({len(skipped)} of {len(results)} cases):")
     for r in skipped:
-        print(f"  {r.id}: {r.reason}")
+        print(show(f"  {r.id}: {r.reason}"))
     if power:
         print()
         for line in _power_table(power):

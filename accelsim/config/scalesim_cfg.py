@@ -30,13 +30,14 @@ How the values become an accelsim machine (``accelsim/report/SCALESIM.md`` says 
 Features SCALE-Sim has and accelsim does not model (sparsity, custom SRAM layouts,
 Ramulator traces) are refused with :class:`UnsupportedError` rather than silently ignored.
 
-Imports: stdlib, errors, config.
+Imports: stdlib, errors, files, config.
 """
 
 from __future__ import annotations
 
 import configparser
 import difflib
+import io
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,7 +45,7 @@ from pathlib import Path
 from accelsim.config.machine import SystolicMachine
 from accelsim.config.schema import build
 from accelsim.errors import ConfigError, UnsupportedError
-from accelsim.files import config_dir, locate
+from accelsim.files import config_dir, locate, write_output
 
 CLOCK_HZ = 1e9
 """Clock given to SCALE-Sim machines (SCALE-Sim counts cycles only): 1 word/cycle = 1 GB/s."""
@@ -324,7 +325,6 @@ def write_cfg_variant(out: str | os.PathLike, changes: dict[str, dict[str, objec
             raise ConfigError(str(base), section, None, f"no such section (have: {', '.join(parser.sections())})")
         for key, value in items.items():
             parser.set(section, key, str(value))
-    p = Path(out)
-    with open(p, "w") as fh:
-        parser.write(fh)
-    return p
+    buf = io.StringIO()
+    parser.write(buf)
+    return write_output(out, buf.getvalue())

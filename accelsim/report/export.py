@@ -1,6 +1,6 @@
 """Exports: tables to CSV/JSON/Parquet, and aligned terminal tables.
 
-Imports: pandas, units.
+Imports: pandas, units, files, safe_text.
 """
 
 from __future__ import annotations
@@ -12,18 +12,24 @@ from typing import Any
 
 import pandas as pd
 
+from accelsim.safe_text import inert_csv_columns, show
+
 
 def write_table(df: pd.DataFrame, path: str | Path) -> Path:
-    """Write ``df`` as CSV, JSON (records) or Parquet, chosen by the file suffix."""
+    """Write ``df`` as CSV, JSON (records) or Parquet, chosen by the file suffix; every write
+    checked (:func:`accelsim.files.writing`: one line ``cannot write PATH: REASON``). In a CSV
+    the text cells of the name columns (:data:`accelsim.safe_text.NAME_COLUMNS`) are made
+    inert (:func:`accelsim.safe_text.csv_text`); JSON and Parquet keep names exactly."""
+    from accelsim.files import write_output, writing
+
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
     if p.suffix == ".parquet":
-        df.to_parquet(p, index=False)
-    elif p.suffix == ".json":
-        p.write_text(df.to_json(orient="records", indent=1))
-    else:
-        df.to_csv(p, index=False)
-    return p
+        with writing(p):
+            df.to_parquet(p, index=False)
+        return p
+    if p.suffix == ".json":
+        return write_output(p, df.to_json(orient="records", indent=1))
+    return write_output(p, inert_csv_columns(df).to_csv(index=False))
 
 
 def json_default(obj: Any) -> Any:
@@ -64,14 +70,14 @@ def format_number(v: Any) -> str:
         if v != 0 and (abs(v) < 1e-3 or abs(v) >= 1e6):
             return f"{v:.3e}"
         return f"{v:.4g}"
-    return str(v)
+    return show(v)
 
 
 def text_table(df: pd.DataFrame, columns: list[str] | None = None,
                headers: dict[str, str] | None = None) -> str:
     """An aligned plain-text table (numbers right-aligned, text left-aligned)."""
     cols = columns or list(df.columns)
-    heads = [(headers or {}).get(c, c) for c in cols]
+    heads = [show((headers or {}).get(c, c)) for c in cols]
     cells = [[format_number(v.item() if hasattr(v, "item") else v) for v in row]
              for row in df[cols].itertuples(index=False)]
     numeric = [pd.api.types.is_numeric_dtype(df[c]) for c in cols]

@@ -5,15 +5,20 @@ new ``pyplot`` figure, so it shows inline in Jupyter and in a window elsewhere (
 falls back to Agg by itself when there is no display). Callers that only write files (the
 command line, the HTML report) pass ``offscreen=True``: the figure is then a plain
 :class:`matplotlib.figure.Figure`, which pyplot never sees, so nothing pops up and nothing
-needs closing. Saving always goes through the figure object (``fig.savefig``).
+needs closing. Saving always goes through the figure object (``fig.savefig``), into memory
+first, then to the file through :func:`accelsim.files.write_output` (every write checked: a
+full disk or an unknown format is one line ``cannot write PATH: REASON``, never a success).
 
-Imports: matplotlib (lazily).
+Imports: files, matplotlib (lazily).
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -50,21 +55,46 @@ def _close(fig: Any) -> None:
         plt.close(fig)
 
 
+@contextlib.contextmanager
+def _missing_glyphs_quiet() -> Iterator[None]:
+    """Draw without matplotlib's warning for a glyph its font lacks (a name in a script the
+    font does not cover is drawn with boxes; the name itself is kept in the tables)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"Glyph \d+ .*missing from font")
+        yield
+
+
+def tight_layout(fig: Any) -> None:
+    """``fig.tight_layout()`` without the missing-glyph warning (see below)."""
+    with _missing_glyphs_quiet():
+        fig.tight_layout()
+
+
 def save_figure(fig_or_ax: Any, path: str | Path, dpi: int = 130) -> Path:
-    """Write a figure (or the figure of an Axes) to ``path``; the format follows the suffix."""
+    """Write a figure (or the figure of an Axes) to ``path``; the format follows the suffix
+    (none: PNG). Any failure is :func:`accelsim.files.write_failed`'s one line."""
+    from accelsim.files import write_failed, write_output
+
     fig = getattr(fig_or_ax, "figure", fig_or_ax)
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(p, dpi=dpi)
-    _close(fig)
-    return p
+    fmt = p.suffix[1:].lower() or "png"
+    buf = io.BytesIO()
+    try:
+        with _missing_glyphs_quiet():
+            fig.tight_layout()
+            fig.savefig(buf, format=fmt, dpi=dpi)
+    except ValueError as exc:  # an unknown format (the suffix), a label mathtext refuses
+        raise write_failed(p, exc) from None
+    finally:
+        _close(fig)
+    return write_output(p, buf.getvalue())
 
 
 def png_base64(fig: Any, dpi: int = 110) -> str:
     """The figure as a base64 PNG (for pages that embed their images)."""
     buf = io.BytesIO()
-    fig.tight_layout()
-    fig.savefig(buf, format="png", dpi=dpi)
+    with _missing_glyphs_quiet():
+        fig.tight_layout()
+        fig.savefig(buf, format="png", dpi=dpi)
     _close(fig)
     return base64.b64encode(buf.getvalue()).decode("ascii")

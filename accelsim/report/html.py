@@ -15,20 +15,22 @@
 Every plot is built from a table; nothing reads simulator state. The page has no external
 resources (inline CSS, base64 PNG), so it can be mailed or archived as one file.
 
-Imports: pandas, report.plots_roofline, report.plots_energy (matplotlib lazily).
+Imports: pandas, files, safe_text, report.plots_roofline, report.plots_energy (matplotlib
+lazily). Text from files is HTML-escaped (``safe_text.html_text``).
 """
 
 from __future__ import annotations
 
-import html
 import math
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from accelsim.files import write_output
 from accelsim.report.figures import new_axes, png_base64
 from accelsim.report.plots_roofline import plot_roofline
+from accelsim.safe_text import html_text, plot_text
 
 _CSS = """
 body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:0;color:#222;background:#f6f7f9}
@@ -56,12 +58,12 @@ def _png(fig: Any) -> str:
 
 
 def _img(b64: str, alt: str) -> str:
-    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{b64}">'
+    return f'<img alt="{html_text(alt)}" src="data:image/png;base64,{b64}">'
 
 
 def _fmt(v: Any) -> str:
     if isinstance(v, bool) or v is None:
-        return html.escape(str(v))
+        return html_text(str(v))
     if isinstance(v, (int,)) or (isinstance(v, float) and math.isfinite(v) and v.is_integer()
                                   and abs(v) < 1e15):
         return f"{int(v):,}"
@@ -69,7 +71,7 @@ def _fmt(v: Any) -> str:
         if not math.isfinite(v):
             return "inf" if v > 0 else ("nan" if math.isnan(v) else "-inf")
         return f"{v:.3e}" if v != 0 and (abs(v) < 1e-3 or abs(v) >= 1e7) else f"{v:.4g}"
-    return html.escape(str(v))
+    return html_text(str(v))
 
 
 def _si(v: float, unit: str) -> str:
@@ -85,7 +87,7 @@ def _si_time(v: float) -> str:
 
 
 def _card(value: str, label: str) -> str:
-    return f'<div class="card"><b>{html.escape(value)}</b><span>{html.escape(label)}</span></div>'
+    return f'<div class="card"><b>{html_text(value)}</b><span>{html_text(label)}</span></div>'
 
 
 def roofline_display(points: pd.DataFrame) -> pd.DataFrame:
@@ -108,7 +110,7 @@ def roofline_display(points: pd.DataFrame) -> pd.DataFrame:
 def table_html(df: pd.DataFrame, columns: list[str] | None = None, max_rows: int = 500) -> str:
     """An HTML table of ``df`` (numbers formatted, text escaped)."""
     cols = [c for c in (columns or list(df.columns)) if c in df.columns]
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in cols)
+    head = "".join(f"<th>{html_text(str(c))}</th>" for c in cols)
     rows = []
     for rec in df[cols].head(max_rows).itertuples(index=False):
         cells = "".join(f"<td>{_fmt(v.item() if hasattr(v, 'item') else v)}</td>" for v in rec)
@@ -125,7 +127,7 @@ def _layer_ticks(ax: Any, layers: pd.DataFrame) -> None:
     """Layer names under the bars, at most ``MAX_LAYER_TICKS`` of them."""
     step = max(1, math.ceil(len(layers) / MAX_LAYER_TICKS))
     idx = list(range(0, len(layers), step))
-    ax.set_xticks(idx, [str(layers["layer"].iloc[i])[:22] for i in idx], rotation=70, fontsize=7,
+    ax.set_xticks(idx, [plot_text(str(layers["layer"].iloc[i])[:22]) for i in idx], rotation=70, fontsize=7,
                   ha="right", rotation_mode="anchor")
 
 
@@ -221,7 +223,7 @@ def _energy_section(energy: Any) -> tuple[str, str | None]:
                               offscreen=True)
     png = _png(ax.figure)
     by_level = energy.breakdown(("level", "operand"))
-    text = (f"<p>{html.escape(energy.summary_line())}</p>" if hasattr(energy, "summary_line") else "")
+    text = (f"<p>{html_text(energy.summary_line())}</p>" if hasattr(energy, "summary_line") else "")
     return text + table_html(by_level), png
 
 
@@ -253,10 +255,10 @@ def write_html_report(result: Any, path: str | Path, *,
             cards.append(_card(f"{float(s['pj_per_mac']):.3g} pJ", "per MAC"))
         if "tops_per_w" in s:
             cards.append(_card(f"{float(s['tops_per_w']):.3g}", "TOPS/W"))
-    sub = " · ".join(html.escape(str(x)) for x in (
+    sub = " · ".join(html_text(str(x)) for x in (
         f"dataflow {getattr(result, 'dataflow', '-')}", f"mode {getattr(result, 'mode', '-')}",
         getattr(machine, "description", "")) if x)
-    parts = [f"<header><h1>{html.escape(title)}</h1><p>{sub}</p></header><main>",
+    parts = [f"<header><h1>{html_text(title)}</h1><p>{sub}</p></header><main>",
              f'<section><h2>Summary</h2><div class="cards">{"".join(cards)}</div></section>']
     figs = []
     if "compute_cycles" in layers and "total_cycles" in layers:
@@ -286,9 +288,6 @@ def write_html_report(result: Any, path: str | Path, *,
     parts.append(f"<section><h2>Per-layer table</h2>{table_html(layers, first + rest)}</section>")
     parts.append('<p class="note">accelsim report; every figure is drawn from the tables on '
                  "this page.</p></main>")
-    doc = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+    doc = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html_text(title)}</title>"
            f"<style>{_CSS}</style></head><body>{''.join(parts)}</body></html>")
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(doc, encoding="utf-8")
-    return p
+    return write_output(path, doc)

@@ -13,7 +13,7 @@ One process per run, named after the machine and workload, with named threads (t
 Timestamps are microseconds at the machine clock, as the format requires. Every slice is a
 complete (``X``) event with ``cat`` ``layer``, ``compute`` or ``dma``.
 
-Imports: engine.schedule.
+Imports: engine.schedule, files.
 """
 
 from __future__ import annotations
@@ -142,7 +142,6 @@ def run_trace(result: Any, pid: int = 0) -> dict[str, Any]:
 
 def write_trace(result: Any, path: str | Path) -> Path:
     """Write every layer of a :class:`~accelsim.api.Result` as one timeline, layers in sequence."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(json.dumps(run_trace(result)))
-    return p
+    from accelsim.files import write_output
+
+    return write_output(path, json.dumps(run_trace(result)))

@@ -9,7 +9,7 @@
 
 Each takes ``ax`` (draw there) or ``offscreen`` (a figure for files only) and returns the Axes.
 
-Imports: pandas, report.energy, report.figures (matplotlib lazily).
+Imports: pandas, safe_text, report.energy, report.figures (matplotlib lazily).
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from typing import Any
 import pandas as pd
 
 from accelsim.report.energy import LEVELS
-from accelsim.report.figures import new_axes, save_figure
+from accelsim.report.figures import new_axes, save_figure, tight_layout
+from accelsim.safe_text import plot_text
 
 MAX_TICKS = 60
 """At most this many layer names under the bars."""
@@ -44,7 +45,7 @@ def _stack(ax: Any, wide: pd.DataFrame, unit: float, unit_name: str, xlabel: str
     step = max(1, math.ceil(len(wide) / MAX_TICKS))  # long models: every k-th name
     ticks = list(range(0, len(wide), step))
     ax.set_xticks(ticks)
-    ax.set_xticklabels([str(wide.index[i]) for i in ticks], rotation=90 if len(wide) > 8 else 0,
+    ax.set_xticklabels([plot_text(wide.index[i]) for i in ticks], rotation=90 if len(wide) > 8 else 0,
                        fontsize=7 if len(wide) > 20 else 9)
     ax.set_ylabel(f"energy ({unit_name})")
     ax.set_xlabel(xlabel)
@@ -67,8 +68,8 @@ def plot_energy_by_layer(breakdown: pd.DataFrame, *, stack: str = "level", ax: A
                   offscreen=offscreen)
     unit, name = _unit(float(wide.to_numpy().max(initial=0.0)))
     _stack(ax, wide, unit, name, "layer")
-    ax.set_title(title or f"energy per layer, by {stack}")
-    ax.figure.tight_layout()
+    ax.set_title(plot_text(title or f"energy per layer, by {stack}"))
+    tight_layout(ax.figure)
     return ax
 
 
@@ -82,8 +83,8 @@ def plot_energy_by_dataflow(table: pd.DataFrame, *, parts: list[str] | None = No
     ax = new_axes((5, 4), ax=ax, offscreen=offscreen)
     unit, name = _unit(float(wide.sum(axis=1).max()))
     _stack(ax, wide, unit, name, "dataflow")
-    ax.set_title(title or "energy per dataflow")
-    ax.figure.tight_layout()
+    ax.set_title(plot_text(title or "energy per dataflow"))
+    tight_layout(ax.figure)
     return ax
 
 

@@ -9,7 +9,7 @@ Inputs are the DataFrames of :mod:`accelsim.analysis.roofline`:
   ``achieved_flops_per_s`` (simulated) and/or ``attainable_flops_per_s``;
 * ``measured`` (optional): ``layer``, ``intensity``, ``flops_per_s``.
 
-Imports: pandas, report.figures, matplotlib (lazy).
+Imports: pandas, safe_text, report.figures, matplotlib (lazy).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from accelsim.report.figures import new_axes, save_figure
+from accelsim.safe_text import plot_text
 
 LABEL_GAP_DECADES = (0.9, 0.1)
 """Layer labels closer than this (x, y, in decades of the log axes) would overprint: only the
@@ -108,7 +109,7 @@ def plot_roofline(roofs: pd.DataFrame, points: pd.DataFrame, *, level: str | Non
 
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1e12:g}"))
     ax.set_ylabel("performance (TFLOP/s)")
-    ax.set_title(title or "Roofline")
+    ax.set_title(plot_text(title or "Roofline"))
     ax.grid(True, which="both", alpha=0.25)
     ax.legend(fontsize=7, loc="lower right")
     return ax
@@ -127,7 +128,7 @@ def _label_points(ax: Any, pts: pd.DataFrame, col: str, y: str, most: int) -> No
             continue
         placed.append((lx, ly))
         text = names[0][:18] + (f" (+{len(names) - 1})" if len(names) > 1 else "")
-        ax.annotate(text, (10 ** lx, 10 ** ly), fontsize=7, alpha=0.8, xytext=(3, 3),
+        ax.annotate(plot_text(text), (10 ** lx, 10 ** ly), fontsize=7, alpha=0.8, xytext=(3, 3),
                     textcoords="offset points")
 
 

@@ -14,7 +14,7 @@ The topology is read by the one SCALE-Sim CSV reader, in SCALE-Sim's own view of
 (:func:`accelsim.workload.scalesim_topology.scalesim_layers`: ceil output sizes, ``DP`` layers
 split per channel).
 
-Imports: config, workload, hw, mapping, engine, errors.
+Imports: config, workload, hw, mapping, engine, errors, files, safe_text.
 """
 
 from __future__ import annotations
@@ -237,15 +237,19 @@ def _row(layer_id: int, items: tuple) -> str:
 
 
 def write_reports(outdir: str | os.PathLike, run_name: str, reports: list[LayerReport]) -> Path:
-    """Write the three CSVs into ``outdir/run_name/``; returns that folder."""
-    folder = Path(outdir) / run_name
-    folder.mkdir(parents=True, exist_ok=True)
+    """Write the three CSVs into ``outdir/run_name/``; returns that folder. The folder's name
+    is :func:`accelsim.safe_text.safe_name` of ``run_name`` (a plain SCALE-Sim run name is
+    kept as it is); every write is checked (:func:`accelsim.files.write_output`)."""
+    from accelsim.files import write_output
+    from accelsim.safe_text import safe_name
+
+    folder = Path(outdir) / safe_name(run_name)
     parts = {"COMPUTE_REPORT.csv": (COMPUTE_HEADER, "compute"),
              "BANDWIDTH_REPORT.csv": (BANDWIDTH_HEADER, "bandwidth"),
              "DETAILED_ACCESS_REPORT.csv": (DETAIL_HEADER, "detail")}
     for fname, (header, attr) in parts.items():
         text = header + "".join(_row(i, getattr(rep, attr)) for i, rep in enumerate(reports))
-        (folder / fname).write_text(text)
+        write_output(folder / fname, text)
     return folder
 
 

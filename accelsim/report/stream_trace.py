@@ -10,7 +10,7 @@ Made from :attr:`accelsim.devices.results.ModelRun.calls` (the per-call timeline
 Slices on one thread never partly overlap (the trace format requires nesting). Times in
 microseconds, as the format wants.
 
-Imports: stdlib, pandas (via the table).
+Imports: stdlib, files, pandas (via the table).
 """
 
 from __future__ import annotations
@@ -66,8 +66,9 @@ def stream_trace_events(run: Any) -> list[dict[str, Any]]:
 
 def write_stream_trace(run: Any, path: str | os.PathLike) -> None:
     """Write the timeline as a Chrome trace JSON file (open in ui.perfetto.dev)."""
-    with open(path, "w") as f:
-        json.dump({"traceEvents": stream_trace_events(run), "displayTimeUnit": "ns"}, f)
+    from accelsim.files import write_output
+
+    write_output(path, json.dumps({"traceEvents": stream_trace_events(run), "displayTimeUnit": "ns"}))
 
 
 __all__ = ["stream_trace_events", "write_stream_trace"]

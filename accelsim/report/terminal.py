@@ -10,7 +10,9 @@ value of that column is printed with the same number of decimals; the unit goes 
 
 Decimal SI throughout (1 MB = 1e6 bytes), as everywhere in accelsim.
 
-Imports: pandas, numpy.
+Text cells (layer names from files) are shown through :func:`accelsim.safe_text.show`.
+
+Imports: pandas, numpy, safe_text.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+
+from accelsim.safe_text import show
 
 SCALES: dict[str, tuple[tuple[float, str], ...]] = {
     "s": ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")),
@@ -91,7 +95,7 @@ def _decimals(values: np.ndarray) -> int:
 def format_column(series: pd.Series, kind: str) -> tuple[list[str], str]:
     """Cells of one column and the unit suffix for its header (``""`` when none)."""
     if kind == "text":
-        return ["" if _missing(x) else str(x) for x in series], ""
+        return ["" if _missing(x) else show(x) for x in series], ""
     values = _numeric(series)
     missing = ~np.isfinite(values)
     if kind == "int":
