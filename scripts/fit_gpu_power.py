@@ -2,7 +2,9 @@
 
     PYTHONPATH=. python scripts/fit_gpu_power.py
 
-One measured point each (``scripts/data/h200_heldout.json``):
+One measured point each, from two calibration sections of ``scripts/data/h200_heldout.json``
+(a dev file otherwise: ``scripts/data/REGISTRY.yaml`` parts ``env`` and ``clock_under_load``,
+read through ``data_registry.fit_data``):
 
 * idle: ``nvidia-smi -q -d POWER`` Average Power Draw of the idle card (section ``env``);
   what the table's cell leakage does not cover is ``static.gpu_idle_pe`` (W per tensor-core
@@ -21,7 +23,6 @@ carries them to its node (``scripts/scale_energy_table.py``). The other GPUs are
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from pathlib import Path
@@ -32,15 +33,19 @@ from accelsim.report.energy import energy_table_for
 from accelsim.report.power import static_inventory, static_power_w
 from accelsim.workload.ops import Gemm
 
-DATA = Path(__file__).parent / "data" / "h200_heldout.json"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from data_registry import fit_data  # noqa: E402
+
+SOURCE = "h200_heldout.json"
+"""The file of both measured points (its ``env`` and ``clock_under_load`` parts)."""
 
 
-def measured(path: Path = DATA) -> dict[str, float]:
+def measured() -> dict[str, float]:
     """``idle_w``, ``gemm_w`` (median under load), ``gemm_s`` (per call) and the GEMM side."""
-    d = json.loads(path.read_text())["sections"]
-    env = d["env"]["nvidia-smi -q -d CLOCK,POWER"]
+    env = fit_data(SOURCE, part="env")["sections"]["env"]["nvidia-smi -q -d CLOCK,POWER"]
     idle = re.search(r"GPU Power Readings\s+Average Power Draw\s+:\s+([\d.]+) W", env)
-    load = next(x for x in d["clock_under_load"] if x["load"] == "gemm_bf16_8192")
+    loads = fit_data(SOURCE, part="clock_under_load")["sections"]["clock_under_load"]
+    load = next(x for x in loads if x["load"] == "gemm_bf16_8192")
     return {"idle_w": float(idle.group(1)), "gemm_w": float(load["power_w_median_2nd_half"]),
             "gemm_s": float(load["ms_per_call"]) * 1e-3, "side": 8192}
 

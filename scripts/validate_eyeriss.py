@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 import pandas as pd
 
@@ -42,8 +43,15 @@ from accelsim.api.eyeriss import (
 from accelsim.config.energy import load_energy_table
 from accelsim.config.registry import load_machine
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from data_registry import fit_data  # noqa: E402
+
 TARGETS = {"total_latency_ms": 0.15, "processing_latency_ms": 0.15, "dram_access_per_mac": 0.20}
-"""Per-layer relative-error targets; power is held to 15 % on the total."""
+"""Per-layer relative-error targets (this docstring's "Targets", README "Eyeriss"); every layer
+is held to them, CONV1 and CONV5 included although their power and CONV1's wait are fitted
+(``scripts/data/REGISTRY.yaml`` part ``fitted_layers``)."""
+POWER_TARGET = 0.15
+"""Relative-error target of the total power over the five layers."""
 
 SHOWN = [("total_latency_ms", "latency ms", "{:.1f}"), ("processing_latency_ms", "proc. ms", "{:.1f}"),
          ("power_mw", "power mW", "{:.0f}"), ("dram_access_per_mac", "DRAM acc/MAC", "{:.5f}"),
@@ -72,9 +80,24 @@ def check_targets(v: pd.DataFrame) -> list[str]:
             if abs(row[f"{key}_err"]) > tol:
                 missed.append(f"{row['layer']} {key}: {row[f'{key}_err']:+.1%} (target {tol:.0%})")
     tot = v[v["layer"] == "total"].iloc[0]
-    if abs(tot["power_mw_err"]) > 0.15:
-        missed.append(f"total power: {tot['power_mw_err']:+.1%} (target 15%)")
+    if abs(tot["power_mw_err"]) > POWER_TARGET:
+        missed.append(f"total power: {tot['power_mw_err']:+.1%} (target {POWER_TARGET:.0%})")
     return missed
+
+
+def fit_report() -> None:
+    """Re-derive the fitted constants (CONV1 and CONV5 power, CONV1's DRAM wait: the file's
+    calibration part, through ``data_registry.fit_data``) and print them next to the tables'."""
+    data = fit_data("eyeriss_jssc2017.json", part="fitted_layers")
+    fit = fit_power_constants(data)
+    table = load_energy_table(load_machine("eyeriss").energy.table)
+    print(f"\nfit on CONV1, CONV5 power: mac.int16 = {fit['mac_pj']:.3f} pJ "
+          f"(table {table.require('mac.int16'):.3f}), leakage.pe_per_cycle = "
+          f"{fit['pe_per_cycle_pj']:.3f} pJ (table {table.get('leak.pe'):.3f})")
+    rate = fit_dram_rate(data)
+    ey = load_machine("eyeriss").memory.dram.bandwidth_bytes_per_s
+    print(f"fit on CONV1 wait for DRAM: memory.dram.bandwidth_bytes_per_s = "
+          f"{rate / 1e6:.0f} MB/s (hardware YAML {ey / 1e6:.0f} MB/s)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -90,15 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     v = validation_table(data)
     print_table(v)
     if args.fit:
-        fit = fit_power_constants(data)
-        table = load_energy_table(load_machine("eyeriss").energy.table)
-        print(f"\nfit on CONV1, CONV5 power: mac.int16 = {fit['mac_pj']:.3f} pJ "
-              f"(table {table.require('mac.int16'):.3f}), leakage.pe_per_cycle = "
-              f"{fit['pe_per_cycle_pj']:.3f} pJ (table {table.get('leak.pe'):.3f})")
-        rate = fit_dram_rate(data)
-        ey = load_machine("eyeriss").memory.dram.bandwidth_bytes_per_s
-        print(f"fit on CONV1 wait for DRAM: memory.dram.bandwidth_bytes_per_s = "
-              f"{rate / 1e6:.0f} MB/s (hardware YAML {ey / 1e6:.0f} MB/s)")
+        fit_report()
     if args.dataflows:
         d = dataflow_energy(data)
         print("\nISCA 2016 comparison (AlexNet CONV, dense, no RLC, same on-chip storage):")

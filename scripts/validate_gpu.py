@@ -1,7 +1,7 @@
 """Validate the GPU model against measurements of a real NVIDIA H200.
 
     PYTHONPATH=. python scripts/validate_gpu.py            # calibration set: the targets
-    PYTHONPATH=. python scripts/validate_gpu.py --heldout  # + held-out shapes and operators
+    PYTHONPATH=. python scripts/validate_gpu.py --heldout  # + the cases of h200_heldout.json (dev)
     PYTHONPATH=. python scripts/validate_gpu.py --fit      # re-derive the fitted constants
     PYTHONPATH=. python scripts/validate_gpu.py --probe    # + the probe points (fit quality)
     PYTHONPATH=. python scripts/validate_gpu.py --cal4     # + GEMM calibration run 4 (fit quality)
@@ -13,9 +13,15 @@
 
 Calibration set: ``scripts/data/h200_calibration.json`` (a copy of
 ``shared/reference/h200/calibration.json``): square GEMMs in bf16, fp16, tf32 and fp32, the
-HBM copy curve and launch overhead. Targets: MAPE <= 10% on square GEMMs >= 1024 in every
-precision and on the copy curve >= 16 MiB. Held-out set: ``scripts/data/h200_heldout.json``
-(``scripts/measure_h200.py``), never read by the model or by ``--fit``. Probe set:
+HBM copy curve and launch overhead. Targets (:data:`CAL_TARGET_PCT`): MAPE <= 10% on square
+GEMMs >= 1024 in every precision and on the copy curve >= 16 MiB; these reproduce the fit of
+the efficiencies, so they are fit quality, not validation. ``scripts/data/h200_heldout.json``
+(``scripts/measure_h200.py``): never read by ``--fit``, but **dev** data, not held out
+(``scripts/data/REGISTRY.yaml``): its figures were reported before and after model changes and
+a fit was rejected for one (``gemm_nonpersistent_cta_s``, h200.yaml), and some sections set
+constants (clocks and board power under load, the L2/HBM read curve, kernel names). Its
+target (:data:`FAMILY_TARGET_PCT`): MAPE <= 10 % per operator family; it is scored on every
+run and counts in the exit code (``--heldout`` prints its cases too). Probe set:
 ``scripts/data/h200_probe2.json`` (``scripts/measure_h200_probe2.py``), shapes disjoint from
 the held-out ones, on which ``--fit`` fits the kernel-family and instruction-cost constants.
 GEMM calibration run 4: ``scripts/data/h200_ops4.json`` ``gemm_cal``
@@ -23,7 +29,8 @@ GEMM calibration run 4: ``scripts/data/h200_ops4.json`` ``gemm_cal``
 with the kernels cuBLAS launched, also fitted on (groups ``cal4_*``).
 Row-wise and pointwise calibration set: ``scripts/data/h200_ops4.json`` (``rowops_cal``,
 ``pointwise_cal``; ``scripts/measure_h200_ops4.py``), on which ``--fit-rows`` fits the
-row-kernel and erf constants; the held-out ``memory_bound`` operators are never fitted.
+row-kernel and erf constants; ``h200_heldout.json``'s ``memory_bound`` operators are never
+fitted.
 Small-GEMM calibration run 4b: ``scripts/data/h200_ops4b.json`` ``small_gemm_cal``
 (``nn.Linear`` with bias at BERT/GPT-2 shapes, M 64-3072, with the cuBLASLt kernels each call
 launched), on which ``--fit-small`` fits ``compute.gemm_kblock_s`` and
@@ -49,8 +56,20 @@ from accelsim.hw.gpu.gemm import unaligned_pitch_class
 from accelsim.workload.nn_ops import Attention, Elementwise, LayerNorm, Softmax
 from accelsim.workload.ops import Conv2d, Gemm
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from data_registry import fit_data  # noqa: E402
+
 DATA = Path(__file__).resolve().parent / "data"
 MIB = 2 ** 20
+
+CAL_TARGET_PCT = 10.0
+"""MAPE target, percent, per calibration group: square GEMMs >= 1024 in each precision and the
+copy curve >= 16 MiB (README "Fidelity", accelsim/hw/gpu/README.md: "targets MAPE <= 10%")."""
+FAMILY_TARGET_PCT = 10.0
+"""MAPE target, percent, per operator family of ``h200_heldout.json`` (README: "held-out shapes
+and operators within 10 % per family"; dacdf53: "every held-out single-op family now within
+10 %"). That set is dev data now (``scripts/data/REGISTRY.yaml``), so meeting it is not
+independent evidence."""
 
 
 def _gpu_ms(rec: dict, graph_key: str = "graph_ms", eager_key: str = "median_ms") -> float:
@@ -83,7 +102,8 @@ def calibration_cases(cal: dict) -> list[tuple[str, str, object, float, str]]:
 
 
 def heldout_cases(ho: dict) -> list[tuple[str, str, object, float, str]]:
-    """(group, label, op, measured seconds, field) of the held-out measurements."""
+    """(group, label, op, measured seconds, field) of ``h200_heldout.json`` (dev data, named
+    held-out when it was measured)."""
     s = ho["sections"]
     cases = []
     for r in s.get("gemm_heldout", []):
@@ -113,12 +133,18 @@ def heldout_cases(ho: dict) -> list[tuple[str, str, object, float, str]]:
     return cases
 
 
+PROBE_ALSO_IN_HELDOUT = (("probe_bf16_square", "bf16 3072^3"), ("probe_bf16_square", "bf16 6144^3"),
+                         ("probe_misaligned", "bf16 3072x3072x3072"), ("probe_relu", "16384x8192"),
+                         ("probe_gelu", "16384x8192"), ("probe_layernorm", "16384x8192"),
+                         ("probe_softmax", "16384x8192"))
+"""(group, label) of the probe points that re-measure an operator of ``h200_heldout.json``: left
+out of the probe set, so no fit sees them (a test holds this list equal to the overlap)."""
+
+
 def probe_cases(pr: dict) -> list[tuple[str, str, object, float, str]]:
     """(group, label, op, measured seconds, field) of ``h200_probe2.json``, taken to
-    understand the kernels and to fit their constants, less any operator that is also in
-    the held-out file (the probe re-measured a few: they stay held out)."""
-    held = [c[2] for c in heldout_cases(json.loads((DATA / "h200_heldout.json").read_text()))]
-    return [c for c in _probe_cases(pr) if c[2] not in held]
+    understand the kernels and to fit their constants, less :data:`PROBE_ALSO_IN_HELDOUT`."""
+    return [c for c in _probe_cases(pr) if (c[0], c[1]) not in PROBE_ALSO_IN_HELDOUT]
 
 
 def _probe_cases(pr: dict) -> list[tuple[str, str, object, float, str]]:
@@ -164,7 +190,7 @@ def cal4_gemm_cases(ops4: dict) -> list[tuple[str, str, object, float, str]]:
     (``h200_ops4.json`` ``gemm_cal``, ``scripts/measure_h200_ops4.py``): misaligned squares,
     mixed alignment, batched ``torch.bmm``, fp8 ``_scaled_mm`` and int8 ``_int_mm`` at shapes
     disjoint from the held-out set. Calibration data: the GEMM kernel-family constants are
-    fitted on these (``--fit``), never on the held-out set."""
+    fitted on these (``--fit``), never on ``h200_heldout.json``."""
     cases = []
     for r in ops4["sections"].get("gemm_cal", []):
         if "gpu_ms" not in r:
@@ -209,7 +235,7 @@ def small_gemm_cal_cases(ops4b: dict) -> list[tuple[str, str, object, float, str
     """(group, label, op, measured seconds, field) of the small-GEMM calibration run 4b
     (``h200_ops4b.json`` ``small_gemm_cal``, op ``linear_bias``): ``nn.Linear`` with bias in
     bf16 at encoder shapes (M tokens 64-3072; N, K 768-3072), per call in a CUDA graph.
-    Calibration data: ``--fit-small`` fits on these, never on the held-out set."""
+    Calibration data: ``--fit-small`` fits on these, never on ``h200_heldout.json``."""
     cases = []
     for r in ops4b["sections"].get("small_gemm_cal", []):
         if r.get("op") != "linear_bias" or "gpu_ms" not in r:
@@ -237,10 +263,11 @@ SMALL_GEMM_GRID = {"compute.gemm_kblock_s": tuple(i * 20e-9 for i in range(0, 8)
 """Candidate values (seconds) of the small-GEMM constants, searched jointly."""
 
 
-def fit_small_gemm(ops4b: dict) -> dict[str, float]:
+def fit_small_gemm() -> dict[str, float]:
     """Joint grid search of :data:`SMALL_GEMM_GRID` minimising the sum of squared log errors
-    over :func:`small_gemm_cal_cases` (calibration only). Prints and returns the values."""
-    sel = small_gemm_cal_cases(ops4b)
+    over :func:`small_gemm_cal_cases` of ``h200_ops4b.json`` (calibration data,
+    ``data_registry.fit_data``). Prints and returns the values."""
+    sel = small_gemm_cal_cases(fit_data("h200_ops4b.json"))
     keys = list(SMALL_GEMM_GRID)
     best: tuple[float, dict[str, float]] | None = None
     for kb in SMALL_GEMM_GRID[keys[0]]:
@@ -300,7 +327,27 @@ def evaluate(machine, cases, mode: str) -> list[dict]:
 
 
 def mape(rows: list[dict]) -> float:
+    """Mean absolute percentage error of evaluated rows, percent."""
     return 100.0 * sum(abs(r["rel_err"]) for r in rows) / max(1, len(rows))
+
+
+def group_mapes(rows: list[dict]) -> dict[str, float]:
+    """MAPE per group of evaluated rows, percent, in first-seen order."""
+    groups: dict[str, list[dict]] = {}
+    for r in rows:
+        groups.setdefault(r["group"], []).append(r)
+    return {g: mape(rs) for g, rs in groups.items()}
+
+
+def missed_targets(cal: dict[str, float], families: dict[str, float]) -> list[str]:
+    """One line per group missing its target: calibration GEMM/copy groups against
+    :data:`CAL_TARGET_PCT`, every ``h200_heldout.json`` family against
+    :data:`FAMILY_TARGET_PCT`; empty: all met."""
+    out = [f"calibration {g}: MAPE {v:.1f}% > {CAL_TARGET_PCT:g}%" for g, v in cal.items()
+           if (g.startswith("gemm_") or g == "hbm_copy") and v > CAL_TARGET_PCT]
+    out += [f"h200_heldout.json {g}: MAPE {v:.1f}% > {FAMILY_TARGET_PCT:g}%"
+            for g, v in families.items() if v > FAMILY_TARGET_PCT]
+    return out
 
 
 def report(rows: list[dict], title: str) -> dict[str, float]:
@@ -352,20 +399,21 @@ def _pitch_class(op: object) -> bool:
     return unaligned_pitch_class(op.dtype, op.k, op.n)
 
 
-def fit(cal: dict, probe: dict | None = None, ops4: dict | None = None,
-        ops6: dict | None = None) -> None:
+def fit() -> None:
     """Grid search of each fitted constant minimising the sum of squared log errors: the
     efficiencies on the calibration squares; the kernel-family fractions jointly with the
-    non-persistent kernels' per-CTA cost on the probe points (``h200_probe2.json``) and GEMM
-    calibration run 4 (``h200_ops4.json``) of their own family (never on held-out points)."""
+    non-persistent kernels' per-CTA cost on the probe points (``h200_probe2.json``), GEMM
+    calibration run 4 (``h200_ops4.json``) and run 6 (``h200_ops6.json``) of their own family.
+    Every file through ``data_registry.fit_data`` (calibration data only)."""
+    cal, probe = fit_data("h200_calibration.json"), fit_data("h200_probe2.json")
+    ops4, ops6 = fit_data("h200_ops4.json"), fit_data("h200_ops6.json")
     cases = calibration_cases(cal)
     for field, groups in (("compute.mma_efficiency", ("gemm_bf16", "gemm_fp16", "gemm_tf32")),
                           ("compute.simt_efficiency", ("gemm_fp32",))):
         sel = [c for c in cases if c[0] in groups]
         v, err = _grid_fit(field, sel, 0.5, 1.0)
         print(f"fit {field} = {v:.2f} (sum sq log err {err:.4f}, {len(sel)} cases)")
-    pcases = ((probe_cases(probe) if probe else []) + (cal4_gemm_cases(ops4) if ops4 else [])
-              + (cal6_align_cases(ops6) if ops6 else []))
+    pcases = probe_cases(probe) + cal4_gemm_cases(ops4) + cal6_align_cases(ops6)
     base = load_gpu("h200")
     fams = []
     for field, groups, lo, hi in PROBE_FITS:  # only the points the model runs on that family
@@ -405,9 +453,10 @@ def _sq_log_err(m, sel) -> float:
                for _, _, op, meas, _ in sel)
 
 
-def fit_probe_streams(probe: dict) -> None:
-    """``transcendental_instr`` (one ``tanhf``) on the probe's tanh-GELU sweep only."""
-    gelu = [c for c in probe_cases(probe) if c[0] == "probe_gelu"]
+def fit_probe_streams() -> None:
+    """``transcendental_instr`` (one ``tanhf``) on the probe's tanh-GELU sweep only
+    (``h200_probe2.json``, calibration data through ``data_registry.fit_data``)."""
+    gelu = [c for c in probe_cases(fit_data("h200_probe2.json")) if c[0] == "probe_gelu"]
     best = min((_sq_log_err(load_machine("h200", {"compute.transcendental_instr": v}), gelu), v)
                for v in range(0, 41))
     print(f"fit compute.transcendental_instr = {best[1]} (sum sq log err {best[0]:.4f}, "
@@ -431,12 +480,13 @@ ROW_GRID = {"memory.loaded_hbm_latency_s": (0.9e-6, 1.1e-6, 1.3e-6, 1.5e-6, 1.7e
 """Candidate values of the row-kernel constants (``hw/gpu/rows.py``)."""
 
 
-def fit_rows(ops4: dict, sweeps: int = 3) -> dict[str, float]:
+def fit_rows(sweeps: int = 3) -> dict[str, float]:
     """Re-derive the row-kernel constants (coordinate descent over :data:`ROW_GRID`, from
     the YAML's values, least squares on log time) on the ``h200_ops4.json`` layernorm,
     rmsnorm and softmax points >= :data:`ROW_FIT_MIN_S` (all of them), and ``erf_instr`` on its GELU
-    points; never on held-out data. Prints and returns the fitted values."""
-    cases = [c for c in rowop_cal_cases(ops4) if c[3] >= ROW_FIT_MIN_S]
+    points (calibration data through ``data_registry.fit_data``). Prints and returns the
+    fitted values."""
+    cases = [c for c in rowop_cal_cases(fit_data("h200_ops4.json")) if c[3] >= ROW_FIT_MIN_S]
     rows = [c for c in cases if c[0] in ("rows_layernorm", "rows_rmsnorm", "rows_softmax")]
     base = load_gpu("h200")
     cur: dict[str, float] = {}
@@ -472,7 +522,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hw", default="h200")
     ap.add_argument("--mode", default="event", choices=("event", "analytic"))
-    ap.add_argument("--heldout", action="store_true", help="also the held-out measurements")
+    ap.add_argument("--heldout", action="store_true",
+                    help="also print the cases of h200_heldout.json (dev; always scored)")
     ap.add_argument("--fit", action="store_true", help="re-fit the efficiency constants")
     ap.add_argument("--probe", action="store_true",
                     help="also the probe measurements (h200_probe2.json)")
@@ -490,27 +541,24 @@ def main(argv: list[str] | None = None) -> int:
                     help="re-fit the small-GEMM constants on h200_ops4b.json")
     ap.add_argument("--json", metavar="FILE", help="write all rows to FILE")
     a = ap.parse_args(argv)
+    if a.fit:
+        fit()
+        fit_probe_streams()
+        return 0
+    if a.fit_rows:
+        fit_rows()
+        return 0
+    if a.fit_small:
+        fit_small_gemm()
+        return 0
     cal = json.loads((DATA / "h200_calibration.json").read_text())
     probe = json.loads((DATA / "h200_probe2.json").read_text())
     ops4 = json.loads((DATA / "h200_ops4.json").read_text())
     ops6 = json.loads((DATA / "h200_ops6.json").read_text())
-    if a.fit:
-        fit(cal, probe, ops4, ops6)
-        fit_probe_streams(probe)
-        return 0
-    if a.fit_rows:
-        fit_rows(ops4)
-        return 0
     ops4b = json.loads((DATA / "h200_ops4b.json").read_text())
-    if a.fit_small:
-        fit_small_gemm(ops4b)
-        return 0
     m = load_gpu(a.hw)
     rows = evaluate(m, calibration_cases(cal), a.mode)
-    res = report(rows, "calibration set (targets)")
-    ok = all(res[g] <= 10.0 for g in res if g.startswith("gemm_") or g == "hbm_copy")
-    print(f"\nTARGETS (MAPE <= 10% on square GEMMs >= 1024 per precision and copy >= 16 MiB): "
-          f"{'MET' if ok else 'NOT MET'}")
+    res = report(rows, "calibration set (targets; reproduces the efficiency fit)")
     all_rows = list(rows)
     if a.probe:
         prow = evaluate(m, probe_cases(probe), a.mode)
@@ -531,11 +579,15 @@ def main(argv: list[str] | None = None) -> int:
         rrows = evaluate(m, rowop_cal_cases(ops4), a.mode)
         report(rrows, "row-wise/pointwise calibration (h200_ops4.json: fitted)")
         all_rows += rrows
-    if a.heldout:
-        ho = json.loads((DATA / "h200_heldout.json").read_text())
-        hrows = evaluate(m, heldout_cases(ho), a.mode)
-        report(hrows, "held-out set (never fitted)")
-        all_rows += hrows
+    hrows = evaluate(m, heldout_cases(json.loads((DATA / "h200_heldout.json").read_text())),
+                     a.mode)
+    title = "h200_heldout.json (dev: never fitted, its figures guided choices)"
+    hres = report(hrows, title) if a.heldout else group_mapes(hrows)
+    if not a.heldout:
+        print(f"\n-- MAPE by family ({title}; --heldout lists the cases)")
+        for g, v in hres.items():
+            print(f"   {g:18s} MAPE {v:5.1f}%")
+    all_rows += hrows
     if a.conv:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         import validate_gpu_conv as vc
@@ -545,7 +597,11 @@ def main(argv: list[str] | None = None) -> int:
         all_rows += [{k: v for k, v in r.items() if k != "op"} for r in crows]
     if a.json:
         Path(a.json).write_text(json.dumps(all_rows, indent=1, default=str))
-    return 0 if ok else 1
+    missed = missed_targets(res, hres)
+    print(f"\nTARGETS (MAPE <= {CAL_TARGET_PCT:g}% on square GEMMs >= 1024 per precision and copy "
+          f">= 16 MiB; <= {FAMILY_TARGET_PCT:g}% per family of h200_heldout.json, dev data): "
+          + ("MET" if not missed else "MISSED\n  " + "\n  ".join(missed)))
+    return 1 if missed else 0
 
 
 if __name__ == "__main__":

@@ -19,9 +19,11 @@ are NCCL's published design constants. Its ``default`` configuration (NCCL's own
 shown for the protocol NCCL picks, never fitted.
 
 Held out (``scripts/data/h200x2_collectives.json``, measured by ``scripts/measure_h200.py``
-on two H200s; never fitted): NCCL all-reduce/all-gather/reduce-scatter/all-to-all per call
-(default protocol), and a host-timed peer-copy curve including both directions at once.
-Collective targets: MAPE <= 15 % at >= 1 MiB, <= 25 % below (reported, not in the exit code).
+on two H200s; never fitted; ``scripts/data/REGISTRY.yaml``): NCCL all-reduce/all-gather/
+reduce-scatter/all-to-all per call (default protocol), and a host-timed peer-copy curve
+including both directions at once. Collective targets (:data:`COLLECTIVE_TARGETS`): MAPE
+<= 10 % at >= 1 MiB, <= 25 % below, over the four collectives, in the exit code. Today the
+>= 1 MiB figure misses it (12.0 %, ``accelsim/hw/LINKS.md``), so the script exits 1.
 """
 
 from __future__ import annotations
@@ -41,9 +43,18 @@ from accelsim.config.system import NCCL_PROTOCOLS
 from accelsim.hw import link as hw
 from accelsim.hw import nccl
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from data_registry import fit_data  # noqa: E402
+
 DATA = Path(__file__).resolve().parent / "data"
 NCCL_DATA = DATA / "h200x2_nccl_protocols.json"
 MIB = 2**20
+COPY_TARGETS = (0.10, 0.25)
+"""Per-point |error| targets of the calibration copy curves at >= 1 MiB and below (LINKS.md,
+"Targets: <= 10 % error at >= 1 MiB, <= 25 % below")."""
+COLLECTIVE_TARGETS = (0.10, 0.25)
+"""MAPE targets of the held-out collectives at >= 1 MiB and below (LINKS.md: "Collective
+target (issue 12): MAPE <= 10 % at >= 1 MiB, <= 25 % below")."""
 FORCED = ("LL", "LL128", "Simple")
 """Configurations of the NCCL calibration set whose per-call floors set ``issue_s``."""
 NCCL_NAMES = {"AllReduce": "allreduce", "AllGather": "allgather", "ReduceScatter": "reducescatter"}
@@ -51,7 +62,7 @@ NCCL_NAMES = {"AllReduce": "allreduce", "AllGather": "allgather", "ReduceScatter
 
 def _row(n: float, measured: float, predicted: float) -> dict:
     err = predicted / measured - 1
-    limit = 0.10 if n >= MIB else 0.25
+    limit = COPY_TARGETS[0] if n >= MIB else COPY_TARGETS[1]
     return {"bytes": int(n), "measured_us": measured * 1e6, "predicted_us": predicted * 1e6,
             "err": err, "ok": abs(err) <= limit}
 
@@ -183,7 +194,7 @@ def protocol_choices(system: str = "h200x2") -> list[dict]:
 
 def fit_nccl(system: str = "h200x2") -> dict[str, float]:
     """The three calibrated constants of the nccl model, from the forced-protocol runs only."""
-    data = json.loads(NCCL_DATA.read_text())["configs"]
+    data = fit_data("h200x2_nccl_protocols.json")["configs"]
     ch1 = [r for r in data["Simple_ch1"]["results"] if r["op"] != "alltoall"]
     rates = [nccl.link_bytes_per_rank(r["op"], "ring", r["bytes"], 2) / r["gpu_s"]
              * nccl.sm_bytes_per_link_byte(r["op"], "ring", 2) for r in ch1]
@@ -230,7 +241,7 @@ def print_nccl(system: str = "h200x2") -> None:
 
 def fit() -> None:
     """Grid-fit the calibrated constants (least squares on log time) and print them."""
-    data = json.loads((DATA / "h200_copy_curves.json").read_text())
+    data = fit_data("h200_copy_curves.json")
     s = api.get_system("h200x2")
     pcie, nvl = s.spec("pcie5_x16"), s.spec("nvlink4_x18")
     n = np.array([r["bytes"] for r in data["pcie_host_device"]], float)
@@ -290,14 +301,25 @@ def main(argv: list[str] | None = None) -> int:
     for name, rows in held.items():
         print_table(f"[held out, not fitted] h200x2 {name}", rows, targets=False)
     print_nccl()
-    coll = [r for name in ("allreduce", "allgather", "reducescatter", "alltoall") for r in held.get(name, [])]
-    if coll:
-        big, small = _mape(coll)
-        met = big[0] <= 0.10 and small[0] <= 0.25
-        print(f"\nheld-out collectives, all four: MAPE >= 1 MiB {big[0] * 100:.1f}% (target 10), "
-              f"< 1 MiB {small[0] * 100:.1f}% (target 25): {'MET' if met else 'MISSED'}")
+    met = collectives_met(held)
     print("\ncalibration targets (<=10% at >=1 MiB, <=25% below):", "MET" if ok else "MISSED")
-    return 0 if ok else 1
+    return 0 if ok and met else 1
+
+
+def collectives_met(held: dict[str, list[dict]]) -> bool:
+    """Print the held-out collectives' MAPE against :data:`COLLECTIVE_TARGETS`; whether both
+    are met (no collective data: not met, there is nothing to hold the model to)."""
+    coll = [r for name in ("allreduce", "allgather", "reducescatter", "alltoall")
+            for r in held.get(name, [])]
+    if not coll:
+        print("\nheld-out collectives: no data (scripts/data/h200x2_collectives.json): MISSED")
+        return False
+    (big, _), (small, _) = _mape(coll)
+    met = big <= COLLECTIVE_TARGETS[0] and small <= COLLECTIVE_TARGETS[1]
+    print(f"\nheld-out collectives, all four: MAPE >= 1 MiB {big * 100:.1f}% (target "
+          f"{COLLECTIVE_TARGETS[0]:.0%}), < 1 MiB {small * 100:.1f}% (target "
+          f"{COLLECTIVE_TARGETS[1]:.0%}): {'MET' if met else 'MISSED'}")
+    return met
 
 
 if __name__ == "__main__":
