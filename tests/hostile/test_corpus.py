@@ -48,7 +48,7 @@ def test_the_corpus_covers_every_input_kind_and_command():
     for kind in ("config", "workload", "topology", "onnx", "spec"):
         assert n[kind] >= 15, kind
     for cmd in ("run", "op", "energy", "roofline", "sweep", "compare", "place", "validate",
-                "scalesim", "list"):
+                "scalesim", "list", "write"):
         assert n.get(f"cli.{cmd}", 0) >= 2, cmd
 
 
