@@ -124,6 +124,11 @@ def fit_files(*names: str, part: str | None = None) -> list[Path]:
 
 def fit_data(name: str, part: str | None = None) -> Any:
     """The parsed JSON of one calibration file (or calibration ``part`` of a file) for a fit;
-    :func:`fit_files` refuses anything else."""
+    :func:`fit_files` refuses anything else. A part that names a ``section`` gets that
+    section alone (``{"sections": {section: ...}}``), so a fit cannot read the rest."""
     (path,) = fit_files(name, part=part)
-    return json.loads(path.read_text())
+    data = json.loads(path.read_text())
+    section = (entry_of(name).get("parts") or {}).get(part, {}).get("section") if part else None
+    if section is None:
+        return data
+    return {"sections": {section: data["sections"][section]}}

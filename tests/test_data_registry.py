@@ -82,7 +82,8 @@ def test_dev_data_says_since_when_and_why(reg):
 
 def test_the_helper_refuses_any_data_but_calibration(reg):
     assert reg.fit_data("h200_e2e_run7L.json")["compiled"]
-    assert "env" in reg.fit_data("h200_heldout.json", part="env")["sections"]
+    env = reg.fit_data("h200_heldout.json", part="env")
+    assert list(env["sections"]) == ["env"]  # the section alone, not the dev figures beside it
     with pytest.raises(reg.DataRoleError, match="h200_e2e_run7.json is dev data"):
         reg.fit_data("h200_e2e_run7.json")
     with pytest.raises(reg.DataRoleError, match="held-out"):
