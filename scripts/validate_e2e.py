@@ -285,7 +285,7 @@ def fit_dev(field: str, grid: tuple[float, ...], scale: float = 1.0, unit: str =
         dev = df[df["exec"] == "graph"]
         err = sum(math.log1p(e) ** 2 for e in dev["error"])
         print(f"{field} {v * scale:6.2f}{unit}: sum sq log err {err:.4f}, MAPE "
-              f"{100 * dev['error'].abs().mean():4.1f} % ({len(dev)} dev graph steps)")
+              f"{100 * dev['error'].abs().mean():4.1f} % ({len(dev)} calibration-run2 graph steps)")
         best = min(best, (err, v))
     print(f"fit {field} = {best[1] * scale:.2f}{unit}")
     return best[1]
