@@ -11,4 +11,11 @@ from __future__ import annotations
 
 from accelsim.api.systolic import Result, load_hw, load_wl, simulate
 
-__all__ = ["Result", "load_hw", "load_wl", "simulate"]
+
+def capture(fn, *example_args, **example_kwargs):  # noqa: ANN001, ANN201 (lazy: torch is an extra)
+    """Capture a PyTorch program as a workload (:func:`accelsim.api.capture.capture`)."""
+    from accelsim.api.capture import capture as _capture
+
+    return _capture(fn, *example_args, **example_kwargs)
+
+__all__ = ["Result", "capture", "load_hw", "load_wl", "simulate"]

@@ -19,7 +19,8 @@ from accelsim.safe_text import EscapingStream
 COMMANDS = ["run", "list"]
 """Subcommand modules under ``accelsim.cli``, in the order ``--help`` lists them."""
 
-OPTIONAL_COMMANDS = ["scalesim", "op", "energy", "roofline", "validate", "sweep", "compare", "place"]
+OPTIONAL_COMMANDS = ["scalesim", "op", "energy", "roofline", "validate", "sweep", "compare", "place",
+                     "capture"]
 """Subcommand modules that are registered when present."""
 
 

@@ -31,7 +31,11 @@ EXEC_MODES = ("eager", "graph", "compiled")
 """Built-in execution modes (``configs/lowering/<mode>.yaml``)."""
 
 SUBMITS = ("per_call", "graph")
-KERNELS = ("main", "stream")
+KERNELS = ("main", "stream", "io")
+"""``main``: the op's own kernel(s); ``stream``: a pointwise/reduction kernel given per element;
+``io``: a pointwise/reduction kernel over a captured call's own tensors (bytes read and written
+from its shapes and dtypes, launch family from its strides; ``flop``/``sfu``, when given,
+override the call's per-element counts)."""
 KERNEL_CLASSES = ("gemm", "attention", "norm", "elementwise", "conv", "copy", "pool",
                   "embedding", "other")
 """Where the time goes: the classes a model run reports GPU time in (plus ``host-idle``)."""
@@ -53,7 +57,8 @@ class LoweredStep:
     call: str
     """Host cost class (a key of ``host.eager_call_s``)."""
     kernel: str | None = None
-    """``main`` (the op's own kernel), ``stream`` (a pointwise/reduction kernel) or None."""
+    """``main`` (the op's own kernel), ``stream`` (a pointwise/reduction kernel), ``io`` (a
+    stream kernel over a captured call's own tensors) or None."""
     kernel_class: str | None = None
     """Class for the time breakdown (None: the op's own class)."""
     count: int = 1
@@ -131,6 +136,9 @@ def _step(file: str, path: str, raw: Any) -> LoweredStep:
     if family not in FAMILIES:
         raise ConfigError(file, f"{path}.family", family,
                           f"must be one of {', '.join(FAMILIES)}")
+    if "family" in raw and kernel == "io":
+        raise ConfigError(file, f"{path}.family", family,
+                          "an io kernel's launch family comes from the captured strides")
     if "family" in raw and kernel is None:
         raise ConfigError(file, f"{path}.family", family,
                           "only a call that launches a kernel has a launch family")

@@ -28,18 +28,19 @@ import pandas as pd
 
 from accelsim.config.gpu import GpuMachine
 from accelsim.config.lowering import KERNEL_CLASSES, load_lowering
-from accelsim.devices.memory_check import check_memory
+from accelsim.devices.memory_check import check_memory, check_program_memory
 from accelsim.devices.results import COLUMNS, ModelRun, device_op, load_wl
 from accelsim.engine import gpu_stream
 from accelsim.hw.gpu import plan_op
 from accelsim.hw.gpu.kernel import bound_of, estimate_s
 from accelsim.hw.gpu.memory import stream_kernel
 from accelsim.hw.gpu.reduce import row_mean_kernel
-from accelsim.mapping.gpu_lowering import LoweredCall, StreamWork, lower
+from accelsim.mapping.gpu_lowering import LoweredCall, StreamWork, lower, lower_sites
 from accelsim.report.energy import energy_table_for
 from accelsim.report.gpu_power import gpu_energy_j
 from accelsim.report.power import static_power_w
 from accelsim.workload.ops import Workload
+from accelsim.workload.program_ops import HostCall, call_sites
 
 DEFAULT_EXEC = "eager"
 """Execution mode of ``accelsim run`` on a GPU when none is given: what a user gets from
@@ -123,7 +124,7 @@ def _kernel_cost(m: GpuMachine, work: Any, table: Any, cache: dict,
     instructions per element on index arithmetic (non-vectorized TensorIterator / cat kernels)."""
     if isinstance(work, StreamWork):
         key: Any = ("stream", work.read_bytes, work.write_bytes, work.simt_flops, work.sfu_ops,
-                    reduce_shape, family, work.elements)
+                    reduce_shape, family, work.elements, work.sfu_routine)
     else:
         op = device_op(work)
         key = (dataclasses.replace(op, name="") if dataclasses.is_dataclass(op) else op,
@@ -138,8 +139,11 @@ def _kernel_cost(m: GpuMachine, work: Any, table: Any, cache: dict,
     elif isinstance(work, StreamWork):
         index_instr = work.elements * m.compute.strided_instr_per_element \
             if family == "strided" else 0.0
+        routine = {"transcendental": m.compute.transcendental_instr,
+                   "erf": m.compute.erf_instr}.get(work.sfu_routine, 0.0) * work.sfu_ops
         k = stream_kernel(m, work.name, read_bytes=work.read_bytes,
-                          write_bytes=work.write_bytes, simt_flops=work.simt_flops + index_instr,
+                          write_bytes=work.write_bytes,
+                          simt_flops=work.simt_flops + index_instr + routine,
                           sfu_ops=work.sfu_ops)
         kernels, prec, flops, macs = (k,), "fp32", work.simt_flops, 0.0
     else:
@@ -180,8 +184,18 @@ def run_gpu_model(m: GpuMachine, workload: Any, *, exec_mode: str = DEFAULT_EXEC
     """``workload`` on GPU ``m`` as execution mode ``exec_mode`` runs it (see module doc)."""
     table = load_lowering(exec_mode)
     wl, ops, graph = framework_ops(workload)
-    memory = check_memory(m, wl, ops, graph=graph)
-    calls = lower(ops, table)
+    program = getattr(wl, "program", None)
+    reduce_rows: list[bool] | None = None
+    if program is not None:  # a captured program: lowered call by call
+        sites = call_sites(program)
+        ops = [(s.op if s.op is not None else HostCall(name=s.name, kind=s.fn), s.layer)
+               for s in sites]
+        reduce_rows = [s.rows > 0 for s in sites]
+        memory = check_program_memory(m, wl, program)
+        calls = lower_sites(sites, table)
+    else:
+        memory = check_memory(m, wl, ops, graph=graph)
+        calls = lower(ops, table)
     if table.step_call and calls:  # the step's entry (host only), charged to the first op
         calls = [LoweredCall(op_index=calls[0].op_index, op_name=calls[0].op_name,
                              call=table.step_call, work=None,
@@ -191,8 +205,10 @@ def run_gpu_model(m: GpuMachine, workload: Any, *, exec_mode: str = DEFAULT_EXEC
     cache: dict = {}
     costs: list[_Cost | None] = []
     for i, c in enumerate(calls):
-        costs.append(None if c.work is None else _kernel_cost(
-            m, c.work, etab, cache, _row_reduce(c, ops[c.op_index][0]), c.family))
+        row = None if reduce_rows is not None and not reduce_rows[c.op_index] \
+            else _row_reduce(c, ops[c.op_index][0])
+        costs.append(None if c.work is None else _kernel_cost(m, c.work, etab, cache, row,
+                                                              c.family))
         if progress is not None and (i % 200 == 0 or i + 1 == len(calls)):
             progress(i + 1, len(calls), c.op_name)
     gpu_s = gpu_stream.hide_dependent_launches(

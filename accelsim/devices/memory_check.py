@@ -82,6 +82,18 @@ def _op_parts(op: Any) -> tuple[float, float, float]:
     return weight, kv, act
 
 
+def _checked(m: Any, workload: Any, weights: float, kv: float, peak_act: float,
+             refuse: bool) -> MemoryCheck:
+    """The :class:`MemoryCheck` of these parts on ``m``; refuse what does not fit."""
+    check = MemoryCheck(weights_bytes=weights, kv_cache_bytes=kv, activation_bytes=peak_act,
+                        workspace_bytes=GEMM_WORKSPACE_BYTES + RUNTIME_RESERVED_BYTES,
+                        capacity_bytes=float(m.memory.hbm.capacity_bytes))
+    if refuse and check.headroom_bytes < 0:
+        raise UnsupportedError(f"{getattr(workload, 'name', workload)} does not fit on "
+                               f"{m.name}: {check.describe()}")
+    return check
+
+
 def check_memory(m: Any, workload: Any, ops: list[tuple[Any, Any]], *,
                  graph: Any = None, refuse: bool = True) -> MemoryCheck:
     """HBM needed by one step of ``workload`` on GPU ``m``; refuse (``UnsupportedError``,
@@ -101,13 +113,37 @@ def check_memory(m: Any, workload: Any, ops: list[tuple[Any, Any]], *,
             weights += w
             kv += k
             peak_act = max(peak_act, a)
-    check = MemoryCheck(weights_bytes=weights, kv_cache_bytes=kv, activation_bytes=peak_act,
-                        workspace_bytes=GEMM_WORKSPACE_BYTES + RUNTIME_RESERVED_BYTES,
-                        capacity_bytes=float(m.memory.hbm.capacity_bytes))
-    if refuse and check.headroom_bytes < 0:
-        raise UnsupportedError(f"{getattr(workload, 'name', workload)} does not fit on "
-                               f"{m.name}: {check.describe()}")
-    return check
+    return _checked(m, workload, weights, kv, peak_act, refuse)
 
 
-__all__ = ["GEMM_WORKSPACE_BYTES", "MemoryCheck", "RUNTIME_RESERVED_BYTES", "check_memory"]
+def check_program_memory(m: Any, workload: Any, program: Any, *,
+                         refuse: bool = True) -> MemoryCheck:
+    """HBM needed by one step of a captured program: its parameters and buffers (each distinct
+    ``(module, shape, dtype)`` parameter once), the tensors it writes in place (KV caches:
+    ``x[...] = y`` destinations, counted whole, once each), and the largest working set of one
+    call (inputs + new outputs, parameters excepted)."""
+    weights = kv = peak_act = 0.0
+    seen_w: set = set()
+    seen_kv: set = set()
+    for call in program.calls:
+        act = 0.0
+        for pos, t in enumerate(call.inputs):
+            if t.param:
+                key = (call.module, pos, t.shape, t.dtype)
+                if key not in seen_w:
+                    seen_w.add(key)
+                    weights += t.nbytes
+            elif call.fn == "setitem" and pos == 0:
+                key = (call.module, t.shape, t.dtype, t.stride)
+                if key not in seen_kv:
+                    seen_kv.add(key)
+                    kv += t.nbytes
+            else:
+                act += t.nbytes
+        act += sum(t.nbytes for t in call.outputs if not t.view)
+        peak_act = max(peak_act, act)
+    return _checked(m, workload, weights, kv, peak_act, refuse)
+
+
+__all__ = ["GEMM_WORKSPACE_BYTES", "MemoryCheck", "RUNTIME_RESERVED_BYTES", "check_memory",
+           "check_program_memory"]

@@ -13,6 +13,11 @@ the work of its kernel: the op itself (costed by the GPU model) or a :class:`Str
 Before lowering, the attention pattern of a model graph (QK^T, softmax, AV) is replaced by
 one fused attention op: every framework of today calls SDPA / FlashAttention.
 
+A captured program (:mod:`accelsim.workload.program_ops`) lowers call by call through the
+same tables: each call site's key (``call.linear``, ``call.rms_norm``, ``call.view``) names its
+steps, ``io`` kernels take their bytes from the captured tensors, and a call the table does
+not know falls back to the table's ``call.unmodelled`` entry (:func:`lower_sites`).
+
 Imports: config.lowering, workload.
 """
 
@@ -45,6 +50,12 @@ class StreamWork:
     and ``compute.strided_instr_per_element`` per element."""
     elements: float = 0.0
     """Elements of the op's tensor the kernel walks (the unit of ``read``/``write``/``flop``)."""
+    sfu_routine: str = ""
+    """``transcendental`` or ``erf``: each transcendental also costs the machine's
+    ``compute.transcendental_instr`` (``compute.erf_instr``) FP32-lane instructions, the
+    ``expf``/``tanhf`` (``erff``) software routine around the SFU op, as an elementwise op's
+    own kernel does; set for a captured call's ``io`` kernel (``""``: the count is in
+    ``simt_flops`` already)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,4 +127,57 @@ def lower(ops: Iterable[tuple[Any, int | None]], table: LoweringTable) -> list[L
     return out
 
 
-__all__ = ["DEFAULT_CLASS", "LoweredCall", "StreamWork", "lower", "op_key"]
+UNMODELLED_KEY = "call.unmodelled"
+"""The table entry that costs a captured call no entry names (the stated fallback)."""
+
+
+def lower_sites(sites: Iterable[Any], table: LoweringTable) -> list[LoweredCall]:
+    """The calls ``table``'s mode makes for a captured program's call sites
+    (:class:`accelsim.workload.program_ops.CallSite`, in order). ``op_index`` is the site's
+    index; a site whose key the table lacks uses :data:`UNMODELLED_KEY`."""
+    out: list[LoweredCall] = []
+    for site in sites:
+        steps = table.ops.get(site.key)
+        if steps is None and site.group:
+            steps = table.ops.get(f"call.{site.group}")
+        if steps is None:
+            steps = table.ops.get(UNMODELLED_KEY)
+        if steps is None:
+            raise UnsupportedError(f"the '{table.mode}' lowering ({table.source}) has no entry "
+                                   f"for {site.key} nor {UNMODELLED_KEY} (call {site.name})")
+        own = DEFAULT_CLASS.get(op_key(site.op).split(".")[0], "elementwise") \
+            if site.op is not None else "other"
+        if site.fn in ("setitem", "cat", "stack", "copy_", "clone", "contiguous", "reshape",
+                       "to", "index_copy_"):
+            own = "copy"
+        for step in steps:
+            work: Any = None
+            family = step.family
+            if step.kernel == "main" and site.op is not None:
+                work = site.op
+            elif step.kernel == "io" or (step.kernel == "main" and site.op is None):
+                n = site.elements
+                work = StreamWork(name=f"{site.name}", read_bytes=site.read_bytes,
+                                  write_bytes=site.write_bytes,
+                                  simt_flops=(step.flop or site.flop_per_element) * n,
+                                  sfu_ops=(step.sfu or site.sfu_per_element) * n,
+                                  family=site.family, elements=n,
+                                  sfu_routine=site.sfu_routine)
+                family = site.family
+            elif step.kernel == "stream":
+                n = float(site.rows) if step.rows and site.rows else site.elements
+                work = StreamWork(name=f"{site.name}.{step.call}", read_bytes=step.read * n,
+                                  write_bytes=step.write * n, simt_flops=step.flop * n,
+                                  sfu_ops=step.sfu * n, family=step.family, elements=n)
+            if work is None and step.kernel is not None:
+                continue  # a kernel over nothing (an empty tensor): host only
+            klass = step.kernel_class or own
+            for _ in range(step.count):
+                out.append(LoweredCall(op_index=site.index, op_name=site.name, call=step.call,
+                                       work=work, kernel_class=klass, layer=site.layer,
+                                       family=family))
+    return out
+
+
+__all__ = ["DEFAULT_CLASS", "UNMODELLED_KEY", "LoweredCall", "StreamWork", "lower",
+           "lower_sites", "op_key"]

@@ -149,6 +149,13 @@ def load_workload(name_or_path: str | os.PathLike, mode: str = "auto") -> Worklo
     from accelsim.files import builtin_names, resolve_path
 
     text = str(name_or_path)
+    from accelsim.workload.program import is_program_path
+
+    if is_program_path(text):  # a captured program (accelsim capture)
+        from accelsim.workload.program import read_program
+        from accelsim.workload.program_ops import program_workload
+
+        return program_workload(read_program(text))
     dims: dict[str, int] = {}
     if ".onnx:" in text:
         text, _, spec = text.partition(".onnx:")

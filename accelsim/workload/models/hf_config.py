@@ -65,7 +65,11 @@ PARAMETERS = ("mode", "batch", "seq", "context", "dtype")
 def is_config_path(name: str) -> bool:
     """Whether a spec's name part names a JSON file (a Hugging Face config) or a checkpoint
     folder holding one (``config.json``, as ``from_pretrained(folder)`` reads it)."""
+    from accelsim.workload.program import is_program_path
+
     text = str(name).strip()
+    if is_program_path(text):  # an accelsim program file is a workload of its own
+        return False
     return text.lower().endswith(".json") or (bool(text) and (Path(text) / "config.json").is_file())
 
 

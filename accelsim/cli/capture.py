@@ -1,0 +1,119 @@
+"""``accelsim capture FILE.py:FACTORY [NAME=VALUE ...] -o prog.json``: capture a PyTorch program.
+
+``FACTORY`` is a function in ``FILE.py`` that builds the model on the device it is given and
+returns ``(callable, args)`` or ``(callable, args, kwargs)``: one step of the program
+(``workloads/programs/plain.py`` has four). It is called with ``device="meta"`` (no memory,
+no weights) and the ``NAME=VALUE`` parameters (integers, floats, ``true``/``false`` or text);
+the program it runs is recorded at the torch-function level
+(:mod:`accelsim.workload.torch_capture`) and written as JSON, which ``accelsim run HW
+prog.json`` runs on any machine. The file is the user's own code and runs as Python.
+
+Imports: workload (program, program_ops, torch_capture), errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+from accelsim.errors import ConfigError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``capture`` subcommand."""
+    p = sub.add_parser("capture", help="capture a PyTorch program (needs torch) into a program file",
+                       description=__doc__.split("\n\n")[0])
+    p.add_argument("target", metavar="FILE.py:FACTORY",
+                   help="a Python file and the factory in it that returns (callable, args)")
+    p.add_argument("params", nargs="*", metavar="NAME=VALUE",
+                   help="keyword arguments for the factory (e.g. batch=8 context=4096)")
+    p.add_argument("-o", "--out", required=True, metavar="PROG.json",
+                   help="the program file to write")
+    p.set_defaults(func=run)
+
+
+def _value(text: str) -> Any:
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _params(items: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq or not key.isidentifier():
+            raise ConfigError("command line", "NAME=VALUE", item,
+                              "expected NAME=VALUE with a Python identifier as NAME")
+        if key in out:
+            raise ConfigError("command line", key, item, "given twice")
+        out[key] = _value(value)
+    return out
+
+
+def _factory(target: str) -> Any:
+    file, sep, name = target.rpartition(":")
+    if not sep or not file.endswith(".py") or not name.isidentifier():
+        raise ConfigError("command line", "FILE.py:FACTORY", target,
+                          "expected a Python file and a function name, e.g. model.py:build")
+    path = Path(file)
+    if not path.is_file():
+        raise ConfigError("command line", "FILE.py", file, "no such file")
+    spec = importlib.util.spec_from_file_location(f"_accelsim_capture_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(path.resolve().parent))
+    try:
+        spec.loader.exec_module(module)
+    except ModuleNotFoundError:
+        raise
+    except Exception as exc:  # noqa: BLE001 (the user's file: one line)
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        raise ConfigError(file, None, None, f"importing it failed: {type(exc).__name__}: "
+                          f"{first}") from None
+    finally:
+        sys.path.pop(0)
+    fn = getattr(module, name, None)
+    if not callable(fn):
+        raise ConfigError(file, name, None, "no such function in the file")
+    return fn
+
+
+def run(args: argparse.Namespace) -> int:
+    """Capture the program and write it."""
+    from accelsim.files import write_output
+    from accelsim.workload.program_ops import call_sites, unmodelled_calls
+    from accelsim.workload.torch_capture import capture_program
+
+    factory = _factory(args.target)
+    params = _params(args.params)
+    try:
+        built = factory(device="meta", **params)
+    except TypeError as exc:
+        raise ConfigError(args.target, None, None, f"the factory refused its arguments: "
+                          f"{str(exc).splitlines()[0][:300]}") from None
+    if not isinstance(built, tuple) or len(built) not in (2, 3) or not callable(built[0]):
+        raise ConfigError(args.target, None, type(built).__name__,
+                          "the factory must return (callable, args) or (callable, args, kwargs)")
+    fn, fargs = built[0], tuple(built[1])
+    fkwargs = dict(built[2]) if len(built) == 3 else {}
+    label = Path(args.target.rpartition(":")[0]).stem + "." + args.target.rpartition(":")[2]
+    program = capture_program(fn, *fargs, name=label, **fkwargs)
+    write_output(args.out, program.to_text())
+    sites = call_sites(program)
+    kernels = sum(1 for s in sites if s.op is not None)
+    print(f"captured {len(program.calls)} calls ({kernels} that compute) from {args.target} "
+          f"with {program.framework}; wrote {args.out}")
+    missing = unmodelled_calls(program)
+    if missing:
+        listed = ", ".join(f"{k} x{v}" for k, v in sorted(missing.items()))
+        print(f"unmodelled calls (costed as one stream kernel over their tensors): {listed}")
+    return 0

@@ -1,0 +1,245 @@
+"""Capture a PyTorch program: run a callable once under a torch-function mode and record its calls.
+
+The mode (:class:`torch.overrides.TorchFunctionMode`) sees every call at the torch-function
+level (``F.linear``, ``F.rms_norm``, ``F.scaled_dot_product_attention``, ``Tensor.add``,
+``Tensor.view``, ``Tensor.__setitem__``...) *before* PyTorch chooses a device's kernels, and
+does not see the calls a function makes inside itself (the mode is off while a call runs),
+so ``F.rms_norm`` is one call on every device even though ``meta``/CPU decompose it. Module
+boundaries come from global forward hooks: each ``nn.Module.__call__`` is recorded as a
+``module`` call with its path (``layers.0.attn.q_proj``). Example tensors may live on the
+``meta`` device: nothing is allocated and no weights are needed.
+
+A call that fails while capturing (data-dependent control flow such as ``.item()`` or
+``if tensor:`` on meta tensors, a custom extension op without a meta kernel) is a one-line
+:class:`~accelsim.errors.WorkloadError` naming the call and what to do. ``torch`` is an
+optional extra (``pip install accelsim[torch]``).
+
+Imports: torch (lazily), errors, workload.program.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+from accelsim.errors import WorkloadError
+from accelsim.workload.program import MAX_CALLS, Call, Program, TensorInfo
+
+_DUNDER = {"__add__": "add", "__radd__": "add", "__iadd__": "add_", "__sub__": "sub",
+           "__rsub__": "sub", "__isub__": "sub_", "__mul__": "mul", "__rmul__": "mul",
+           "__imul__": "mul_", "__truediv__": "div", "__rtruediv__": "div",
+           "__itruediv__": "div_", "__matmul__": "matmul", "__rmatmul__": "matmul",
+           "__neg__": "neg", "__pow__": "pow", "__rpow__": "pow", "__getitem__": "getitem",
+           "__setitem__": "setitem", "__and__": "logical_and", "__or__": "logical_or",
+           "__invert__": "logical_not", "__eq__": "eq", "__ne__": "ne", "__lt__": "lt",
+           "__le__": "le", "__gt__": "gt", "__ge__": "ge", "__floordiv__": "floor_divide",
+           "__mod__": "remainder"}
+"""Operator methods -> the function they call."""
+
+_SKIP = {"__get__", "__set__", "_set_grad_enabled", "dim", "size", "numel", "is_contiguous",
+         "__len__", "__format__", "__repr__", "__bool__", "stride", "storage_offset",
+         "element_size", "is_floating_point", "__hash__", "data_ptr", "get_device",
+         "requires_grad_", "__iter__", "__index__", "__int__", "__float__", "__contains__",
+         "is_complex", "__reduce_ex__", "__deepcopy__", "_is_view", "untyped_storage"}
+"""Calls that compute nothing on a device (shape queries, grad mode, printing)."""
+
+_ARG_NAMES = {
+    "scaled_dot_product_attention": ("query", "key", "value", "attn_mask", "dropout_p",
+                                     "is_causal", "scale", "enable_gqa"),
+    "conv2d": ("input", "weight", "bias", "stride", "padding", "dilation", "groups"),
+    "max_pool2d": ("input", "kernel_size", "stride", "padding", "dilation", "ceil_mode"),
+    "avg_pool2d": ("input", "kernel_size", "stride", "padding", "ceil_mode"),
+    "adaptive_avg_pool2d": ("input", "output_size"),
+    "softmax": ("input", "dim"), "log_softmax": ("input", "dim"),
+    "layer_norm": ("input", "normalized_shape", "weight", "bias", "eps"),
+    "rms_norm": ("input", "normalized_shape", "weight", "eps"),
+    "gelu": ("input", "approximate"),
+    "mean": ("input", "dim", "keepdim"), "sum": ("input", "dim", "keepdim"),
+    "amax": ("input", "dim", "keepdim"), "cat": ("tensors", "dim"),
+    "to": ("dtype",), "transpose": ("input", "dim0", "dim1")}
+"""Positional argument names of the calls whose scalar arguments the lowering reads."""
+
+
+def _torch() -> Any:
+    try:
+        import torch
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError("capturing a PyTorch program needs torch: "
+                                  "pip install 'accelsim[torch]'") from None
+    return torch
+
+
+def canonical_name(func: Any) -> tuple[str, str]:
+    """(canonical name, qualified name) of a torch function or Tensor method."""
+    raw = getattr(func, "__name__", None) or type(func).__name__
+    qual = getattr(func, "__qualname__", None) or raw
+    name = _DUNDER.get(raw, raw)
+    return name, str(qual)
+
+
+def _flat(values: Any, out: list) -> None:
+    if isinstance(values, (list, tuple)):
+        for v in values:
+            _flat(v, out)
+    elif isinstance(values, dict):
+        for v in values.values():
+            _flat(v, out)
+    else:
+        out.append(values)
+
+
+def _scalar(value: Any) -> Any:
+    torch = _torch()
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value if not isinstance(value, str) or len(value) <= 200 else value[:200]
+    if isinstance(value, torch.dtype):
+        return str(value).removeprefix("torch.")
+    if isinstance(value, (list, tuple, torch.Size)) and len(value) <= 16 and all(
+            isinstance(v, (bool, int, float)) for v in value):
+        return list(value)
+    return _MISSING
+
+
+_MISSING = object()
+
+
+class _Recorder:
+    """Tensor metadata and the module stack while a program runs."""
+
+    def __init__(self, params: set[int], names: dict[int, str]) -> None:
+        self.calls: list[Call] = []
+        self.params = params
+        self.names = names
+        self.stack: list[str] = []
+
+    def info(self, t: Any, inputs: tuple[Any, ...] = ()) -> TensorInfo:
+        view = bool(t._is_view()) or any(t is x for x in inputs)
+        return TensorInfo(tuple(int(s) for s in t.shape), str(t.dtype).removeprefix("torch."),
+                          tuple(int(s) for s in t.stride()), view=view,
+                          param=id(t) in self.params)
+
+    def add(self, call: Call) -> None:
+        if len(self.calls) >= MAX_CALLS:
+            raise WorkloadError("capture", "calls", len(self.calls),
+                                f"more than {MAX_CALLS:,} calls in one step")
+        self.calls.append(call)
+
+    def module(self) -> str:
+        return self.stack[-1] if self.stack else ""
+
+
+def _args(name: str, args: tuple, kwargs: dict) -> dict[str, Any]:
+    torch = _torch()
+    names = _ARG_NAMES.get(name, ())
+    out: dict[str, Any] = {}
+    for i, v in enumerate(args):
+        if isinstance(v, torch.Tensor):
+            if i < len(names):
+                out[f"has_{names[i]}"] = True
+            continue
+        s = _scalar(v)
+        if s is not _MISSING and not (isinstance(v, (list, tuple)) and any(
+                isinstance(x, torch.Tensor) for x in v)):
+            out[names[i] if i < len(names) else f"arg{i}"] = s
+    for k, v in kwargs.items():
+        if isinstance(v, torch.Tensor):
+            out[f"has_{k}"] = True
+            continue
+        s = _scalar(v)
+        if s is not _MISSING:
+            out[str(k)] = s
+    return out
+
+
+def _mode_class() -> type:
+    torch = _torch()
+    from torch.overrides import TorchFunctionMode
+
+    class CaptureMode(TorchFunctionMode):
+        """Records each torch-function call (outermost only) into a :class:`_Recorder`."""
+
+        def __init__(self, rec: _Recorder) -> None:
+            super().__init__()
+            self.rec = rec
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+            kwargs = kwargs or {}
+            name, qual = canonical_name(func)
+            try:
+                out = func(*args, **kwargs)
+            except Exception as exc:  # noqa: BLE001 (one line naming the call)
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+                raise WorkloadError(
+                    "capture", qual, None,
+                    f"the call failed on the example tensors ({first}); data-dependent "
+                    "control flow (.item(), if tensor:) cannot be captured on meta tensors: "
+                    "capture with small CPU example tensors, or move the data-dependent part "
+                    "out of the captured function; a custom op needs a meta kernel "
+                    "(torch.library register_fake)") from None
+            if name in _SKIP:
+                return out
+            ins: list = []
+            _flat((args, kwargs), ins)
+            tin = tuple(x for x in ins if isinstance(x, torch.Tensor))
+            outs: list = []
+            _flat(out, outs)
+            tout = [x for x in outs if isinstance(x, torch.Tensor)]
+            mutates = name == "setitem" or name.endswith("_")
+            if not tout and not mutates:
+                return out
+            rec = self.rec
+            rec.add(Call(fn=name, inputs=tuple(rec.info(t) for t in tin),
+                         outputs=tuple(rec.info(t, tin) for t in tout),
+                         args=_args(name, args, kwargs), module=rec.module(), qualname=qual))
+            return out
+
+    return CaptureMode
+
+
+def capture_program(fn: Callable[..., Any], *args: Any, name: str | None = None,
+                    **kwargs: Any) -> Program:
+    """Run ``fn(*args, **kwargs)`` once (no gradients) and return the calls it made."""
+    torch = _torch()
+    if not callable(fn):
+        raise WorkloadError("capture", "fn", type(fn).__name__, "expected a callable "
+                            "(an nn.Module, its forward, or a function)")
+    root = fn if isinstance(fn, torch.nn.Module) else getattr(fn, "__self__", None)
+    names: dict[int, str] = {}
+    params: set[int] = set()
+    if isinstance(root, torch.nn.Module):
+        names = {id(m): path for path, m in root.named_modules()}
+        params = {id(p) for p in root.parameters()} | {id(b) for b in root.buffers()}
+    rec = _Recorder(params, names)
+
+    def pre(module: Any, _inputs: Any) -> None:
+        path = names.get(id(module), type(module).__name__)
+        rec.add(Call(fn="module", module=path, qualname=type(module).__name__))
+        rec.stack.append(path)
+
+    def post(_module: Any, _inputs: Any, _out: Any) -> None:
+        if rec.stack:
+            rec.stack.pop()
+
+    from torch.nn.modules import module as nn_module
+
+    hooks = [nn_module.register_module_forward_pre_hook(pre),
+             nn_module.register_module_forward_hook(post)]
+    try:
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(torch.no_grad())
+            stack.enter_context(_mode_class()(rec))
+            fn(*args, **kwargs)
+    finally:
+        for h in hooks:
+            h.remove()
+    label = name or getattr(root, "__class__", type(fn)).__name__
+    if not isinstance(root, torch.nn.Module):
+        label = name or getattr(fn, "__name__", "program")
+    if not rec.calls:
+        raise WorkloadError("capture", label, None, "the callable made no torch calls")
+    return Program(name=label, calls=tuple(rec.calls), framework=f"torch {torch.__version__}",
+                   source=f"capture({label})")
+
+
+__all__ = ["canonical_name", "capture_program"]

@@ -1,0 +1,151 @@
+"""Capturing a user's PyTorch program and lowering what it calls (issue 23).
+
+A program is captured on the ``meta`` device at the torch-function level, above the point
+where PyTorch picks a device's kernels; the GPU lowering then decides per execution mode
+what each call launches. These tests need torch (the ``torch`` extra, in ``dev``).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+from accelsim.api import capture, simulate  # noqa: E402
+from accelsim.cli import main  # noqa: E402
+from accelsim.errors import WorkloadError  # noqa: E402
+from accelsim.workload.program import program_from_json, read_program  # noqa: E402
+from accelsim.workload.program_ops import call_sites, unmodelled_calls  # noqa: E402
+
+
+class Block(nn.Module):
+    """A decoder block as a user writes it: F.rms_norm, a slice-assigned cache, SDPA."""
+
+    def __init__(self, d: int = 256, heads: int = 4) -> None:
+        super().__init__()
+        self.heads = heads
+        self.w = nn.Parameter(torch.ones(d))
+        self.q = nn.Linear(d, d, bias=False)
+        self.o = nn.Linear(d, d, bias=False)
+
+    def forward(self, x, cache, pos):
+        b, s, d = x.shape
+        h = F.rms_norm(x, (d,), self.w, 1e-5)
+        q = self.q(h).view(b, s, self.heads, -1).transpose(1, 2)
+        cache[:, :, pos:pos + s] = q
+        a = F.scaled_dot_product_attention(q, cache[:, :, :pos + s], cache[:, :, :pos + s])
+        return x + self.o(a.transpose(1, 2).reshape(b, s, d))
+
+
+def _captured(batch: int = 2, context: int = 64):
+    with torch.device("meta"):
+        model = Block().to(torch.bfloat16)
+        x = torch.zeros(batch, 1, 256, dtype=torch.bfloat16)
+        cache = torch.zeros(batch, 4, context, 64, dtype=torch.bfloat16)
+    return capture(model, x, cache, context - 1)
+
+
+def test_calls_are_recorded_above_the_device_kernels():
+    """On meta, rms_norm and SDPA decompose; the capture still sees one call of each."""
+    fns = [c.fn for c in _captured().program.calls]
+    assert fns.count("rms_norm") == 1
+    assert fns.count("scaled_dot_product_attention") == 1
+    assert "pow" not in fns and "bmm" not in fns  # not the CPU decomposition
+    assert fns.count("module") == 3  # the block and its two linears
+    assert "setitem" in fns
+
+
+def test_views_launch_nothing_and_the_cache_write_is_a_strided_copy():
+    sites = call_sites(_captured().program)
+    views = [s for s in sites if s.fn in ("view", "transpose", "getitem")]
+    assert views and all(s.op is None and s.key == "call.view" for s in views)
+    (write,) = [s for s in sites if s.fn == "setitem"]
+    assert write.family == "strided"
+    assert write.read_bytes == write.write_bytes == 2 * 4 * 1 * 64 * 2  # the new q, bf16
+
+
+def test_parameters_are_marked_and_linear_is_a_gemm_of_the_captured_shape():
+    wl = _captured(batch=8)
+    (q,) = [op for op in wl.ops if op.name == "q.linear"]
+    assert (q.m, q.n, q.k) == (8, 256, 256)
+    linear = next(c for c in wl.program.calls if c.fn == "linear")
+    assert linear.inputs[1].param and not linear.inputs[0].param
+
+
+def test_program_file_round_trips(tmp_path):
+    wl = _captured()
+    path = wl.program.write(tmp_path / "prog.json")
+    back = read_program(path)
+    assert back.calls == wl.program.calls
+    assert path.read_bytes().startswith(b'{"format": "accelsim-program"')
+
+
+@pytest.mark.parametrize("hw", ["h200", "tpu_v4", "spr_cpu"])
+def test_a_captured_program_runs_on_every_machine_kind(hw):
+    r = simulate(hw, _captured())
+    assert len(r.layers) > 0
+
+
+def test_eager_pays_each_calls_host_class_and_graph_replays_the_same_kernels():
+    wl = _captured()
+    eager = simulate("h200", wl, exec_mode="eager")
+    graph = simulate("h200", wl, exec_mode="graph")
+    assert eager.calls["kernels"].sum() == graph.calls["kernels"].sum()
+    assert eager.step_s > graph.step_s
+    classes = set(eager.calls["call_class"])
+    assert {"module", "view", "f_linear", "rms_norm", "sdpa", "slice_copy"} <= classes
+
+
+def test_an_unknown_call_is_listed_and_costed_by_the_fallback():
+    def fn(x):
+        return torch.special.i0(x)  # a call no lowering entry names
+
+    with torch.device("meta"):
+        x = torch.zeros(1024, 1024)
+    wl = capture(fn, x)
+    assert unmodelled_calls(wl.program) == {"i0": 1} or list(unmodelled_calls(wl.program).values()) == [1]
+    run = simulate("h200", wl, exec_mode="graph")
+    assert run.calls["kernels"].sum() == 1
+
+
+def test_data_dependent_control_flow_is_one_line_naming_the_call():
+    def fn(x):
+        return x * 2 if bool(x.sum() > 0) else x
+
+    with torch.device("meta"):
+        x = torch.zeros(4)
+    with pytest.raises(WorkloadError) as err:
+        capture(fn, x)
+    text = str(err.value)
+    assert "\n" not in text and "data-dependent" in text
+
+
+def test_a_bad_program_file_names_the_field():
+    doc = json.loads(_captured().program.to_text())
+    doc["calls"][1]["in"][0]["dtype"] = "float99"
+    with pytest.raises(WorkloadError, match=r"calls\[1\]\.in\[0\]\.dtype"):
+        program_from_json(doc, file="p.json")
+
+
+def test_cli_capture_then_run(tmp_path, capsys, monkeypatch):
+    src = tmp_path / "mine.py"
+    src.write_text(
+        "import torch\nimport torch.nn.functional as F\n"
+        "def build(device='meta', batch=2):\n"
+        "    with torch.device(device):\n"
+        "        w = torch.zeros(512, 512, dtype=torch.bfloat16)\n"
+        "        x = torch.zeros(batch, 512, dtype=torch.bfloat16)\n"
+        "    return (lambda x: F.gelu(x @ w)), (x,)\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["capture", f"{src}:build", "batch=4", "-o", "p.json"]) == 0
+    assert "captured" in capsys.readouterr().out
+    assert main(["run", "h200", "p.json", "--exec", "graph", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc  # a JSON document of the run
+    assert main(["capture", f"{src}:build", "batsh=4", "-o", "q.json"]) == 2
+    assert main(["capture", f"{src}:nothere", "-o", "q.json"]) == 2
+    assert not (tmp_path / "q.json").exists()
