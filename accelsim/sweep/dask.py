@@ -26,6 +26,7 @@ import os
 import re
 import socket
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -117,23 +118,73 @@ def check_address(address: Any) -> tuple[str, str, int | None]:
     return scheme, host, int(port_text)
 
 
-def _probe(address: str, host: str, port: int, timeout_s: float) -> None:
-    """Open and close a TCP connection: a refused or silent port fails here, fast."""
+def _probe(address: str, scheme: str, host: str, port: int, deadline: float) -> None:
+    """Open a TCP connection first: a refused, unknown or silent port fails here, fast.
+
+    Over plain ``tcp`` a Dask scheduler speaks first (its handshake, framed by an 8-byte
+    little-endian length); a port that accepts but sends nothing is told within the bound,
+    where Dask's own handshake read would wait for ever.
+    """
+    def fail(reason: str) -> AccelsimError:
+        return AccelsimError(f"cannot reach the Dask scheduler at {address}: {reason}")
+
     try:
-        with socket.create_connection((host, port), timeout=timeout_s):
-            pass
+        with socket.create_connection((host, port), timeout=_left(deadline)) as sock:
+            if scheme != "tcp":
+                return
+            sock.settimeout(_left(deadline))
+            prelude = b""
+            while len(prelude) < 8:
+                chunk = sock.recv(8 - len(prelude))
+                if not chunk:
+                    raise fail("the connection was closed without a Dask handshake")
+                prelude += chunk
     except ConnectionRefusedError:
-        raise AccelsimError(f"cannot reach the Dask scheduler at {address}: connection refused "
-                            "(no scheduler listens there)") from None
+        raise fail("connection refused (no scheduler listens there)") from None
     except socket.gaierror as exc:
-        raise AccelsimError(f"cannot reach the Dask scheduler at {address}: unknown host "
-                            f"({exc.strerror})") from None
+        raise fail(f"unknown host ({exc.strerror})") from None
     except TimeoutError:
-        raise AccelsimError(f"cannot reach the Dask scheduler at {address}: no answer within "
-                            f"{timeout_s:g} s") from None
+        raise fail(f"no Dask handshake within {DASK_CONNECT_TIMEOUT_S:g} s "
+                   "(is it a Dask scheduler?)") from None
     except OSError as exc:
-        raise AccelsimError(f"cannot reach the Dask scheduler at {address}: "
-                            f"{exc.strerror or exc}") from None
+        raise fail(str(exc.strerror or exc)) from None
+    if not 0 < int.from_bytes(prelude, "little") < 2**20:
+        raise fail("it does not speak Dask's protocol (is it a Dask scheduler?)")
+
+
+def _left(deadline: float) -> float:
+    """Seconds left before ``deadline`` (at least a tenth of a second)."""
+    return max(0.1, deadline - time.monotonic())
+
+
+def _client_within(distributed: Any, address: str, deadline: float) -> Any:
+    """``distributed.Client(address)``, given up at ``deadline`` whatever Dask waits on.
+
+    The client is made in a daemon thread: a peer that stalls Dask's handshake (which Dask
+    reads without a timeout) leaves that thread behind instead of this process.
+    """
+    box: dict[str, Any] = {}
+    timeout = _left(deadline)
+
+    def make() -> None:
+        try:
+            box["client"] = distributed.Client(address, timeout=timeout, set_as_default=False)
+        except BaseException as exc:  # noqa: BLE001 (handed to the caller's thread)
+            box["error"] = exc
+
+    thread = threading.Thread(target=make, name="accelsim-dask-connect", daemon=True)
+    thread.start()
+    thread.join(timeout + 1.0)
+    if thread.is_alive():
+        raise AccelsimError(f"cannot reach the Dask scheduler at {address}: no Dask handshake "
+                            f"within {DASK_CONNECT_TIMEOUT_S:g} s (is it a Dask scheduler?)")
+    if "client" in box:
+        return box["client"]
+    exc = box.pop("error")
+    reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    del exc
+    _collect_quietly()
+    raise AccelsimError(f"cannot reach the Dask scheduler at {address}: {reason}")
 
 
 def _collect_quietly() -> None:
@@ -167,22 +218,11 @@ def connect(address: str) -> Any:
     distributed = _distributed()
     deadline = time.monotonic() + DASK_CONNECT_TIMEOUT_S
     if scheme in ("tcp", "tls", "ws", "wss") and port is not None:
-        _probe(address, host, port, DASK_CONNECT_TIMEOUT_S)
-    left = max(1.0, deadline - time.monotonic())
-    reason = None
-    try:
-        client = distributed.Client(address, timeout=left, set_as_default=False)
-    except Exception as exc:  # noqa: BLE001 (OSError, TimeoutError, a handshake's own errors)
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    except BaseException:
-        _collect_quietly()
-        raise
-    if reason is not None:
-        _collect_quietly()
-        raise AccelsimError(f"cannot reach the Dask scheduler at {address}: {reason}")
+        _probe(address, scheme, host, port, deadline)
+    client = _client_within(distributed, address, deadline)
     try:
         if not client.nthreads():
-            client.wait_for_workers(1, timeout=max(1.0, deadline - time.monotonic()))
+            client.wait_for_workers(1, timeout=max(1.0, _left(deadline)))
     except Exception:  # noqa: BLE001 (TimeoutError, or the scheduler went away)
         close_quietly(client)
         raise AccelsimError(f"the Dask scheduler at {address} has no workers "

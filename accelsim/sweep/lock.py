@@ -1,4 +1,4 @@
-"""One writer per results file, and only regular files as stores or specs.
+"""One writer per results file, and only regular files (or ``/dev/null``) as stores or specs.
 
 :class:`StoreLock` is a lock file beside the store (``.NAME.lock``) holding the writer's pid.
 On POSIX it is held with ``flock``, so the kernel releases it when the writer dies however it
@@ -9,7 +9,8 @@ whose pid is not alive is taken over.
 :func:`check_regular` refuses FIFOs, character and block devices and sockets before they are
 opened: a sweep store is re-read on ``--resume`` and replaced as it grows (Parquet) or appended
 to (CSV), which a FIFO would block on and ``/dev/null`` or ``/dev/stdout`` cannot hold; a spec
-is read whole, which a FIFO without a writer would block on forever.
+is read whole, which a FIFO without a writer would block on forever. ``/dev/null`` as a store
+is accepted and discards the rows (:func:`check_store_path`).
 
 Imports: errors (stdlib only otherwise).
 """
@@ -61,6 +62,35 @@ def check_regular(path: str | os.PathLike, *, file: str | None, field: str, what
     if kind is not None:
         raise ConfigError(file, field, str(path),
                           f"is a {kind}, not a regular file: {what} must be a regular file")
+
+
+_SYSTEM_DIRS = ("/dev/", "/proc/", "/sys/")
+
+
+def is_devnull(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is the null device (``/dev/null``, or a link to it)."""
+    try:
+        return os.path.samefile(path, os.devnull)
+    except OSError:
+        return False
+
+
+def check_store_path(path: str | os.PathLike, *, field: str = "--out") -> bool:
+    """Refuse what cannot be a sweep store; True for the null device (results thrown away).
+
+    A store is re-read, appended to or replaced, with a lock file and a temporary file made
+    beside it, so it must be a regular file (or not exist yet) outside ``/dev``, ``/proc`` and
+    ``/sys`` (``/dev/stdout`` may point to a regular file, but its neighbours are devices).
+    ``/dev/null`` is accepted: the sweep runs and its rows are discarded (a dry run, a timing).
+    """
+    if is_devnull(path):
+        return True
+    check_regular(path, file=str(path), field=field, what="a sweep store")
+    if os.path.abspath(path).startswith(_SYSTEM_DIRS):
+        raise ConfigError(str(path), field, str(path),
+                          "is a system path (under /dev, /proc or /sys), not a file of its own: "
+                          "a sweep store must be a regular file (/dev/null discards the rows)")
+    return False
 
 
 def _pid_alive(pid: int) -> bool:

@@ -20,7 +20,8 @@ order is continued in its own order; a file with other columns is refused and le
 One writer per file: opening takes a lock file ``.NAME.lock`` beside it, holding the writer's
 pid (:mod:`accelsim.sweep.lock`); a second sweep onto the same file is refused in one line
 naming the holder's pid, and a lock left by a writer that died is taken over with a note.
-FIFOs, devices and sockets are refused as stores (they cannot be re-read or replaced).
+FIFOs, devices and sockets are refused as stores (they cannot be re-read or replaced), and so is
+anything under ``/dev``, ``/proc`` or ``/sys`` but ``/dev/null``, which discards the rows.
 
 Imports: errors, sweep.lock, pandas, pyarrow (for Parquet).
 """
@@ -39,7 +40,7 @@ from typing import Any
 import pandas as pd
 
 from accelsim.errors import ConfigError
-from accelsim.sweep.lock import StoreLock, check_regular
+from accelsim.sweep.lock import StoreLock, check_store_path
 
 FORMATS = ("parquet", "csv")
 
@@ -171,7 +172,8 @@ class ResultStore:
 
     Opening takes the file's lock (:class:`~accelsim.sweep.lock.StoreLock`: one writer per
     file, CSV and Parquet alike) and :meth:`close` gives it back; a FIFO, device or socket is
-    refused before it is opened (:func:`~accelsim.sweep.lock.check_regular`).
+    refused before it is opened, ``/dev/null`` discards the rows
+    (:func:`~accelsim.sweep.lock.check_store_path`).
     """
 
     def __init__(self, path: str | os.PathLike, columns: Sequence[str], *, fmt: str | None = None,
@@ -189,12 +191,16 @@ class ResultStore:
         self.repaired_lines = 0
         """Damaged lines dropped from a CSV file opened with ``resume``."""
         self._tmp = self.path.with_name(f".{self.path.name}.tmp")
-        check_regular(self.path, file=str(self.path), field="--out", what="a sweep store")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.discard = check_store_path(self.path)
+        """``/dev/null``: rows are counted and thrown away; nothing is locked or written."""
         self._lock = StoreLock(self.path)
+        self.lock_note: str | None = None
+        """Set when a stale lock left by a dead writer was taken over."""
+        if self.discard:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock.acquire()  # one writer at a time, before the file is looked at
         self.lock_note = self._lock.note
-        """Set when a stale lock left by a dead writer was taken over."""
         try:
             self._open_file(resume, force)
         except BaseException:
@@ -284,6 +290,9 @@ class ResultStore:
         written twice by :meth:`close`); a failed CSV append is cut back off the file.
         """
         if not self._pending:
+            return
+        if self.discard:
+            self._pending = []
             return
         t0 = time.monotonic()
         batch = pd.DataFrame(self._pending, columns=self.columns)
