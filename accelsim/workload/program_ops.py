@@ -272,9 +272,8 @@ def _io(call: Call) -> tuple[float, float]:
     twice: each distinct input counted once)."""
     if call.fn == "setitem":
         value = call.inputs[1] if len(call.inputs) > 1 else None
-        if value is None:  # a fill: x[...] = 0
-            dst = call.inputs[0] if call.inputs else None
-            return 0.0, 0.0 if dst is None else 0.0
+        if value is None:  # a fill (x[...] = 0): the slice's size is not captured
+            return 0.0, 0.0
         return value.nbytes, value.nbytes
     read = sum(t.nbytes for t in call.inputs if not (call.fn.endswith("_") and t is call.inputs[0]
                                                       and call.fn in ("fill_", "zero_")))
