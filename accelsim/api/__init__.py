@@ -1,15 +1,17 @@
 """The Python API: load a machine and a workload, map, replay, tabulate.
 
-    >>> from accelsim.api import simulate
-    >>> r = simulate("tpu_v4", "resnet50")
-    >>> r.layers[["layer", "total_cycles", "overall_util"]]
+    >>> from accelsim.api import simulate, simulate_op
+    >>> r = simulate("tpu_v4", "resnet50")          # or "h200", "spr_cpu": the same protocol
+    >>> r.totals["time_s"], r.energy.total_pj, r.energy.breakdown(), r.params
+    >>> simulate_op("h200", "gemm", m=4096, n=4096, k=4096)["time_s"]
 
 Imports: everything below api (config, workload, mapping, engine, report).
 """
 
 from __future__ import annotations
 
-from accelsim.api.systolic import Result, load_hw, load_wl, simulate
+from accelsim.api.gpu import make_op, simulate_op
+from accelsim.api.systolic import Result, RunResult, load_hw, load_wl, simulate
 
 
 def capture(fn, *example_args, **example_kwargs):  # noqa: ANN001, ANN201 (lazy: torch is an extra)
@@ -18,4 +20,5 @@ def capture(fn, *example_args, **example_kwargs):  # noqa: ANN001, ANN201 (lazy:
 
     return _capture(fn, *example_args, **example_kwargs)
 
-__all__ = ["Result", "capture", "load_hw", "load_wl", "simulate"]
+__all__ = ["Result", "RunResult", "capture", "load_hw", "load_wl", "make_op", "simulate",
+           "simulate_op"]

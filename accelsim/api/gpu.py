@@ -1,9 +1,16 @@
-"""One operator on one GPU: ``simulate_op(hw, op) -> dict``.
+"""One operator on one machine: ``simulate_op(hw, op, **fields) -> dict``.
 
     >>> from accelsim.api.gpu import simulate_op
-    >>> from accelsim.workload.ops import Gemm
-    >>> r = simulate_op("h200", Gemm(name="g", m=4096, n=4096, k=4096, dtype="bf16"))
+    >>> r = simulate_op("h200", "gemm", m=4096, n=4096, k=4096, dtype="bf16")
     >>> r["time_s"], r["flop_per_s"], r["bound"], r["tile"], r["waves"]
+    >>> simulate_op("h200", "attention", batch=4, heads=32, seq=4096, head_dim=128, causal=True)
+    >>> simulate_op("tpu_v4", "conv2d", n=1, c=64, h=56, w=56, k=64, r=3, s=3, pad=1)
+
+``op`` is an operator object (:mod:`accelsim.workload.ops`, :mod:`accelsim.workload.nn_ops`)
+or an op name with its fields, as ``accelsim op HW OPNAME --FIELD VALUE`` takes them
+(:func:`make_op`: the names and fields of the op registry, the command line's spellings such
+as ``seq`` for attention's ``seq_q`` and ``head-dim``/``head_dim``, its defaults, ``dtype``
+``bf16`` unless given).
 
 The document holds ``time_s`` (GPU-side time per call of the op repeated back to back, launch
 gaps included: what a CUDA graph of calls or a busy stream sees; a whole model's stream adds
@@ -24,19 +31,82 @@ or launch) and explanations (path, tile, split_k, ctas, waves, l2_hit, per-kerne
 ``macs_executed`` is half of ``macs``; a GPU without sparse tensor cores (V100) raises
 :class:`UnsupportedError`.
 
-Imports: config, devices.gpu, errors.
+A machine of another kind runs one op as a whole workload: ``simulate("tpu_v4",
+make_op("gemm", m=4096, n=4096, k=4096))`` (what ``accelsim op tpu_v4 gemm`` does).
+
+Imports: config, devices.gpu, workload.registry, errors.
 """
 
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from accelsim.config.gpu import GpuMachine
 from accelsim.config.registry import load_machine
 from accelsim.devices.gpu import MODES, op_document
-from accelsim.errors import UnsupportedError
+from accelsim.errors import ConfigError, UnsupportedError
 
-__all__ = ["MODES", "load_gpu", "simulate_op"]
+__all__ = ["MODES", "load_gpu", "make_op", "simulate_op"]
+
+DEFAULT_DTYPE = "bf16"
+"""An op's precision when a name is given without ``dtype`` (``accelsim op``'s default)."""
+
+
+def make_op(op: Any, **fields: Any) -> Any:
+    """The operator that op name ``op`` and its ``fields`` describe, as ``accelsim op HW OP
+    --FIELD VALUE ...`` builds it (:func:`accelsim.workload.registry.cli_fields`): a kind
+    (``gemm``, ``conv2d``, ``attention``...) or a preset name (``relu``); a field by its name
+    or any command-line spelling (``seq`` or ``seq_q``, ``head-dim`` or ``head_dim``);
+    ``dtype`` default ``bf16``, ``name`` default the op name; the command line's defaults
+    (a GEMM's ``shared_weights=False``, attention's ``seq_kv = seq_q``). An operator object is
+    returned as is (with no fields). One-line :class:`ConfigError` naming the field otherwise."""
+    from accelsim.workload.registry import (
+        CLI_DEFAULTS,
+        OP_TYPES,
+        cli_fields,
+        cli_op_names,
+        resolve_op_name,
+    )
+
+    if not isinstance(op, str):
+        if fields:
+            raise ConfigError(None, next(iter(fields)), fields[next(iter(fields))],
+                              "fields go with an op name; an operator object has its own")
+        return op
+    try:
+        kind, preset = resolve_op_name(op)
+    except KeyError:
+        raise ConfigError(None, "op", op, f"unknown operator (known: {', '.join(cli_op_names())})"
+                          ) from None
+    spec = [f for f in cli_fields(kind) if f.name not in preset]
+    spelled = {}
+    for f in spec:
+        for name in (f.name, *(flag.lstrip("-") for flag in f.flags)):
+            spelled[name] = spelled[name.replace("-", "_")] = f.name
+    extra = {k: fields.pop(k) for k in ("name", "dtype") if k in fields}
+    values: dict[str, Any] = {}
+    for key, value in fields.items():
+        if key not in spelled:
+            raise ConfigError(None, key, value, f"not a field of {kind} (known: "
+                              f"{', '.join(f.name for f in spec)}, dtype, name)")
+        values[spelled[key]] = value
+    for f in spec:
+        v = values.get(f.name)
+        if v is None and f.default_from is not None and values.get(f.default_from) is not None:
+            values[f.name] = values[f.default_from]
+        elif v is None and f.name in CLI_DEFAULTS.get(kind, {}):
+            values[f.name] = CLI_DEFAULTS[kind][f.name]
+        elif v is None and f.required:
+            raise ConfigError(None, f.name, None, f"{kind} needs {f.name} (a {f.type})")
+        elif f.type == "int" and v is not None and (
+                isinstance(v, bool) or not isinstance(v, int) or v < f.min_value):
+            raise ConfigError(None, f.name, v, f"must be an integer >= {f.min_value}")
+    try:
+        return OP_TYPES[kind](name=extra.get("name", op), **preset, **values,
+                              dtype=extra.get("dtype", DEFAULT_DTYPE))
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(None, op, None, str(exc)) from None
 
 
 def load_gpu(hw: str | os.PathLike | GpuMachine) -> GpuMachine:
@@ -45,11 +115,18 @@ def load_gpu(hw: str | os.PathLike | GpuMachine) -> GpuMachine:
     if not isinstance(m, GpuMachine):
         kind = getattr(m, "kind", type(m).__name__)
         raise UnsupportedError(f"{getattr(m, 'name', hw)} is a '{kind}' machine, not a GPU "
-                               "(kind: gpu)")
+                               "(kind: gpu); one op on it: simulate(hw, make_op(...))")
     return m
 
 
-def simulate_op(hw: str | os.PathLike | GpuMachine, op: object, *, mode: str = "event",
-                precision: str | None = None, sparsity: str | None = None) -> dict:
-    """Time one operator on a GPU; see the module docstring for the fields. Seconds, bytes."""
-    return op_document(load_gpu(hw), op, mode=mode, precision=precision, sparsity=sparsity)
+def simulate_op(hw: str | os.PathLike | GpuMachine, op: Any, *, mode: str = "event",
+                precision: str | None = None, sparsity: str | None = None, **fields: Any) -> dict:
+    """Time one operator on a GPU (name, path or object); ``op`` an operator object or an op
+    name with its ``fields`` (:func:`make_op`, as ``accelsim op`` takes them). See the module
+    docstring for the document's keys. Seconds, FLOP, bytes. Other kinds run one op through
+    ``simulate(hw, make_op(...))`` (a whole-run result)."""
+    machine = load_gpu(hw)
+    if isinstance(op, str) and precision is not None:
+        fields.setdefault("dtype", precision)
+    return op_document(machine, make_op(op, **fields), mode=mode, precision=precision,
+                       sparsity=sparsity)

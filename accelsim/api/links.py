@@ -8,7 +8,9 @@ Every result is a plain dict (JSON-able); bandwidths are ``*_bytes_per_s`` (deci
 second). The GB/s fields ``gbps``, ``link_gbps`` and ``busbw_gbps`` (gigabytes, 1e9 B/s, the
 unit nccl-tests print) are kept for one release as aliases. Bad input (unknown or
 unconnected endpoints, negative bytes) raises :class:`~accelsim.errors.ConfigError` naming
-the element.
+the element. Every size, time and bandwidth argument also takes the strings the command line
+takes (``transfer("h200x2", "host", "gpu0", "1GiB")``, ``compute_s="2 ms"``; parsed by
+:mod:`accelsim.units`: decimal SI, only Ki/Mi/Gi binary).
 
 Imports: config, hw, engine, analysis.amdahl, units, errors (and ``accelsim.api.gpu``).
 """
@@ -27,12 +29,29 @@ from accelsim.engine import links as eng
 from accelsim.engine.collectives import run_collective
 from accelsim.errors import ConfigError, UnsupportedError
 from accelsim.hw import link as hw
+from accelsim.units import UnitError, parse_bytes, parser_for_field
 
 GB = 1e9
 
 __all__ = ["GB", "amdahl", "bandwidth_ladder", "collective", "data_parallel_step",
            "device_hbm_bytes_per_s", "get_system", "gpu_op_time_s", "latency_bandwidth_curve",
            "pipeline", "switched_system", "tensor_parallel_layer", "transfer", "zero_copy"]
+
+
+def quantity(value: Any, field: str) -> Any:
+    """``value`` in canonical units when it is a string with a unit (``"1GiB"`` -> bytes,
+    ``"2 ms"`` -> seconds, ``"900 GB/s"`` -> bytes/s), parsed by the unit suffix of the
+    argument's name ``field`` (``nbytes`` and ``sizes`` are bytes); anything else unchanged (the
+    callee checks numbers). A bad string is a one-line :class:`ConfigError` naming ``field``."""
+    if not isinstance(value, str):
+        return value
+    parse = parse_bytes if field in ("nbytes", "sizes") else parser_for_field(field)
+    if parse is None:
+        return value
+    try:
+        return parse(value)
+    except UnitError as exc:
+        raise ConfigError(None, field, value, str(exc)) from None
 
 
 def get_system(system: System | str | os.PathLike) -> System:
@@ -51,7 +70,7 @@ def transfer(system: System | str, src: str, dst: str, nbytes: float, pageable: 
     benchmark loop measures).
     """
     s = get_system(system)
-    n = hw.check_bytes(nbytes)
+    n = hw.check_bytes(quantity(nbytes, "nbytes"))
     route = hw.find_route(s, src, dst)
     if pageable and s.host.name not in (src, dst):
         raise ConfigError(s.name, "pageable", True,
@@ -86,7 +105,7 @@ def collective(system: System | str, name: str, nbytes: float, algo: str | None 
     overrides the system's (``nccl`` or ``link``).
     """
     s = get_system(system)
-    r = run_collective(s, name, nbytes, algo=algo, ranks=ranks, protocol=protocol, model=model)
+    r = run_collective(s, name, quantity(nbytes, "nbytes"), algo=algo, ranks=ranks, protocol=protocol, model=model)
     r.update(system=s.name, op=name, bytes_per_s=r["algbw_bytes_per_s"],
              gbps=r["algbw_bytes_per_s"] / GB, busbw_gbps=r["busbw_bytes_per_s"] / GB)  # aliases
     return r
@@ -103,6 +122,7 @@ def bandwidth_ladder(system: System | str, device: str | None = None,
     from the device's hardware config unless ``hbm_bytes_per_s`` is given.
     """
     s = get_system(system)
+    hbm_bytes_per_s = quantity(hbm_bytes_per_s, "hbm_bytes_per_s")
     dev = device or s.device_names[0]
     s.device(dev)
     rows: list[dict[str, Any]] = []
@@ -152,7 +172,7 @@ def latency_bandwidth_curve(system: System | str, src: str, dst: str,
     """
     s = get_system(system)
     route = hw.find_route(s, src, dst)
-    sizes = sizes or [2.0**k for k in range(10, 31, 2)]
+    sizes = [quantity(n, "sizes") for n in sizes] if sizes else [2.0**k for k in range(10, 31, 2)]
     lat = route.dma_setup_s + route.latency_s
     rows = []
     for n in sizes:
@@ -171,6 +191,8 @@ def pipeline(system: System | str, device: str, chunks: int, h2d_bytes: float, k
     """H2D -> kernel -> D2H over ``chunks`` chunks, overlapped (streams) or one after another."""
     s = get_system(system)
     s.device(device)
+    h2d_bytes, d2h_bytes = quantity(h2d_bytes, "h2d_bytes"), quantity(d2h_bytes, "d2h_bytes")
+    kernel_s = quantity(kernel_s, "kernel_s")
     if chunks < 1:
         raise ConfigError(s.name, "chunks", chunks, "must be >= 1")
     hw.check_bytes(h2d_bytes, "h2d_bytes")
@@ -186,7 +208,8 @@ def zero_copy(system: System | str, device: str, nbytes: float, compute_s: float
     """Zero-copy (kernel reads host memory over PCIe) against copy-then-compute."""
     s = get_system(system)
     s.device(device)
-    return eng.run_zero_copy(s, device, hw.check_bytes(nbytes), compute_s, reads=reads)
+    return eng.run_zero_copy(s, device, hw.check_bytes(quantity(nbytes, "nbytes")),
+                             quantity(compute_s, "compute_s"), reads=reads)
 
 
 # --- scenarios --------------------------------------------------------------------------------
@@ -220,7 +243,9 @@ def data_parallel_step(system: System | str, *, grad_bytes: float, compute_s: fl
     s = get_system(system)
     names = eng.check_ranks(s, ranks)
     n = len(names)
-    grad = hw.check_bytes(grad_bytes, "grad_bytes")
+    grad = hw.check_bytes(quantity(grad_bytes, "grad_bytes"), "grad_bytes")
+    compute_s = quantity(compute_s, "compute_s")
+    bucket_bytes = hw.check_bytes(quantity(bucket_bytes, "bucket_bytes"), "bucket_bytes")
     if compute_s is None:
         if not ops:
             raise ConfigError(s.name, "compute_s", None, "give compute_s or ops")

@@ -21,7 +21,7 @@ from typing import Any
 
 from accelsim.api.compare import load_platform
 from accelsim.devices import RunOptions, check_run_flags, device_for
-from accelsim.devices.results import ModelRun
+from accelsim.devices.results import ModelRun, run_params
 from accelsim.errors import ConfigError
 
 __all__ = ["ModelRun", "run_model"]
@@ -44,4 +44,6 @@ def run_model(hw: Any, workload: Any, *, exec_mode: str | None = None, replay: s
     dev = device_for(machine, source=str(hw) if isinstance(hw, str) else None)
     options = RunOptions(mode="event" if replay == "event" else "auto", exec_mode=exec_mode)
     check_run_flags(dev, options.given())
-    return dev.run_model(workload, options, progress=progress)
+    result = dev.run_model(workload, options, progress=progress)
+    result.params = run_params(workload, options, result)
+    return result

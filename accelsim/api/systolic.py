@@ -12,12 +12,12 @@ from typing import Any
 from accelsim.config.machine import SystolicMachine
 from accelsim.config.registry import load_machine
 from accelsim.devices import RunOptions, check_run_flags, device_for
-from accelsim.devices.results import Result, load_wl
+from accelsim.devices.results import Result, RunResult, load_wl, run_params
 from accelsim.devices.systolic import plan_ops
 from accelsim.errors import ConfigError
 from accelsim.workload.ops import Workload
 
-__all__ = ["Result", "load_hw", "load_wl", "plan_workload", "simulate"]
+__all__ = ["Result", "RunResult", "load_hw", "load_wl", "plan_workload", "simulate"]
 
 
 def load_hw(hw: Any, overrides: Mapping[str, Any] | None = None) -> Any:
@@ -38,9 +38,12 @@ def simulate(hw: Any, workload: Any, *, dataflow: str | None = None, mode: str =
     """Simulate ``workload`` on machine ``hw`` through its device
     (:func:`accelsim.devices.device_for` ``(machine).run_model``).
 
-    A systolic machine gives a :class:`Result` (per-layer table, action records, energy
-    report); a GPU or CPU a :class:`~accelsim.devices.results.ModelRun` (as
-    :func:`accelsim.api.model_run.run_model`). An option the machine's kind does not take
+    Every kind answers one protocol (:class:`~accelsim.devices.results.RunResult`):
+    ``.layers``, ``.totals``, ``.energy`` (``total_pj``, ``pj_per_mac``, ``average_power_w``,
+    ``breakdown()``), ``.machine``, ``.workload``, ``.params`` (what ran) and a short repr. A
+    systolic machine gives a :class:`Result` (also per-layer action records, ``.actions``); a
+    GPU or CPU a :class:`~accelsim.devices.results.ModelRun` (as
+    :func:`accelsim.api.model_run.run_model`; on a GPU also ``.calls`` and ``.breakdown``). An option the machine's kind does not take
     (``dataflow`` on a GPU, ``exec_mode`` on a systolic array) is a one-line
     :class:`ConfigError`; a system or node (several devices) too (:mod:`accelsim.api.links`).
 
@@ -63,7 +66,9 @@ def simulate(hw: Any, workload: Any, *, dataflow: str | None = None, mode: str =
     options = RunOptions(mode=mode, exec_mode=exec_mode, dataflow=dataflow,
                          loop_order=loop_order, sparsity=sparsity, energy=energy)
     check_run_flags(dev, options.given())
-    return dev.run_model(workload, options, progress=progress)
+    result = dev.run_model(workload, options, progress=progress)
+    result.params = run_params(workload, options, result)
+    return result
 
 
 def plan_workload(machine: SystolicMachine, wl: Workload, dataflow: str,

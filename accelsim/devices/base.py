@@ -80,9 +80,55 @@ class RunOptions:
             raise ConfigError(None, "mode", self.mode, f"must be one of {', '.join(RUN_MODES)}")
 
     def given(self) -> dict[str, Any]:
-        """The optional options that are set (name -> value)."""
-        return {f: getattr(self, f) for f in ("exec_mode", "dataflow", "loop_order", "sparsity")
+        """The optional options that are set (name -> value): every field but ``mode`` and
+        ``energy`` (:func:`optional_run_options`) whose value is not None."""
+        return {f: getattr(self, f) for f in optional_run_options()
                 if getattr(self, f) is not None}
+
+    def params(self) -> dict[str, Any]:
+        """What ran, as a result's ``params``: ``mode`` and the optional options that are set."""
+        return {"mode": self.mode, **self.given()}
+
+
+def optional_run_options() -> tuple[str, ...]:
+    """The optional :class:`RunOptions` fields (each kind takes those of its ``run_flags``):
+    every field but ``mode`` and ``energy``, in declaration order. Sweeps take each of them as a
+    parameter (:mod:`accelsim.sweep.space`), so a new field needs no edit there."""
+    return tuple(f.name for f in dataclasses.fields(RunOptions) if f.name not in ("mode", "energy"))
+
+
+LOOP_ORDERS = ("auto", "sr_outer", "sc_outer")
+"""``loop_order`` values (:func:`accelsim.mapping.systolic.plan_layer`)."""
+
+
+def check_run_option(name: str, value: Any) -> None:
+    """Refuse a value that :class:`RunOptions` field ``name`` takes on no machine: a one-line
+    :class:`ConfigError` naming the option. ``dataflow``: a registered dataflow;
+    ``exec_mode``: an execution mode or a lowering YAML path; ``loop_order``: one of
+    :data:`LOOP_ORDERS`; ``sparsity``: a fraction within [0, 1] or ``{layer: fraction}``.
+    Other options are checked by the device that runs them."""
+    from accelsim.config.lowering import EXEC_MODES
+    from accelsim.config.systolic import ALL_DATAFLOWS
+
+    def fraction(v: Any) -> bool:
+        return (isinstance(v, (int, float)) and not isinstance(v, bool)
+                and 0.0 <= float(v) <= 1.0)
+
+    if value is None:
+        return
+    if name == "dataflow" and value not in ALL_DATAFLOWS:
+        reason = f"unknown dataflow (known: {', '.join(ALL_DATAFLOWS)})"
+    elif name == "exec_mode" and value not in EXEC_MODES \
+            and not str(value).endswith((".yaml", ".yml")):
+        reason = f"unknown execution mode (known: {', '.join(EXEC_MODES)} or a lowering YAML)"
+    elif name == "loop_order" and value not in LOOP_ORDERS:
+        reason = f"must be one of {', '.join(LOOP_ORDERS)}"
+    elif name == "sparsity" and not (fraction(value) or (
+            isinstance(value, Mapping) and all(fraction(v) for v in value.values()))):
+        reason = "must be a fraction within [0, 1] (or {layer: fraction})"
+    else:
+        return
+    raise ConfigError(None, name, value, reason)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -248,14 +294,29 @@ class DeviceBase:
                             for lv in self.levels}})
         return pd.DataFrame(rows), prec or ""
 
-    def workload_totals(self, workload: Any, *, dataflow: str | None = None, mode: str = "auto",
+    def prepare_workload(self, workload: Any) -> Any:
+        """``workload`` in the form :meth:`run_model` reads it, built once to be run many times
+        (sweep points): ``run_model(prepare_workload(w), o)`` is ``run_model(w, o)``. Default (a
+        kind whose model lowers graphs, a GPU): a model-zoo or Hugging Face spec string as its
+        graph, anything else through :func:`~accelsim.devices.results.load_wl`; kinds that run
+        flat op lists override it with ``load_wl``."""
+        if isinstance(workload, str):
+            from accelsim.workload.models import zoo
+
+            if zoo.is_zoo_spec(workload):
+                return zoo.from_spec(workload)
+        return load_wl(workload)
+
+    def workload_totals(self, workload: Any, options: RunOptions | None = None, *,
+                        dataflow: str | None = None, mode: str = "auto",
                         energy: bool = False) -> dict[str, float]:
         """Whole-workload figures of a design point (what a sweep row holds): the numeric
-        entries of ``run_model(workload, RunOptions(mode=..., dataflow=..., energy=...)).totals``,
-        what ``accelsim run`` reports (on a GPU: ``time_s`` of a step with host dispatch,
-        ``gpu_busy_s``, ``flops``, ``dram_bytes``, ``energy_j``, ``average_power_w``...). A kind
-        with a faster exact path for sweeps overrides it (systolic machines)."""
-        opts = RunOptions(mode=mode, dataflow=dataflow, energy=energy)
+        entries of ``run_model(workload, options).totals``, what ``accelsim run`` reports (on a
+        GPU: ``time_s`` of a step with host dispatch, ``gpu_busy_s``, ``flops``, ``dram_bytes``,
+        ``energy_j``, ``average_power_w``...). ``options`` default:
+        ``RunOptions(mode=mode, dataflow=dataflow, energy=energy)``. A kind with a faster exact
+        path for sweeps overrides it (systolic machines; a test holds it equal to run)."""
+        opts = options or RunOptions(mode=mode, dataflow=dataflow, energy=energy)
         totals = self.run_model(workload, opts).totals
         return {k: float(v) for k, v in totals.items()
                 if isinstance(v, (int, float)) and not isinstance(v, bool)}

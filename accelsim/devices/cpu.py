@@ -25,6 +25,7 @@ import pandas as pd
 
 from accelsim.analysis.roofline import MachineRoofs, Roof
 from accelsim.devices.base import DeviceBase, OpCost, records_energy_j
+from accelsim.devices.results import load_wl
 from accelsim.hw.cpu import CpuCost, cost_actions, op_cost
 
 
@@ -42,6 +43,11 @@ class CpuDevice(DeviceBase):
     kind: ClassVar[str] = "cpu"
     noun: ClassVar[str] = "CPUs"
     levels: ClassVar[tuple[str, ...]] = ("l1", "l2", "l3", "dram")
+
+    def prepare_workload(self, workload: Any) -> Any:
+        """The workload as :meth:`run_model` reads it: a flat op list
+        (:func:`~accelsim.devices.results.load_wl`)."""
+        return load_wl(workload)
 
     def plan(self, op: object, *, precision: str | None = None) -> CpuCost:
         """The CPU model's blocking and cost of ``op`` (its plan is its cost)."""

@@ -2,8 +2,14 @@
 
 :class:`Result`: a workload on a systolic machine (per-layer table, action records, energy
 report); :class:`ModelRun`: a model on a GPU or CPU (per-op table; on a GPU also the per-call
-timeline, time by kernel class and the memory check). Both have ``layers``, ``totals``,
-``to_dict()`` (the JSON document of ``accelsim run --json``) and a short ``repr``.
+timeline, time by kernel class and the memory check). Both answer one protocol,
+:class:`RunResult`, whatever the kind: ``layers`` (one row per layer/op), ``totals`` (with
+``time_s``), ``energy`` (``total_pj``, ``pj_per_mac``, ``tops_per_w``, ``average_power_w``,
+``breakdown()``, ``to_dict()``: an :class:`~accelsim.report.energy.EnergyReport` on a
+systolic machine, a :class:`RunEnergy` on a GPU or CPU; None only when pricing was turned
+off), ``machine``, ``workload``, ``params`` (what ran: the workload's parameters and the run
+options, defaults resolved), ``to_dict()`` (the JSON document of ``accelsim run --json``) and a
+short ``repr``.
 :func:`load_wl` turns a name, path, op list or graph into a :class:`Workload`;
 :func:`device_op` is the op a GPU/CPU library runs for a fused or gather op. Units: seconds,
 FLOP, decimal bytes, joules.
@@ -18,12 +24,13 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import pandas as pd
 
 from accelsim import __version__
 from accelsim.config.schema import to_dict
+from accelsim.errors import AccelsimError
 from accelsim.report.tables import totals_of
 from accelsim.units import format_time
 from accelsim.workload.nn_ops import Attention, Elementwise, Embedding, Softmax
@@ -75,6 +82,121 @@ def energy_repr_line(energy: Any) -> str:
             f"(table {energy.table.name})")
 
 
+@runtime_checkable
+class RunResult(Protocol):
+    """What every whole-workload run returns, on any machine kind (``simulate``,
+    ``run_model``): see the module docstring."""
+
+    machine: Any
+    workload: Workload
+    layers: pd.DataFrame
+    params: dict[str, Any]
+
+    @property
+    def totals(self) -> dict[str, Any]:
+        """Whole-workload figures (``time_s`` seconds, ``flops``...)."""
+
+    @property
+    def energy(self) -> Any:
+        """Energy of the run (``total_pj``, ``pj_per_mac``, ``average_power_w``,
+        ``breakdown()``)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document of ``accelsim run --json``."""
+
+
+@dataclass(frozen=True, repr=False)
+class RunEnergy:
+    """Energy of a GPU or CPU run, in the terms of an
+    :class:`~accelsim.report.energy.EnergyReport`: ``layers`` (the run's per-op table, its
+    ``energy_j`` column: each op's kernels, dynamic energy plus leakage over their time),
+    ``idle_pj`` (leakage and idle power while the device waits for the host), ``macs``,
+    ``time_s`` (seconds) and the energy table's name."""
+
+    layers: pd.DataFrame
+    idle_pj: float
+    macs: float
+    time_s: float
+    table: str
+
+    @property
+    def total_pj(self) -> float:
+        """Energy of the run, idle time included, pJ."""
+        return float(self.layers["energy_j"].sum()) * 1e12 + self.idle_pj
+
+    @property
+    def pj_per_mac(self) -> float:
+        """``total_pj`` per multiply-accumulate, pJ/MAC (NaN without MACs)."""
+        return self.total_pj / self.macs if self.macs else float("nan")
+
+    @property
+    def tops_per_w(self) -> float:
+        """Tera-operations per second per watt (1 MAC = 2 ops; NaN without energy)."""
+        total = self.total_pj
+        return 2.0 * self.macs / total if total else float("nan")
+
+    @property
+    def average_power_w(self) -> float:
+        """``total_pj`` over the run's time, W."""
+        return self.total_pj * 1e-12 / self.time_s if self.time_s else float("nan")
+
+    def breakdown(self, by: tuple[str, ...] = ("layer",)) -> pd.DataFrame:
+        """Energy (``pj``) summed per ``by``: columns of the per-op table (``layer``, ``op``,
+        ``precision``, ``bound``), in run order; the device's idle energy is one more row
+        (``idle``) when it is not zero. The ``pj`` column sums to :attr:`total_pj`."""
+        cols = list(by)
+        unknown = [c for c in cols if c not in self.layers.columns]
+        if unknown:
+            raise AccelsimError(f"energy breakdown by {unknown[0]!r}: not a column of the "
+                                f"run's table (known: layer, op, precision, bound)")
+        df = self.layers.assign(pj=self.layers["energy_j"] * 1e12)
+        out = df.groupby(cols, sort=False, as_index=False)["pj"].sum()
+        if self.idle_pj:
+            out = pd.concat([out, pd.DataFrame([{**{c: "idle" for c in cols},
+                                                 "pj": self.idle_pj}])], ignore_index=True)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``energy`` key of ``accelsim run --json`` (pJ, J, pJ/MAC, TOPS/W, W)."""
+        return {"table": self.table, "total_pj": self.total_pj,
+                "total_j": self.total_pj * 1e-12, "idle_pj": self.idle_pj, "macs": self.macs,
+                "pj_per_mac": self.pj_per_mac, "tops_per_w": self.tops_per_w,
+                "time_s": self.time_s, "avg_power_w": self.average_power_w}
+
+    def __repr__(self) -> str:
+        return (f"RunEnergy(table={self.table!r}, total_pj={self.total_pj:.4g}, "
+                f"pj_per_mac={self.pj_per_mac:.3g}, tops_per_w={self.tops_per_w:.3g}, "
+                f"average_power_w={self.average_power_w:.3g})")
+
+
+def workload_params(workload: Any) -> dict[str, Any]:
+    """The parameters of a workload given as a model-zoo spec (``llama3_8b_decode:batch=8``),
+    its defaults resolved (``{"batch": 8, "seq": 2048, "context": None, "dtype": "bf16",
+    ...}``); those written in a Hugging Face config or ONNX spec; else none."""
+    if not isinstance(workload, str) or (":" not in workload and "." in workload):
+        return {}  # an object, or a file without parameters
+    from accelsim.workload.models import zoo
+
+    try:
+        name, given = zoo.parse_spec(workload)
+        defaults = zoo.parameters(name) if name in zoo.MODELS else {}
+    except AccelsimError:
+        return {}
+    return {**defaults, **given}
+
+
+def run_params(workload: Any, options: Any, result: Any) -> dict[str, Any]:
+    """What ran, for a result's ``params``: the workload's parameters
+    (:func:`workload_params`), the engine ``mode`` and the run options given, and what the
+    device chose where they were not (a systolic run's ``dataflow``, a GPU's ``exec_mode``)."""
+    out = {**workload_params(workload), **options.params()}
+    if isinstance(result, Result):
+        out["dataflow"] = result.dataflow
+    elif isinstance(result, ModelRun) and not result.calls.empty:
+        out["exec_mode"] = result.exec_mode
+    return out
+
+
 @dataclass(repr=False)
 class Result:
     """One simulation: per-layer table, action records, totals and the resolved inputs.
@@ -91,6 +213,8 @@ class Result:
     actions: pd.DataFrame
     runs: list = field(default_factory=list, repr=False)
     energy: Any = None
+    params: dict[str, Any] = field(default_factory=dict)
+    """What ran (:func:`run_params`): workload parameters and run options."""
 
     @property
     def totals(self) -> dict[str, Any]:
@@ -119,6 +243,7 @@ class Result:
             "workload": self.workload.name,
             "dataflow": self.dataflow,
             "mode": self.mode,
+            "params": self.params,
             "totals": self.totals,
             "layers": json.loads(self.layers.to_json(orient="records")),
             "resolved_machine": to_dict(self.machine),
@@ -181,6 +306,16 @@ class ModelRun:
     replay: str = "analytic"
     static_power_w: float = 0.0
     """Static (leakage and idle) power the GPU draws while it waits for the host, W."""
+    params: dict[str, Any] = field(default_factory=dict)
+    """What ran (:func:`run_params`): workload parameters and run options."""
+
+    @property
+    def energy(self) -> RunEnergy:
+        """The run's energy (:class:`RunEnergy`): the ops' kernels plus the idle time."""
+        t = self.totals
+        macs = float(sum(getattr(op, "macs", 0) or 0 for op in self.workload.ops))
+        table = getattr(getattr(self.machine, "energy", None), "table", "") or ""
+        return RunEnergy(self.layers, t["idle_energy_j"] * 1e12, macs, t["time_s"], str(table))
 
     @property
     def totals(self) -> dict[str, Any]:
@@ -228,13 +363,16 @@ class ModelRun:
             f"utilization {100 * util:.1f} % (time-weighted)",
             f"  energy: {format_energy(t['energy_j'])}, {t['average_power_w']:.3g} W average "
             f"(table {self.machine.energy.table})",
-            "  tables: .layers" + (", .calls, .breakdown" if not self.calls.empty else "")])
+            "  tables: .layers" + (", .calls, .breakdown" if not self.calls.empty else "")
+            + "; energy: .energy"])
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document of ``accelsim run --json`` for a GPU/CPU."""
-        doc = {"machine": self.machine.name, "machine_hash": machine_hash(self.machine),
+        doc = {"accelsim_version": __version__,
+               "machine": self.machine.name, "machine_hash": machine_hash(self.machine),
                "workload": self.workload.name, "exec_mode": self.exec_mode,
-               "totals": self.totals,
+               "params": self.params, "totals": self.totals,
+               "energy": self.energy.to_dict(),
                "breakdown": json.loads(self.breakdown.to_json(orient="records")),
                "layers": json.loads(self.layers.to_json(orient="records")),
                "resolved_machine": to_dict(self.machine)}

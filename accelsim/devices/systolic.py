@@ -301,37 +301,50 @@ class SystolicDevice(DeviceBase):
                                    Roof(level="dram", bandwidth_bytes_per_s=m.memory.dram
                                         .bandwidth_bytes_per_s)))
 
-    def workload_totals(self, workload: Any, *, dataflow: str | None = None, mode: str = "auto",
+    def prepare_workload(self, workload: Any) -> Any:
+        """The workload as :meth:`run_model` reads it: :func:`~accelsim.devices.results.load_wl`
+        (a flat op list; ``run_model`` of it is ``run_model`` of the name)."""
+        return load_wl(workload)
+
+    def workload_totals(self, workload: Any, options: RunOptions | None = None, *,
+                        dataflow: str | None = None, mode: str = "auto",
                         energy: bool = False) -> dict[str, float]:
-        """``simulate(...).totals`` of a whole workload, and with ``energy`` its energy metrics
-        (``energy_j``, ``pj_per_mac``, ``tops_per_w``, ``avg_power_w``, ``energy_<level>_j``:
-        :func:`accelsim.report.energy_batch.summary_metrics`), without building the layer and
-        action tables where the dataflow is a fold stream (a test holds them equal)."""
-        got = self._fold_stream_totals(workload, dataflow, mode, actions=energy)
-        if got is None:  # spatial dataflows (rs, nlr): the tables are the model
-            from accelsim.report.energy import compute_energy
+        """``run_model(workload, options).totals`` of a whole workload, and with
+        ``options.energy`` its energy metrics (``energy_j``, ``pj_per_mac``, ``tops_per_w``,
+        ``avg_power_w``, ``energy_<level>_j``: :func:`accelsim.report.energy_batch.summary_metrics`
+        of ``run_model(...).energy``). A fold-stream dataflow with no other option goes without
+        the layer and action tables (the same plans, schedules and rows; tests hold it equal
+        to :meth:`run_model`); anything else is :meth:`run_model` itself. ``options`` default:
+        ``RunOptions(mode=mode, dataflow=dataflow, energy=energy)``."""
+        opts = options or RunOptions(mode=mode, dataflow=dataflow, energy=energy)
+        got = (self._fold_stream_totals(workload, opts.dataflow, opts.mode, actions=opts.energy)
+               if _fast(opts) else None)
+        if got is None:  # spatial dataflows (rs, nlr), loop orders, sparsity: the run itself
             from accelsim.report.energy_batch import summary_metrics
 
-            wl_ops = getattr(workload, "ops", workload)
-            _, layers, actions, _ = run_ops(self.machine, wl_ops, dataflow=dataflow, mode=mode,
-                                            source=_source(workload))
-            out = dict(totals_of(layers, self.machine))
-            if energy:
-                out.update(summary_metrics(compute_energy(actions, layers, self.machine).summary))
+            result = self.run_model(workload, opts)
+            out = dict(result.totals)
+            if opts.energy and result.energy is not None:
+                out.update(summary_metrics(result.energy.summary))
             return out
         totals, actions = got
-        if energy:
+        if opts.energy:
             from accelsim.report.energy_batch import price_batch
 
             totals.update({k: float(v[0]) for k, v in price_batch([(self.machine, actions)]).items()})
         return totals
 
-    def workload_actions(self, workload: Any, *, dataflow: str | None = None,
+    def workload_actions(self, workload: Any, options: RunOptions | None = None, *,
+                         dataflow: str | None = None,
                          mode: str = "auto") -> tuple[dict[str, Any], Any] | None:
         """``(totals, action totals)`` of a whole workload on a fold-stream dataflow (os, ws,
-        is), for sweeps that price many points' actions at once
-        (:func:`accelsim.report.energy_batch.price_batch`); None for a spatial dataflow."""
-        return self._fold_stream_totals(workload, dataflow, mode, actions=True)
+        is) with no other option, for sweeps that price many points' actions at once
+        (:func:`accelsim.report.energy_batch.price_batch`); None otherwise (a spatial dataflow,
+        a loop order, sparsity: :meth:`workload_totals` runs those)."""
+        opts = options or RunOptions(mode=mode, dataflow=dataflow)
+        if not _fast(opts):
+            return None
+        return self._fold_stream_totals(workload, opts.dataflow, opts.mode, actions=True)
 
     def _fold_stream_totals(self, workload: Any, dataflow: str | None, mode: str, *,
                             actions: bool) -> tuple[dict[str, Any], Any] | None:
@@ -389,6 +402,12 @@ def _layer_rows(machine: SystolicMachine, runs: Sequence[LayerRun]) -> list[dict
             row = {**row, "layer": plan.name}
         rows.append(row)
     return rows
+
+
+def _fast(options: RunOptions) -> bool:
+    """Whether :meth:`SystolicDevice.workload_totals` may take the table-free path: no option
+    set but the dataflow (a loop order or sparsity changes the plans)."""
+    return set(options.given()) <= {"dataflow"}
 
 
 def _source(workload: Any) -> str:

@@ -3,10 +3,12 @@
 A worker gets a :class:`SweepContext` (the base hardware mapping, the workloads, the mode and
 the evaluator) and chunks of points; :func:`evaluate_chunk` turns them into result rows.
 The evaluator is any module-level function ``f(ctx, point) -> {metric: number}``;
-the default, :func:`simulate_point`, asks the point's machine's device
-(:func:`accelsim.devices.device_for`, the one registry of machine kinds) for the workload's
-totals and adds the area model's metrics; systolic devices also offer batch paths (a single
-layer over many points, and actions priced for a whole chunk at once). A point whose hardware or workload is invalid or unsupported yields a row
+the default, :func:`simulate_point`, is ``accelsim run`` of the point: its machine's device
+(:func:`accelsim.devices.device_for`, the one registry of machine kinds) runs the workload as
+``run`` gives it (the device's ``prepare_workload`` of the same name: a zoo model's graph on a
+GPU) with the point's run options (:func:`accelsim.sweep.options.run_options`), and the area
+model's metrics are added; systolic devices also offer batch paths (a single layer over many
+points, and actions priced for a whole chunk at once), each held equal to ``run`` by a test. A point whose hardware or workload is invalid or unsupported yields a row
 with ``error`` set and NaN metrics (it is finished: ``--resume`` does not retry it); any other
 exception is a bug and stops the sweep.
 
@@ -41,7 +43,14 @@ from accelsim.sweep.keys import (
     stable_hash,
     workload_identity,
 )
-from accelsim.sweep.space import SPECIAL, SweepSpec
+from accelsim.sweep.options import (
+    is_hardware,
+    run_flag_names,
+    run_options,
+    with_params,
+    workload_params,
+)
+from accelsim.sweep.space import SweepSpec
 
 Evaluator = Callable[["SweepContext", Mapping[str, Any]], Mapping[str, float]]
 
@@ -51,6 +60,10 @@ META_COLUMNS = ("point_id", "error", "hw_id", "workload_id", "accelsim_version")
 
 _BASE_MACHINES: dict[str, Any] = {}
 """hw_id -> the base machine, built once per process."""
+
+_PREPARED: dict[tuple[str, str, str], Any] = {}
+"""(device kind, workload id, reference) -> the workload as the device's ``run_model`` reads
+it, built once per process."""
 
 
 def _replace_path(obj: Any, parts: list[str], value: Any) -> Any:
@@ -111,6 +124,8 @@ class SweepContext:
     evaluator: Evaluator
     hw_id: str = ""
     workload_ids: Mapping[str, str] = field(default_factory=dict)
+    workload_refs: Mapping[str, str] = field(default_factory=dict)
+    """Workload name -> what ``accelsim run`` is given for it (default: the name)."""
 
     @classmethod
     def from_spec(cls, spec: SweepSpec, evaluator: Evaluator | None = None) -> SweepContext:
@@ -118,19 +133,40 @@ class SweepContext:
         return cls(base_hw=dict(spec.base_hw), hw_file=spec.hw_file, workloads=dict(spec.workloads),
                    default_workload=spec.default_workload, mode=spec.mode, metrics=spec.metrics,
                    evaluator=evaluator or simulate_point, hw_id=stable_hash(spec.base_hw),
-                   workload_ids={k: workload_identity(w) for k, w in spec.workloads.items()})
+                   workload_ids={k: workload_identity(w) for k, w in spec.workloads.items()},
+                   workload_refs=dict(spec.workload_refs))
 
     def workload_name(self, point: Mapping[str, Any]) -> str:
-        """The workload a point runs."""
-        return str(point.get("workload", self.default_workload))
+        """The workload a point runs: its ``workload`` (else the spec's) with its workload
+        parameters (``workload.batch: 8`` -> ``NAME:batch=8``)."""
+        return with_params(str(point.get("workload", self.default_workload)),
+                           workload_params(point))
+
+    def run_input(self, point: Mapping[str, Any], device: Any) -> Any:
+        """The point's workload as ``device.run_model`` reads it when ``accelsim run`` is given
+        its name (:meth:`~accelsim.devices.base.DeviceBase.prepare_workload` of the same
+        reference), built once per process and device kind."""
+        name = self.workload_name(point)
+        ref = self.workload_refs.get(name, name)
+        key = (device.kind, self.workload_ids.get(name, ""), ref)
+        got = _PREPARED.get(key)
+        if got is None:
+            got = _PREPARED[key] = device.prepare_workload(ref)
+        return got
+
+    def run_options(self, point: Mapping[str, Any], *, energy: bool) -> Any:
+        """The point's :class:`~accelsim.devices.base.RunOptions`: the sweep's mode, ``energy``
+        and the point's run-option parameters."""
+        return run_options(point, mode=self.mode, energy=energy)
 
     def workload(self, point: Mapping[str, Any]) -> Any:
         """The :class:`~accelsim.workload.ops.Workload` a point runs."""
         return self.workloads[self.workload_name(point)]
 
     def overrides(self, point: Mapping[str, Any]) -> dict[str, Any]:
-        """The point's hardware overrides (every parameter except dataflow and workload)."""
-        return {k: v for k, v in point.items() if k not in SPECIAL}
+        """The point's hardware overrides (its dotted hardware paths: every parameter but the
+        workload, its parameters and the run options)."""
+        return {k: v for k, v in point.items() if is_hardware(k)}
 
     def machine(self, point: Mapping[str, Any]) -> Any:
         """The point's frozen machine config: the base machine with the overrides replaced in.
@@ -214,32 +250,35 @@ def energy_metrics(report: Any) -> dict[str, float]:
 
 
 def simulate_point(ctx: SweepContext, point: Mapping[str, Any]) -> dict[str, float]:
-    """Default evaluator: the point's machine through its device
-    (:func:`accelsim.devices.device_for`, :meth:`~accelsim.devices.base.DeviceBase.workload_totals`):
-    its totals, energy and area.
+    """Default evaluator: ``accelsim run`` of the point, through its machine's device
+    (:func:`accelsim.devices.device_for`, :meth:`~accelsim.devices.base.DeviceBase.workload_totals`
+    of :meth:`SweepContext.run_input` with :meth:`SweepContext.run_options`): its totals,
+    energy and area.
 
-    On a systolic machine the metrics are ``simulate(...).totals`` (cycles, seconds, bytes),
-    the energy metrics of :func:`energy_metrics` (joules, pJ/MAC, TOPS/W, W; priced only when a
-    requested metric needs them) and ``area_mm2``, ``area_pe_mm2``, ``area_sram_mm2`` (mm^2)
-    and ``node_nm`` from :mod:`accelsim.sweep.area`; on a GPU or CPU, the numeric totals of
-    its ``run_model`` (what ``accelsim run`` reports: ``time_s``, ``flops``, ``dram_bytes``,
-    ``energy_j``, ``average_power_w``...).
+    The metrics are the numeric totals of the device's ``run_model`` (what ``accelsim run``
+    reports; on a systolic machine ``simulate(...).totals``: cycles, seconds, bytes; on a GPU
+    ``time_s`` of a step with host dispatch, ``gpu_busy_s``, ``energy_j``,
+    ``average_power_w``...), on a systolic machine the energy metrics of
+    :func:`energy_metrics` (joules, pJ/MAC, TOPS/W, W; priced only when a requested metric
+    needs them), and where the machine has a PE array or an SRAM ``area_mm2``,
+    ``area_pe_mm2``, ``area_sram_mm2`` (mm^2) and ``node_nm`` from :mod:`accelsim.sweep.area`.
     """
     machine = ctx.machine(point)
     device = _device(ctx, machine, point)
-    totals = device.workload_totals(ctx.workload(point), dataflow=point.get("dataflow"),
-                                    mode=ctx.mode, energy=wants_energy(ctx.metrics))
+    totals = device.workload_totals(ctx.run_input(point, device),
+                                    ctx.run_options(point, energy=wants_energy(ctx.metrics)))
     return _with_area(machine, totals)
 
 
 def _device(ctx: SweepContext, machine: Any, point: Mapping[str, Any] | None = None) -> Any:
-    """The machine's device (:func:`accelsim.devices.device_for`); a ``dataflow`` parameter on
-    a kind that takes none is the one-line error ``accelsim run --dataflow`` gives."""
+    """The machine's device (:func:`accelsim.devices.device_for`); a run option the kind does
+    not take is the one-line error ``accelsim run`` gives, naming the spec field."""
     from accelsim.devices import check_run_flags, device_for
 
     device = device_for(machine, source=ctx.hw_file)
     if point is not None:
-        check_run_flags(device, {"dataflow": point.get("dataflow")}, {"dataflow": "dataflow"})
+        check_run_flags(device, ctx.run_options(point, energy=False).given(),
+                        run_flag_names(point))
     return device
 
 
@@ -267,9 +306,10 @@ def priced_metrics(ctx: SweepContext, points: Sequence[Mapping[str, Any]]
     for i, point in enumerate(points):
         try:
             machine = ctx.machine(point)
-            actions = getattr(_device(ctx, machine, point), "workload_actions", None)
-            got = actions(ctx.workload(point), dataflow=point.get("dataflow"),
-                          mode=ctx.mode) if actions is not None else None
+            device = _device(ctx, machine, point)
+            actions = getattr(device, "workload_actions", None)
+            got = actions(ctx.run_input(point, device), ctx.run_options(point, energy=True)
+                          ) if actions is not None else None
         except AccelsimError:
             continue
         if got is not None:

@@ -19,16 +19,23 @@ Parameter values are a list, a single value, or a mapping: ``{values: [...]}``,
 ``{start, stop, step}`` (arithmetic, stop included), ``{start, stop, factor}`` (geometric),
 ``{low, high}`` with optional ``num`` (grid: ``num`` evenly spaced values), ``log: true``
 (log-spaced / log-uniform) and ``integer: true``. Strings with units ("4 MiB") are parsed by
-the field's unit suffix. Two parameters besides hardware paths are understood: ``dataflow``
-and ``workload`` (a list of workload names).
+the field's unit suffix. Besides hardware paths, a parameter may be any ``accelsim run``
+option (``exec``, ``dataflow``, ``loop_order``, ``sparsity``, and every other field of
+:class:`~accelsim.devices.base.RunOptions`), ``workload`` (a list of workload names) or a
+parameter of the workload's spec (``workload.batch``, ``workload.context``, ``dtype``):
+:mod:`accelsim.sweep.options`. A point is exactly ``accelsim run`` with those parameters.
 
 Everything is checked when the spec is read, before any point runs. First the grid's size, from
 the spec alone (the product of the axis lengths as written, before any value is built:
 :func:`_check_size`); then every hardware path and
 value is validated by building the machine with that override, ranges must be non-empty, and
-the constraints must leave at least one point. Errors are one line naming file, field, value.
+the constraints must leave at least one point; a key written twice in one mapping, or two
+spellings of one parameter (``exec`` and ``exec_mode``), is refused; a run option the base
+machine's kind does not take is the one line ``accelsim run`` gives. Errors are one line
+naming file, field, value.
 
-Imports: errors, units, limits, files, config, workload, sweep.expr, sweep.lock, sweep.points.
+Imports: errors, units, limits, files, safe_yaml, config, workload, devices, sweep.expr,
+sweep.lock, sweep.options, sweep.points.
 """
 
 from __future__ import annotations
@@ -37,12 +44,13 @@ import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from dataclasses import field as dc_field
 from typing import Any
 
 import numpy as np
+import yaml
 
 from accelsim.config.registry import apply_overrides, load_machine_dict, machine_from_dict
-from accelsim.config.systolic import ALL_DATAFLOWS
 from accelsim.errors import ConfigError
 from accelsim.files import locate, read_yaml
 from accelsim.limits import (
@@ -51,13 +59,22 @@ from accelsim.limits import (
     check_count,
     check_number,
 )
+from accelsim.safe_yaml import read_text
 from accelsim.sweep.expr import Constraint, parse_constraint
 from accelsim.sweep.lock import check_regular
+from accelsim.sweep.options import (
+    check_name,
+    role,
+    same_parameter,
+    takes_parameters,
+    with_params,
+)
 from accelsim.units import UnitError, parser_for_field
 from accelsim.workload.readers import load_workload
 
 SPECIAL = ("dataflow", "workload")
-"""Parameter names that are not paths into the hardware description."""
+"""Parameter names that are not paths into the hardware description (kept for callers; every
+run option and workload parameter is one too: :func:`accelsim.sweep.options.role`)."""
 
 METHODS = ("grid", "random", "lhs")
 MODES = ("analytic", "event")
@@ -113,6 +130,9 @@ class SweepSpec:
     parameters: tuple[Parameter, ...]
     constraints: tuple[Constraint, ...]
     metrics: tuple[str, ...] | None
+    workload_refs: Mapping[str, str] = dc_field(default_factory=dict)
+    """Workload name -> what ``accelsim run`` is given for it (a path resolved beside the spec,
+    a zoo spec with the point's parameters)."""
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -138,7 +158,36 @@ def load_spec(path: str | os.PathLike) -> SweepSpec:
     """Read and validate a sweep spec YAML file (a FIFO, device or socket is refused unread)."""
     found = locate(path)
     check_regular(found, file=str(path), field="spec", what="a sweep spec")
-    return spec_from_dict(read_yaml(found), file=str(path))
+    data = read_yaml(found)  # budgets checked: the text is safe to compose again
+    check_duplicate_keys(read_text(found, what="YAML file"), str(path))
+    return spec_from_dict(data, file=str(path))
+
+
+def check_duplicate_keys(text: str, file: str | None) -> None:
+    """Refuse a YAML mapping that writes one key twice (YAML keeps the last silently): one line
+    naming the key's dotted path and both lines."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        root = yaml.compose(text, Loader=loader)
+    except yaml.YAMLError:
+        return  # read_yaml has already reported syntax errors
+    stack: list[tuple[Any, str]] = [(root, "")]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, yaml.SequenceNode):
+            stack.extend((v, f"{where}[{i}]") for i, v in enumerate(node.value))
+        if not isinstance(node, yaml.MappingNode):
+            continue
+        seen: dict[str, int] = {}
+        for key, value in node.value:
+            name = str(key.value) if isinstance(key, yaml.ScalarNode) else repr(key.value)
+            path = f"{where}.{name}" if where else name
+            line = key.start_mark.line + 1
+            if name in seen:
+                raise ConfigError(file, path, None, f"duplicate key (lines {seen[name]} and "
+                                  f"{line}): a spec names each key once")
+            seen[name] = line
+            stack.append((value, path))
 
 
 def spec_from_dict(data: Mapping[str, Any], *, file: str | None = None) -> SweepSpec:
@@ -158,7 +207,7 @@ def spec_from_dict(data: Mapping[str, Any], *, file: str | None = None) -> Sweep
     except ConfigError as exc:
         raise ConfigError(file, "hardware", data["hardware"],
                           exc.reason if exc.file == hardware else str(exc)) from None
-    machine_from_dict(base_hw, file=hw_file)  # the base machine itself must be valid
+    base_machine = machine_from_dict(base_hw, file=hw_file)  # the base machine must be valid
     mode = data.get("mode", "analytic")
     if mode not in MODES:
         raise ConfigError(file, "mode", mode, f"must be one of {', '.join(MODES)}")
@@ -166,19 +215,27 @@ def spec_from_dict(data: Mapping[str, Any], *, file: str | None = None) -> Sweep
     if not isinstance(raw_params, Mapping) or not raw_params:
         raise ConfigError(file, "parameters", raw_params,
                           "expected a mapping of dotted path -> values, with at least one entry")
+    _check_names([str(p) for p in raw_params], raw_params, file)
     _check_size(raw_params, method, file)  # from the spec alone, before any value is built
-    workloads = {}
+    workloads: dict[str, Any] = {}
+    refs: dict[str, str] = {}
     if "workload" in data:
         workloads[str(data["workload"])] = _load_workload(data["workload"], file, "workload")
+        refs[str(data["workload"])] = _near(file, str(data["workload"]))
     params = []
     for path, spec in raw_params.items():
         field = f"parameters.{path}"
         p = _parameter(str(path), spec, base_hw, hw_file, method, file, field)
-        if p.path == "workload":
+        kind, target = role(p.path)
+        if kind == "workload":
             for w in p.values or ():
                 workloads[w] = _load_workload(w, file, field)
+                refs[w] = _near(file, w)
+        elif kind == "run":
+            _check_run_flag(base_machine, hw_file, target, p, file, field)
         params.append(p)
     default_workload = str(data.get("workload", next(iter(workloads), "")))
+    _workload_variants(params, workloads, refs, default_workload, file)
     constraints = _constraints(data.get("constraints"), params, file)
     metrics = data.get("metrics")
     if metrics is not None:
@@ -191,9 +248,61 @@ def spec_from_dict(data: Mapping[str, Any], *, file: str | None = None) -> Sweep
                      file=file, hardware=hardware, hw_file=hw_file, base_hw=base_hw,
                      workloads=workloads, default_workload=default_workload, mode=mode,
                      method=method, samples=samples, seed=seed, parameters=tuple(params),
-                     constraints=constraints, metrics=metrics)
+                     constraints=constraints, metrics=metrics, workload_refs=refs)
     spec.points()  # a constraint that excludes every point is an error now, not later
     return spec
+
+
+def _check_names(names: list[str], raw: Mapping[str, Any], file: str | None) -> None:
+    """Refuse names that are not parameters of a point, and two names of one parameter."""
+    for name in names:
+        check_name(name, file)
+    dup = same_parameter(names)
+    if dup is not None:
+        raise ConfigError(file, f"parameters.{dup[1]}", raw[dup[1]],
+                          f"the same parameter as parameters.{dup[0]}: name it once")
+
+
+def _check_run_flag(machine: Any, hw_file: str, option: str, p: Parameter, file: str | None,
+                    field: str) -> None:
+    """Refuse a run option the base machine's kind does not take, as ``accelsim run`` does
+    (:func:`accelsim.devices.check_run_flags`), naming the spec field."""
+    from accelsim.devices import check_run_flags, device_for
+
+    value = p.values[0] if p.values else p.low
+    try:
+        check_run_flags(device_for(machine, source=hw_file), {option: value})
+    except ConfigError as exc:
+        raise ConfigError(file, field, value, exc.reason) from None
+
+
+def _workload_variants(params: list[Parameter], workloads: dict[str, Any], refs: dict[str, str],
+                       default: str, file: str | None) -> None:
+    """Load every workload the points run with their workload parameters
+    (``workload.batch: [1, 8]`` on ``llama3_8b_decode`` -> ``llama3_8b_decode:batch=1``, ...),
+    into ``workloads`` and ``refs`` under the names points give them."""
+    import itertools
+
+    wparams = [p for p in params if role(p.path)[0] == "wparam"]
+    if not wparams:
+        return
+    first = f"parameters.{wparams[0].path}"
+    for p in wparams:
+        if p.values is None:
+            raise ConfigError(file, f"parameters.{p.path}", {"low": p.low, "high": p.high},
+                              "a workload parameter takes a list or a discrete range")
+    bases = next((p.values for p in params if p.path == "workload"), None) or (default,)
+    for base in bases:
+        if not takes_parameters(refs[base]):
+            raise ConfigError(file, first, wparams[0].values[0],
+                              f"workload '{base}' takes no parameters (zoo models, Hugging Face "
+                              "configs and ONNX files do)")
+        for combo in itertools.product(*(p.values for p in wparams)):
+            given = {role(p.path)[1]: v for p, v in zip(wparams, combo, strict=True)}
+            name = with_params(base, given)
+            if name not in workloads:
+                refs[name] = with_params(refs[base], given)
+                workloads[name] = _load_workload(refs[name], file, first)
 
 
 def _sampling(s: Any, file: str | None) -> tuple[str, int | None, int]:
@@ -306,7 +415,7 @@ def _range_count(path: str, spec: Mapping[str, Any], file: str | None, field: st
     for key in spec:
         if key not in allowed:
             raise ConfigError(file, f"{field}.{key}", spec[key], f"unknown key (known: {', '.join(sorted(allowed))})")
-    if path in SPECIAL:
+    if role(path)[0] == "workload" or path == "dataflow":
         raise ConfigError(file, field, dict(spec), f"{path} takes a list of values, not a range")
     if "start" in spec or "stop" in spec:
         if "start" not in spec or "stop" not in spec or ("step" in spec) == ("factor" in spec):
@@ -350,15 +459,37 @@ def _parameter(path: str, spec: Any, base: Mapping[str, Any], hw_file: str, meth
     if not values:
         raise ConfigError(file, field, spec, "empty list of values")
     check_count(len(values), MAX_RANGE_VALUES, file=file, field=field, what="values")
-    if path == "dataflow":
-        for v in values:
-            if v not in ALL_DATAFLOWS:
-                raise ConfigError(file, field, v, f"unknown dataflow (known: {', '.join(ALL_DATAFLOWS)})")
-        return Parameter(path, tuple(dict.fromkeys(values)))
-    if path == "workload":
+    kind = role(path)[0]
+    if kind == "workload":
         return Parameter(path, tuple(dict.fromkeys(str(v) for v in values)))
+    if kind != "hw":
+        return Parameter(path, _option_values(path, values, file, field))
     canon = [canonical(base, hw_file, path, v, file, field) for v in values]
     return Parameter(path, tuple(dict.fromkeys(canon)))
+
+
+def _option_values(path: str, values: list[Any], file: str | None, field: str) -> tuple:
+    """A run option's or workload parameter's values, checked (a run option's by
+    :func:`accelsim.devices.base.check_run_option`), whole floats as ints, duplicates merged."""
+    from accelsim.devices.base import check_run_option
+
+    kind, target = role(path)
+    out = []
+    for v in values:
+        if isinstance(v, float) and v.is_integer() and kind == "wparam":
+            v = int(v)
+        if isinstance(v, (list, dict)) and kind == "wparam":
+            raise ConfigError(file, field, v, "expected a number or a name")
+        if kind == "run":
+            try:
+                check_run_option(target, v)
+            except ConfigError as exc:
+                raise ConfigError(file, field, v, exc.reason) from None
+        out.append(v)
+    try:
+        return tuple(dict.fromkeys(out))
+    except TypeError:  # unhashable values (a {layer: fraction} mapping): kept as written
+        return tuple(out)
 
 
 def _number(path: str, value: Any, file: str | None, field: str) -> float:
@@ -388,9 +519,13 @@ def _ranged(path: str, spec: Mapping[str, Any], base: Mapping[str, Any], hw_file
                 values.append(v)
                 v *= factor
         values = [int(v) if float(v).is_integer() else v for v in values]
+        if role(path)[0] != "hw":
+            return Parameter(path, _option_values(path, values, file, field))
         canon = [canonical(base, hw_file, path, v, file, field) for v in values]
         return Parameter(path, tuple(dict.fromkeys(canon)))
     lo, hi = _number(path, spec["low"], file, field), _number(path, spec["high"], file, field)
+    if role(path)[0] != "hw":
+        return _option_range(path, spec, lo, hi, count, method, file, field)
     if lo > hi:
         raise ConfigError(file, field, dict(spec), "empty range (low > high)")
     log = bool(spec.get("log", False))
@@ -407,6 +542,27 @@ def _ranged(path: str, spec: Mapping[str, Any], base: Mapping[str, Any], hw_file
         vals = [int(round(v)) if integer else float(v) for v in grid]
         canon = [canonical(base, hw_file, path, v, file, field) for v in vals]
         return Parameter(path, tuple(dict.fromkeys(canon)))
+    if method == "grid":
+        raise ConfigError(file, field, dict(spec), "grid sampling needs discrete values: add num: N")
+    return Parameter(path, None, low=lo, high=hi, log=log, integer=integer)
+
+
+def _option_range(path: str, spec: Mapping[str, Any], lo: float, hi: float, count: int | None,
+                  method: str, file: str | None, field: str) -> Parameter:
+    """A ``{low, high[, num]}`` range of a run option or workload parameter (no hardware field
+    to build: the values are checked as :func:`_option_values` checks a list)."""
+    if lo > hi:
+        raise ConfigError(file, field, dict(spec), "empty range (low > high)")
+    log = bool(spec.get("log", False))
+    if log and lo <= 0:
+        raise ConfigError(file, f"{field}.low", spec["low"], "a log range needs low > 0")
+    integer = bool(spec.get("integer", False)) or (
+        role(path)[0] == "wparam" and float(lo).is_integer() and float(hi).is_integer())
+    _option_values(path, [lo, hi], file, field)
+    if count is not None:
+        grid = np.geomspace(lo, hi, count) if log else np.linspace(lo, hi, count)
+        vals = [int(round(v)) if integer else float(v) for v in grid]
+        return Parameter(path, _option_values(path, vals, file, field))
     if method == "grid":
         raise ConfigError(file, field, dict(spec), "grid sampling needs discrete values: add num: N")
     return Parameter(path, None, low=lo, high=hi, log=log, integer=integer)
