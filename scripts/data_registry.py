@@ -118,7 +118,8 @@ def fit_files(*names: str, part: str | None = None) -> list[Path]:
             why = entry.get("reason") or entry.get("note") or "scored against the model"
             raise DataRoleError(f"{what} is {role} data ({REGISTRY.name}): a fit may read only "
                                 f"calibration data; {why}")
-        out.append(DATA / Path(name).name)
+        entry = entry_of(name)  # an external set's copy lives at its registered path
+        out.append(DATA.parents[1] / entry["path"] if entry["external"] else DATA / Path(name).name)
     return out
 
 

@@ -54,6 +54,7 @@ from accelsim.devices import device_for
 from accelsim.devices.base import PRECISION_FALLBACK, with_fallback
 from accelsim.errors import ConfigError
 from accelsim.files import builtin_names
+from accelsim.report.power import energy_flag
 from accelsim.workload.ops import Workload
 
 __all__ = ["COLUMNS", "PLATFORM_ALIASES", "PRECISION_FALLBACK", "Comparison", "compare",
@@ -69,8 +70,8 @@ PLATFORM_ALIASES: dict[str, str] = {"npu": "npu_ascend910", "cpu": "spr_cpu"}
 """Short platform names accepted by :func:`compare` (and ``accelsim compare --hw``)."""
 
 COLUMNS = ["kernel", "op", "hw", "alias", "family", "requested_precision", "precision", "time_s", "flops", "tflops",
-           "peak_tflops", "util", "dram_bytes", "bw_util", "energy_j", "gflops_per_j", "bound",
-           "bound_class"]
+           "peak_tflops", "util", "dram_bytes", "bw_util", "energy_j", "gflops_per_j",
+           "energy_flag", "bound", "bound_class"]
 
 
 def resolve_alias(name: str) -> str:
@@ -111,6 +112,7 @@ def run_kernel(machine: Any, op: object, *, table: EnergyTable | None = None,
     dev = device_for(machine, source="--hw")
     row = {"kernel": getattr(op, "name", "op"), "op": getattr(op, "kind", ""), "hw": machine.name,
            "alias": alias, "family": dev.kind, **dev.op_row(op, table)}
+    row["energy_flag"] = energy_flag(machine, row["gflops_per_j"], row["peak_tflops"] * 1e12)
     return {c: row[c] for c in COLUMNS}
 
 

@@ -206,12 +206,14 @@ def dynamic_parts_j(machine: Any, op: Any, table: EnergyTable) -> dict[str, floa
         return {"mac": p["mac"] + p["vector"], "operand": p["rf"] + p["smem"],
                 "core": p["core"], "memory": p["l2"] + p["hbm"]}
     if kind == "cpu":
+        from accelsim.devices.cpu import core_clocked_j
         from accelsim.hw.cpu import cost_actions, op_cost
 
         recs = pd.DataFrame(cost_actions(machine, op_cost(machine, op)))
         issue = (recs["level"] == "mac") & (recs["direction"] == "issue")
         out = _by_part(price_actions(recs[~issue], table))
         out["core"] = float(recs.loc[issue, "count"].sum()) * machine.energy.instruction_pj * 1e-12
+        out["core"] += core_clocked_j(machine, op_cost(machine, op))
         return out
     from accelsim.api.systolic import simulate
 

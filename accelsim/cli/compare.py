@@ -57,7 +57,8 @@ def format_table(df) -> str:
             d["hw"] = f"{d['alias']}={d['hw']}"
         if d["requested_precision"] != d["precision"]:
             d["precision"] = f"{d['requested_precision']}->{d['precision']}"
-        rows.append([show(f.format(d[c])) for c, _, f in TABLE])
+        rows.append([show(f.format(d[c]) + ("!" if c == "gflops_per_j" and d.get("energy_flag")
+                                            else "")) for c, _, f in TABLE])
     widths = [max(len(row[i]) for row in rows) for i in range(len(TABLE))]
     lines = []
     for j, row in enumerate(rows):
@@ -82,4 +83,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"{show(c.kernels.name)}: {len(c.kernels.ops)} kernels x {len(c.hw)} platforms "
           f"(energy priced with {priced}, leakage included)")
     print(format_table(c.table))
+    for r in c.table.itertuples(index=False):
+        if r.energy_flag:
+            print(f"! {show(r.kernel)} on {show(r.hw)}: {show(r.energy_flag)}")
     return 0

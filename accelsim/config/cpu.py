@@ -157,6 +157,11 @@ class CpuEnergy:
     instruction_pj: float = param(
         "Energy per issued vector or tile instruction beyond its arithmetic (fetch, decode, "
         "rename, schedule, register file), pJ.", default=0.0, check=non_negative)
+    core_pj_per_cycle: float = param(
+        "Clocked energy of one busy core per cycle beyond the priced MAC, cache and DRAM "
+        "actions (front end, out-of-order engine, register files, its clock tree), pJ; "
+        "charged for the cores an op keeps busy over its time.", default=0.0,
+        check=non_negative)
     tdp_gap: str = param(
         "Why the predicted power at peak throughput lies below the TDP band, when it does "
         "(a documented known gap; empty = the machine must lie in the band).", default="")

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from accelsim.config.energy_ref import EnergySelection
 from accelsim.config.memory import SystolicMemory
 from accelsim.config.schema import param, positive
-from accelsim.config.systolic import SystolicArray
+from accelsim.config.systolic import CallCosts, SystolicArray
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -28,6 +28,9 @@ class SystolicCompute:
     array: SystolicArray = param("The systolic array(s).")
     vector: VectorUnit | None = param(
         "Vector unit; default: one operation per array column per cycle per array.", default=None)
+    cores: int = param("Identical cores on the chip, each with these arrays, vector unit and "
+                       "SRAM, sharing the DRAM; they split each layer (mapping/cores.py).",
+                       default=1, check=positive)
 
     @property
     def vector_flops_per_cycle(self) -> float:
@@ -48,6 +51,9 @@ class SystolicMachine:
     compute: SystolicCompute = param("Compute units.")
     memory: SystolicMemory = param("Memory hierarchy.")
     energy: EnergySelection = param("Energy table and overrides.", default=EnergySelection())
+    call: CallCosts | None = param("What one compiled call pays on top of its fold stream "
+                                   "(dispatch, sustained array rate, precision conversion); "
+                                   "None: nothing.", default=None)
     sources: tuple[str, ...] = param("Where the numbers come from.", default=())
 
     @property
@@ -70,4 +76,4 @@ class SystolicMachine:
     @property
     def peak_macs_per_s(self) -> float:
         """MACs per second at full utilization."""
-        return self.array.pes * self.clock_hz
+        return self.array.pes * self.compute.cores * self.clock_hz

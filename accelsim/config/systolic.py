@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from accelsim.config.schema import param, positive
+from accelsim.config.schema import fraction, non_negative, param, positive
 from accelsim.config.spatial import ArrayNetwork, Scratchpads
 from accelsim.limits import MAX_ARRAY_SIDE, MAX_WORD_BYTES
 from accelsim.precision import ACCUMULATOR, PRECISION_BYTES
@@ -32,6 +32,33 @@ def _word(v: float) -> str | None:
     """Check: a word size within (0, MAX_WORD_BYTES] bytes."""
     return "must be > 0" if v <= 0 else (
         f"must be <= {MAX_WORD_BYTES} bytes" if v > MAX_WORD_BYTES else None)
+
+
+def _sustained(v: float) -> str | None:
+    """Check: a fraction within (0, 1]."""
+    return "must be > 0" if v <= 0 else fraction(v)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallCosts:
+    """What one compiled call (an XLA fusion on a TPU) pays on top of its fold stream
+    (:mod:`accelsim.mapping.cores`); every value carries its source in the YAML."""
+
+    dispatch_s: float = param("Fixed time per call (launch, DMA set-up, the unhidden first "
+                              "load and last store), seconds.", check=non_negative)
+    sustained_array_fraction: float = param(
+        "Fraction of the fold rate the arrays sustain under the compiler's schedule "
+        "(each fold's cycles are divided by it), (0, 1].", check=_sustained)
+    tile: int = param("Rows per tile in which a layer's rows are cut across cores and padded "
+                      "(the MXU side).", default=128, check=positive)
+    convert_elements_per_cycle: float | None = param(
+        "Operand elements one core converts per cycle when the op's precision differs from "
+        "the array's (each element of its slice's inputs once); None: conversion free.",
+        default=None, check=positive)
+    output_elements_per_cycle: float | None = param(
+        "Output elements one core drains per cycle from the arrays' fp32 accumulators "
+        "(convert to the output precision, store to VMEM); None: free.", default=None,
+        check=positive)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

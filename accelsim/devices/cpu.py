@@ -37,6 +37,15 @@ def at_precision(op: object, precision: str | None) -> object:
     return dataclasses.replace(op, dtype=precision)
 
 
+def core_clocked_j(machine: Any, cost: Any) -> float:
+    """Joules the busy cores spend per cycle beyond their priced actions: ``cores_used`` x
+    clock x time x ``energy.core_pj_per_cycle``."""
+    detail = getattr(cost, "detail", cost)  # an OpCost, or the CpuCost it holds
+    cores = float(getattr(detail, "cores_used", machine.compute.cores))
+    return (cores * machine.compute.clock_hz * cost.time_s
+            * machine.energy.core_pj_per_cycle * 1e-12)
+
+
 class CpuDevice(DeviceBase):
     """A multicore CPU (:class:`~accelsim.config.cpu.CpuMachine`)."""
 
@@ -68,8 +77,10 @@ class CpuDevice(DeviceBase):
 
     def energy_j(self, cost: OpCost, table: Any = None) -> float:
         """Cache/DRAM/MAC records priced with ``table`` (default: the machine's); issued
-        instructions at the machine's ``energy.instruction_pj``; static (leakage) power over
-        the op's time (:func:`accelsim.report.power.static_power_w`)."""
+        instructions at the machine's ``energy.instruction_pj``; the busy cores' clocked
+        energy (:func:`core_clocked_j`); static power (leakage, and the package's idle power
+        beyond it, ``energy.idle_w``) over the op's time
+        (:func:`accelsim.report.power.static_power_w`)."""
         from accelsim.report.energy import energy_table_for
         from accelsim.report.power import static_power_w
 
@@ -78,6 +89,7 @@ class CpuDevice(DeviceBase):
         issue = recs[(recs["level"] == "mac") & (recs["direction"] == "issue")]
         energy = records_energy_j(recs.drop(issue.index), tab)
         energy += float(issue["count"].sum()) * self.machine.energy.instruction_pj * 1e-12
+        energy += core_clocked_j(self.machine, cost)
         return energy + sum(static_power_w(self.machine, tab).values()) * cost.time_s
 
     def layer_table(self, ops: Any, *, precision: str | None = None,

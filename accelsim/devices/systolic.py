@@ -37,6 +37,14 @@ from accelsim.errors import AccelsimError, ConfigError, UnsupportedError
 from accelsim.hw import dataflows
 from accelsim.hw.systolic import geometry
 from accelsim.limits import MAX_LAYER_FOLDS, check_count
+from accelsim.mapping.cores import (
+    call_cycles,
+    chip_row,
+    core_piece,
+    core_view,
+    is_chip,
+    sustained_plan,
+)
 from accelsim.mapping.expand import expand_op
 from accelsim.mapping.row_stationary import RsPlan, plan_rs, zero_fractions
 from accelsim.mapping.systolic import LayerPlan, plan_layer
@@ -139,11 +147,44 @@ def run_ops(machine: SystolicMachine, ops: Sequence[object], *, dataflow: str | 
     engine = resolve_mode(mode)
     if df in dataflows.names("spatial"):
         return _run_spatial(machine, ops, df, engine, sparsity, progress)
+    if is_chip(machine):
+        return _run_chip(machine, ops, df, engine, loop_order, source, progress)
     plans = plan_ops(machine, ops, df, loop_order, source)
     runs = run_layers(machine, plans, engine, progress)
     layers = pd.DataFrame([layer_row(machine, run) for run in runs])
     layers["mode"] = engine  # which engine computed each row
     return df, layers, actions_table(machine, runs), runs
+
+
+def _run_chip(machine: SystolicMachine, ops: Sequence[object], df: str, engine: str,
+              loop_order: str, source: str, progress: Callable[[int, int, str], None] | None
+              ) -> tuple[str, pd.DataFrame, pd.DataFrame, list[LayerRun]]:
+    """A chip of several cores, or with per-call costs (:mod:`accelsim.mapping.cores`): each
+    GEMM/conv's busiest-core slice on one core's view, its row made the chip's (counts over
+    the cores, the call's cycles added) and its action counts times the cores; a vector op
+    runs on one core's vector unit as on a one-core machine."""
+    core = core_view(machine)
+    pieces = [p for op in ops for p in expand_op(op)]
+    sliced = [core_piece(machine, p) for p in pieces]
+    plans = [sustained_plan(machine, p) for p in plan_ops(core, sliced, df, loop_order, source)]
+    runs = run_layers(core, plans, engine, progress)
+    rows = []
+    for piece, part, run in zip(pieces, sliced, runs, strict=True):
+        row = layer_row(core, run)
+        if hasattr(piece, "lower"):  # array ops: cut over the cores; vector ops: one core
+            row = chip_row(machine, row, call_cycles(machine, part),
+                           int(getattr(piece, "macs", row["macs"])),
+                           float(getattr(piece, "flops", row["flops"])))
+        rows.append(row)
+    layers = pd.DataFrame(rows)
+    layers["mode"] = engine
+    actions = actions_table(core, runs)
+    split = actions["layer"].isin([p.name for p in pieces if hasattr(p, "lower")]) \
+        if not actions.empty else None
+    if split is not None:
+        for c in ("count", "bits"):
+            actions.loc[split, c] = actions.loc[split, c] * machine.compute.cores
+    return df, layers, actions, runs
 
 
 def _run_spatial(machine: SystolicMachine, ops: Sequence[object], df: str, mode: str,
@@ -294,8 +335,8 @@ class SystolicDevice(DeviceBase):
         """Roofs of the array (``precision`` is the array's own); see the module docstring."""
         m = self.machine
         arr = m.compute.array
-        peak = arr.pes * m.clock_hz * FLOP_PER_MAC
-        edge = arr.count * (arr.rows + arr.cols) * arr.operand_bytes * m.clock_hz
+        peak = m.peak_macs_per_s * FLOP_PER_MAC  # every core's arrays
+        edge = arr.count * m.compute.cores * (arr.rows + arr.cols) * arr.operand_bytes * m.clock_hz
         return MachineRoofs(name=m.name, peak_flops_per_s=peak, precision=arr.precision,
                             roofs=(Roof(level="sram", bandwidth_bytes_per_s=edge),
                                    Roof(level="dram", bandwidth_bytes_per_s=m.memory.dram
@@ -353,7 +394,7 @@ class SystolicDevice(DeviceBase):
         from accelsim.report.energy_batch import action_totals
 
         df = dataflow or self.machine.array.dataflow
-        if df not in DATAFLOWS:
+        if df not in DATAFLOWS or is_chip(self.machine):  # a chip: run_ops' own rows
             return None
         if mode not in MODES:
             raise ConfigError(None, "mode", mode, f"must be one of {', '.join(MODES)}")

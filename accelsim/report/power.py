@@ -81,3 +81,37 @@ def idle_beyond_leakage_w(machine: Any, leakage_w: float) -> float | None:
                           f"measured idle power is below the {leakage_w:.3g} W of static power "
                           "the energy table already models for this machine")
     return float(idle_w - leakage_w)
+
+
+MIN_POWER_FRACTION_AT_PEAK = 0.5
+"""A chip running at its peak arithmetic rate draws at least this share of its TDP (the
+H200 runs at 80-100 % of its 700 W limit on the GEMMs of ``scripts/data/h200_*``; a CPU's
+all-core AVX-512/AMX load is held at its TDP by the PL1 limit): what bounds a plausible
+energy efficiency (:func:`gflop_per_j_ceiling`)."""
+
+
+def machine_tdp_w(machine: Any) -> float | None:
+    """The published TDP of a machine (a CPU's ``tdp_w``, else ``energy.tdp_w``), W."""
+    tdp = getattr(machine, "tdp_w", None) or getattr(getattr(machine, "energy", None),
+                                                      "tdp_w", None)
+    return float(tdp) if tdp else None
+
+
+def gflop_per_j_ceiling(machine: Any, peak_flop_per_s: float) -> float | None:
+    """The most GFLOP/J the chip's TDP and peak allow: ``peak / (MIN_POWER_FRACTION_AT_PEAK x
+    TDP)``; None without a TDP or a peak."""
+    tdp = machine_tdp_w(machine)
+    if not tdp or not peak_flop_per_s:
+        return None
+    return peak_flop_per_s / (MIN_POWER_FRACTION_AT_PEAK * tdp) / 1e9
+
+
+def energy_flag(machine: Any, gflops_per_j: float, peak_flop_per_s: float) -> str:
+    """``""``, or one line saying why ``gflops_per_j`` is implausible for ``machine`` (above
+    :func:`gflop_per_j_ceiling`): what every table showing GFLOP/J prints beside it."""
+    ceiling = gflop_per_j_ceiling(machine, peak_flop_per_s)
+    if ceiling is None or not gflops_per_j == gflops_per_j or gflops_per_j <= ceiling:
+        return ""
+    return (f"implausible: {gflops_per_j:.4g} GFLOP/J > {ceiling:.4g} (peak "
+            f"{peak_flop_per_s / 1e12:.4g} TFLOP/s at {MIN_POWER_FRACTION_AT_PEAK:.0%} of the "
+            f"{machine_tdp_w(machine):.4g} W TDP)")

@@ -181,11 +181,13 @@ def test_every_shipped_machine_lies_in_the_band(machine):
     assert TDP_BAND[0] * p.tdp_w <= p.total_w <= p.tdp_w
 
 
-def test_the_cpu_is_the_one_documented_gap_and_stays_below_the_band():
-    """spr_cpu prices no package idle power and no per-cycle core energy (no published anchor
-    found): far below the band, listed as a known gap with its reason, never as a pass."""
+def test_the_cpu_prices_its_cores_and_idle_package_and_lies_in_the_band():
+    """spr_cpu prices the package's idle power and each busy core's clocked energy per cycle
+    (issue 24 point 6; estimates derived from its TDP at the base clock, with their reasoning
+    in the YAML): its power at peak lies in the TDP band, no gap claimed."""
     p = peak_power("spr_cpu")
-    assert p.gap and p.ratio < TDP_BAND[0] and tdp_verdict(p) == "known gap"
+    assert not p.gap and TDP_BAND[0] <= p.ratio <= TDP_BAND[1] and tdp_verdict(p) != "known gap"
+    assert p.static_parts_w["idle"] > 0 and p.parts_w["core"] > p.parts_w["mac"]
 
 
 def test_a_cpu_states_its_idle_power_and_clock_floor_like_the_other_machines():
@@ -199,11 +201,12 @@ def test_a_cpu_states_its_idle_power_and_clock_floor_like_the_other_machines():
     from accelsim.devices import device_for
     from accelsim.workload.ops import Gemm
 
-    base = load_machine("spr_cpu")
+    base = load_machine("spr_cpu", {"energy.idle_w": None})
     m = load_machine("spr_cpu", {"energy.idle_w": 100, "energy.min_clock_hz": "1.5 GHz"})
     p0, p = peak_power(base), peak_power(m)
     assert "idle" not in p0.static_parts_w and p.static_w == pytest.approx(100.0)
-    assert p.total_w - p0.total_w == pytest.approx(100.0 - p0.static_w)
+    assert p.static_w - p0.static_w == pytest.approx(100.0 - p0.static_w)  # (the clock may
+    # drop under the TDP with it, so the totals differ by less)
     assert p.min_clock_hz == pytest.approx(1.5e9) and p0.min_clock_hz is None
     op = Gemm(name="g", m=1024, n=1024, k=1024, dtype="bf16")
     r0, r = run_kernel(base, op), run_kernel(m, op)

@@ -9,9 +9,12 @@ def test_compare_prints_a_table_of_every_kernel_on_every_platform(cli):
     lines = r.stdout.splitlines()
     assert "7 kernels x 4 platforms" in lines[0]
     assert lines[1].split()[:3] == ["kernel", "hw", "prec"]
-    body = lines[3:]
+    body = [line for line in lines[3:] if not line.startswith("! ")]
     assert len(body) == 28
     assert sum("spr_cpu" in line for line in body) == 7
+    flagged = [line for line in lines[3:] if line.startswith("! ")]  # implausible GFLOP/J
+    assert len(flagged) == sum(line.split()[8].endswith("!") for line in body)
+    assert all("implausible" in line for line in flagged)
 
 
 def test_compare_json_is_one_document(cli):
@@ -32,7 +35,7 @@ def test_unknown_hw_is_one_line_exit_2(cli):
 def test_the_issues_command_with_aliases_shows_alias_and_config(cli):
     r = cli("compare", "workloads/kernels/multikernelbench.yaml", "--hw", "a100,h100,tpu_v4,npu,cpu")
     assert r.returncode == 0, r.stderr
-    body = r.stdout.splitlines()[3:]
+    body = [line for line in r.stdout.splitlines()[3:] if not line.startswith("! ")]
     assert len(body) == 35
     npu = [line for line in body if "npu=npu_ascend910" in line]
     assert len(npu) == 7 and all("bf16->fp16" in line for line in npu)
