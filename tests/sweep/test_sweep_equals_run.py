@@ -40,9 +40,8 @@ CASES = {
         "dataflow": ["rs", "os"], "sparsity": [0.0, 0.5]}},
     "h200": {"workload": GPT2, "parameters": {
         "memory.hbm.bandwidth_bytes_per_s": ["4.8 TB/s", "9.6 TB/s"],
-        "exec": ["eager", "graph"], "workload.batch": [1, 4]}},
-    "spr_cpu": {"workload": GPT2, "parameters": {
-        "memory.dram.channels": [4, 8], "workload.batch": [1, 2]}},
+        "exec": ["eager", "graph"], "workload.batch": [4]}},
+    "spr_cpu": {"workload": "tiny", "parameters": {"memory.dram.channels": [4, 8]}},
 }
 """Machine -> a small sweep over a hardware field, the run options its kind takes, and (where
 the workload is a zoo model) a workload parameter."""
