@@ -1,4 +1,11 @@
-"""``accelsim run HW WORKLOAD``: per-layer table, totals, CSV (and JSON, trace, HTML report)."""
+"""``accelsim run HW WORKLOAD``: per-layer table, totals, CSV (and JSON, trace, HTML report).
+
+The header says what ran (:mod:`accelsim.report.provenance`: resolved workload parameters and
+their defaults, engine or execution mode, machine file, energy table, version), and ``--json``
+carries the same as its ``run`` object. Tables fit 120 columns (``--wide``, ``--columns``:
+:mod:`accelsim.cli.run_table`); ``accelsim run HW --help`` lists only the options HW's kind
+takes.
+"""
 
 from __future__ import annotations
 
@@ -9,15 +16,21 @@ from pathlib import Path
 from accelsim.cli.run_table import (
     BREAKDOWN_COLUMNS,
     DEVICE_COLUMNS,
+    DEVICE_RELEVANCE,
     SYSTOLIC_COLUMNS,
+    SYSTOLIC_RELEVANCE,
     device_view,
     energy_line,
     layer_tables,
+    parse_columns,
     systolic_view,
+    unmodelled_table,
+    wrap,
 )
 from accelsim.config.systolic import ALL_DATAFLOWS
 from accelsim.devices.results import ModelRun
-from accelsim.errors import ConfigError
+from accelsim.errors import AccelsimError, ConfigError
+from accelsim.report.provenance import RunInfo, run_info
 from accelsim.report.terminal import scaled, unit_table
 from accelsim.safe_text import safe_name, show
 
@@ -32,40 +45,125 @@ DEFAULT_TOP = 15
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add the ``run`` subcommand."""
+    """Add the ``run`` subcommand: what to run, machine-kind options, engine, outputs."""
     p = sub.add_parser("run", help=f"simulate a workload on a machine (default: {DEFAULT_WORKLOAD} on tpu_v4)",
                        description="Simulate WORKLOAD on HW; print a per-layer table and totals; "
-                                   "write layers.csv (and more) under --out.")
-    p.add_argument("hw", nargs="?", default=DEFAULT_HW,
+                                   "write layers.csv (and more) under --out. `accelsim run HW "
+                                   "--help` lists only the options HW's kind takes.",
+                       add_help=False)
+    p.add_argument("-h", "--help", action=KindHelp, help="show this help (with HW: the options "
+                   "that machine's kind takes) and exit")
+    p.add_argument("hw", nargs="?", default=None,
                    help=f"built-in hardware name or YAML path (default {DEFAULT_HW})")
-    p.add_argument("workload", nargs="?", default=DEFAULT_WORKLOAD,
+    p.add_argument("workload", nargs="?", default=None,
                    help=f"built-in workload name, YAML, SCALE-Sim CSV, ONNX file, zoo spec "
                         f"(llama3_8b_decode:batch=8,context=4096) or Hugging Face config.json "
                         f"(FILE.json:mode=decode,batch=8,context=4096) (default {DEFAULT_WORKLOAD})")
-    p.add_argument("--dataflow", help="os, ws, is or rs (rs: machines with per-PE scratchpads; "
-                   "default: the machine's)")
-    p.add_argument("--exec", dest="exec_mode", metavar="MODE",
+    add_kind_options(p.add_argument_group("machine-kind options (refused by kinds they do not apply to)"))
+    add_engine_options(p.add_argument_group("engine"))
+    add_output_options(p.add_argument_group("output"))
+    p.set_defaults(func=run)
+
+
+def add_kind_options(g: argparse._ArgumentGroup) -> None:
+    """Options that apply to some machine kinds only (their ``run_flags`` names in
+    :data:`accelsim.devices.CLI_FLAGS`)."""
+    g.add_argument("--dataflow", help="systolic machines: os, ws, is or rs (rs: machines with "
+                   "per-PE scratchpads; default: the machine's)")
+    g.add_argument("--exec", dest="exec_mode", metavar="MODE",
                    help="GPUs: how the framework runs the model: eager (default: PyTorch eager, "
                         "every op dispatched by the host), graph (CUDA-graph replay) or "
                         "compiled (torch.compile fused kernels); tables in configs/lowering/")
-    p.add_argument("--sparsity", default=None, metavar="FRACTION",
-                   help="share of zero input activations in every layer (row-stationary zero "
-                        "gating and run-length coding; default 0, dense)")
-    p.add_argument("--mode", default="auto", choices=["auto", "event", "analytic"],
+    g.add_argument("--sparsity", default=None, metavar="FRACTION",
+                   help="systolic machines: share of zero input activations in every layer "
+                        "(row-stationary zero gating and run-length coding; default 0, dense)")
+
+
+def add_engine_options(g: argparse._ArgumentGroup) -> None:
+    """How the run is replayed and which machine fields are overridden."""
+    g.add_argument("--mode", default="auto", choices=["auto", "event", "analytic"],
                    help="auto (default): the exact fast path wherever it equals the event "
                         "replay (every systolic run: the numba recurrence); event: the SimPy "
                         "replay; analytic: the fast path")
-    p.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
+    g.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
                    help="override a hardware field, e.g. --set compute.array.rows=64")
-    p.add_argument("--out", help="output folder for CSV files (default ./out; with --json, "
+
+
+def add_output_options(g: argparse._ArgumentGroup) -> None:
+    """What is printed and written."""
+    g.add_argument("--out", help="output folder for CSV files (default ./out; with --json, "
                                  "none are written unless --out is given)")
-    p.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
-    p.add_argument("--top", type=int, metavar="N",
+    g.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
+    g.add_argument("--top", type=int, metavar="N",
                    help=f"show the N slowest layers (0: every layer; default: all up to "
                         f"{SUMMARY_ABOVE} layers, else a per-op summary and the {DEFAULT_TOP} slowest)")
-    p.add_argument("--trace", metavar="FILE.json", help="write a Chrome/Perfetto timeline")
-    p.add_argument("--report", metavar="FILE.html", help="write a self-contained HTML report")
-    p.set_defaults(func=run)
+    g.add_argument("--wide", action="store_true",
+                   help="print every column at full width (default: the most relevant columns "
+                        "of the machine's kind, within 120 columns)")
+    g.add_argument("--columns", metavar="A,B,...",
+                   help="print these columns of the layer table (the names of layers.csv), in order")
+    g.add_argument("--trace", metavar="FILE.json", help="write a Chrome/Perfetto timeline")
+    g.add_argument("--trace-detail", choices=["auto", "full", "layers"], default="auto",
+                   help=f"auto (default): every fold and transfer up to about "
+                        f"{TRACE_LIMIT_BYTES // 10**6} MB, else per-layer slices with folds "
+                        f"grouped; full: everything; layers: always grouped")
+    g.add_argument("--report", metavar="FILE.html",
+                   help="write a self-contained HTML report (tables, plots, roofline)")
+
+
+class KindHelp(argparse.Action):
+    """``-h``/``--help``: with a machine given before it (``accelsim run h200 --help``), the
+    help leaves out the options that machine's kind does not take; without one, every option."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        hw = getattr(namespace, "hw", None)
+        if hw is not None:
+            taken = kind_flags(hw)
+            if taken is not None:
+                hidden = not_applicable(parser, taken)
+                parser.description = (f"Simulate WORKLOAD on {show(hw)}. Options of other "
+                                      f"machine kinds ({', '.join(hidden) or 'none'}) are "
+                                      f"left out: `accelsim run --help` lists them all.")
+        parser.print_help()
+        parser.exit()
+
+
+def kind_flags(hw: str) -> frozenset[str] | None:
+    """The optional run options machine ``hw``'s kind takes (``run_flags``), or None when
+    ``hw`` is not a single device that loads."""
+    from accelsim.api import load_hw
+    from accelsim.devices import device_for
+
+    try:
+        return device_for(load_hw(hw)).run_flags | ALL_KINDS
+    except AccelsimError:
+        return None
+
+
+def not_applicable(parser: argparse.ArgumentParser, taken: frozenset[str]) -> list[str]:
+    """Hide the options of ``parser`` whose run option is not in ``taken``; their flags."""
+    from accelsim.devices import CLI_FLAGS
+
+    hidden = []
+    by_flag = {flag: name for name, flag in CLI_FLAGS.items()}
+    for action in parser._actions:
+        names = [by_flag[o] for o in action.option_strings if o in by_flag]
+        if names and names[0] not in taken:
+            action.help = argparse.SUPPRESS
+            hidden.append(action.option_strings[0])
+    return hidden
+
+
+ALL_KINDS = frozenset({"report"})
+"""Outputs every machine kind writes (never refused, whatever a kind's ``run_flags`` say)."""
+
+TRACE_LIMIT_BYTES = 50 * 10**6
+"""``--trace-detail auto`` groups a trace whose full form would be larger than this."""
 
 
 class Overrides(dict):
@@ -129,17 +227,14 @@ def _fraction(text: str) -> float:
     return v
 
 
-def print_device(r: object, machine: object, args: argparse.Namespace) -> None:
-    """The header line, the per-kernel table (or summary) and the totals of a per-op run
+def print_device(r: ModelRun, info: RunInfo, args: argparse.Namespace) -> None:
+    """The header, the per-kernel table (or summary) and the totals of a per-op run
     (:class:`~accelsim.devices.results.ModelRun`: a GPU or CPU); a run with a host/stream
     timeline (an execution mode) also prints where the time goes and its memory check."""
-    staged = not r.calls.empty
-    how = (f"as {r.exec_mode} runs it ({r.replay} replay of host and GPU stream)" if staged
-           else "one kernel per operator")
-    print(f"{show(r.workload.name)} ({show(workload_source(r.workload))}) on {show(machine.name)} "
-          f"({machine.kind}), {how}")
-    print("\n".join(layer_tables(device_view(r.layers), DEVICE_COLUMNS, args.top, SUMMARY_ABOVE,
-                                 DEFAULT_TOP)))
+    tables = layer_tables(device_view(r.layers), DEVICE_COLUMNS, args.top, SUMMARY_ABOVE,
+                          DEFAULT_TOP, relevance=DEVICE_RELEVANCE, wide=args.wide,
+                          picked=parse_columns(args.columns))
+    print("\n".join([*info.header_lines(), *tables]))
     t = r.totals
     print()
     line = (f"total: {scaled(t['time_s'], 's')}, {scaled(t['tflops_per_s'] * 1e12, 'flop_per_s')}, "
@@ -149,14 +244,38 @@ def print_device(r: object, machine: object, args: argparse.Namespace) -> None:
         line += f", {t['tokens_per_s']:,.1f} tokens/s"
     if "time_per_output_token_s" in t:
         line += f", {scaled(t['time_per_output_token_s'], 's')} per output token"
-    print(line)
-    if staged:
+    print(wrap(line))
+    if not r.calls.empty:
         print()
         print("where the time goes (GPU time per kernel class; host-idle: GPU waiting for the host)")
         print(unit_table(r.breakdown, BREAKDOWN_COLUMNS))
         mem = r.memory
         if mem is not None:
-            print(f"memory: {mem.describe()}; headroom {scaled(mem.headroom_bytes, 'bytes')}")
+            print(wrap(f"memory: {mem.describe()}; headroom {scaled(mem.headroom_bytes, 'bytes')}"))
+
+
+def print_systolic(result: object, info: RunInfo, args: argparse.Namespace) -> None:
+    """The header, the per-layer table (or summary) and the totals of a systolic run."""
+    tables = layer_tables(systolic_view(result.layers), SYSTOLIC_COLUMNS, args.top,
+                          SUMMARY_ABOVE, DEFAULT_TOP, relevance=SYSTOLIC_RELEVANCE,
+                          wide=args.wide, picked=parse_columns(args.columns))
+    print("\n".join([*info.header_lines(), *tables]))
+    t = result.totals
+    print()
+    print(wrap(f"total: {t['total_cycles']:,} cycles = {scaled(t['time_s'], 's')}, "
+               f"{scaled(t['flop_per_s'], 'flop_per_s')}, overall util {t['overall_util']:.1%}, "
+               f"stalls {t['stall_cycles']:,} cycles, DRAM {scaled(t['dram_bytes'], 'bytes')}"))
+    energy = result.energy
+    if energy is not None and hasattr(energy, "summary"):
+        print(wrap(energy_line(energy.summary, show(energy.table.name), energy.table.node_nm)))
+
+
+def print_unmodelled(unmodelled: list[dict]) -> None:
+    """The ops the workload's reader has no cost model for (costed as copies), when any."""
+    if unmodelled:
+        print()
+        print("unmodelled ops (no cost model: each costed as a memory-bound copy of its tensors)")
+        print(unmodelled_table(unmodelled))
 
 
 def output_dir(args: argparse.Namespace) -> Path | None:
@@ -166,20 +285,38 @@ def output_dir(args: argparse.Namespace) -> Path | None:
     return None if args.json else Path("out")
 
 
-def workload_source(workload: object) -> str:
-    """Where a workload came from, for the header line: ``model zoo`` or the file it was read from."""
-    from accelsim.files import config_dir
+def resolve_workload(spec: str) -> tuple[object, dict | None]:
+    """What ``simulate`` gets for ``spec`` and the parameters its graph was built with: a zoo or
+    Hugging Face spec is built once here (its graph carries the resolved parameters), anything
+    else is passed on as given (None)."""
+    from accelsim.workload.models import zoo
 
-    src = getattr(workload, "source", None)
-    if not src or str(src).startswith("zoo"):
-        return "model zoo"
-    path = Path(src).resolve()
-    for base, label in ((config_dir("workloads"), "built-in workloads/"), (Path.cwd(), "")):
-        try:
-            return f"{label}{path.relative_to(base.resolve())}"
-        except ValueError:
-            continue
-    return str(src)
+    if zoo.is_zoo_spec(spec):
+        graph = zoo.from_spec(spec)
+        return graph, dict(graph.params)
+    return spec, None
+
+
+def unmodelled_ops(workload: object) -> list[dict]:
+    """Rows ``{op, count, nodes}`` of what the workload's reader could not cost (an ONNX
+    model's ``unmodelled``, a captured program's unmodelled calls)."""
+    rows = [dict(r) for r in getattr(workload, "unmodelled", ()) or ()]
+    program = getattr(workload, "program", None)
+    if program is not None:
+        from accelsim.workload.program_ops import unmodelled_calls
+
+        rows += [{"op": k, "count": v, "nodes": ""} for k, v in unmodelled_calls(program).items()]
+    return rows
+
+
+def json_document(result: object, info: RunInfo, unmodelled: list[dict]) -> dict:
+    """``accelsim run --json``: the result's document, its ``run`` object (what ran) and the
+    ``unmodelled`` ops."""
+    doc = result.to_dict()
+    doc.setdefault("accelsim_version", info.version)
+    doc["run"] = info.to_dict()
+    doc["unmodelled"] = unmodelled
+    return doc
 
 
 def run(args: argparse.Namespace) -> int:
@@ -189,28 +326,34 @@ def run(args: argparse.Namespace) -> int:
     from accelsim.api import load_hw, simulate
     from accelsim.devices import CLI_FLAGS, check_run_flags, device_for
 
+    hw = args.hw or DEFAULT_HW
+    spec = args.workload or DEFAULT_WORKLOAD
     if args.dataflow is not None and args.dataflow not in ALL_DATAFLOWS:
         raise ConfigError("command line", "--dataflow", args.dataflow,
                           f"must be one of {', '.join(ALL_DATAFLOWS)}")
-    machine = load_hw(args.hw, parse_sets(args.set) or None)
-    dev = device_for(machine, source=args.hw)
+    overrides = parse_sets(args.set)
+    machine = load_hw(hw, overrides or None)
+    dev = device_for(machine, source=hw)
     check_run_flags(dev, {"exec_mode": args.exec_mode, "dataflow": args.dataflow,
-                          "sparsity": args.sparsity, "trace": args.trace,
-                          "report": args.report}, CLI_FLAGS)
+                          "sparsity": args.sparsity, "trace": args.trace}, CLI_FLAGS)
+    parse_columns(args.columns)
     sparsity = _fraction(args.sparsity) if args.sparsity is not None else None
-    result = simulate(machine, args.workload, dataflow=args.dataflow, mode=args.mode,
+    workload, graph_params = resolve_workload(spec)
+    result = simulate(machine, workload, dataflow=args.dataflow, mode=args.mode,
                       sparsity=sparsity, exec_mode=args.exec_mode, progress=progress_printer())
-    written = write_outputs(result, args)
+    info = run_info(result, hw=hw, workload=spec, graph_params=graph_params,
+                    overrides=dict(overrides), auto_mode=args.mode == "auto")
+    unmodelled = unmodelled_ops(result.workload)
+    if not args.json:  # a bad --columns is refused before any file is written
+        (print_device if isinstance(result, ModelRun) else print_systolic)(result, info, args)
+        print_unmodelled(unmodelled)
+    written = write_outputs(result, args, info)
     if args.json:
         from accelsim.report.export import dumps
 
-        print(dumps(result.to_dict()))
-    elif isinstance(result, ModelRun):
-        print_device(result, machine, args)
-    else:
-        print_systolic(result, args)
+        print(dumps(json_document(result, info, unmodelled)))
     if written:
-        print(f"wrote {', '.join(show(w) for w in written)}", file=sys.stderr)
+        print(wrap(f"wrote {', '.join(written)}"), file=sys.stderr)
     return 0
 
 
@@ -226,58 +369,44 @@ def output_stem(result: object) -> str:
     return f"{safe_name(result.machine.name)}-{safe_name(result.workload.name)}"
 
 
-def write_outputs(result: object, args: argparse.Namespace) -> list[str]:
-    """The files ``--out``, ``--trace`` and ``--report`` ask for; the paths written. A per-op
-    run (:class:`~accelsim.devices.results.ModelRun`) writes its layer table and its
-    host/stream timeline; a systolic run its layer and action tables, its fold timeline and
-    the HTML report. File names under ``--out`` come from :func:`output_stem`; the tables
+def write_outputs(result: object, args: argparse.Namespace, info: RunInfo | None = None) -> list[str]:
+    """The files ``--out``, ``--trace`` and ``--report`` ask for, as printable descriptions
+    (a trace with its size and detail). A per-op run
+    (:class:`~accelsim.devices.results.ModelRun`) writes its layer table and its host/stream
+    timeline; a systolic run its layer and action tables and its fold timeline; every kind
+    its HTML report. File names under ``--out`` come from :func:`output_stem`; the tables
     carry the original names (:func:`named_table`)."""
     from accelsim.report.export import write_table
 
     out = output_dir(args)
     written: list[str] = []
-    if isinstance(result, ModelRun):
-        if args.trace:
-            from accelsim.report.stream_trace import write_stream_trace
-
-            write_stream_trace(result, args.trace)
-            written.append(str(args.trace))
-        if out is not None:
-            name = f"{output_stem(result)}-layers.csv"
-            written.append(str(write_table(named_table(result.layers, result), out / name)))
-        return written
-    stem = f"{output_stem(result)}-{safe_name(result.dataflow)}"
+    per_op = isinstance(result, ModelRun)
     if out is not None:
-        written.append(str(write_table(named_table(result.layers, result),
-                                       out / f"{stem}-layers.csv")))
-        written.append(str(write_table(named_table(result.actions, result),
-                                       out / f"{stem}-actions.csv")))
+        stem = output_stem(result) if per_op else f"{output_stem(result)}-{safe_name(result.dataflow)}"
+        written.append(show(write_table(named_table(result.layers, result), out / f"{stem}-layers.csv")))
+        if not per_op:
+            written.append(show(write_table(named_table(result.actions, result),
+                                            out / f"{stem}-actions.csv")))
     if args.trace:
-        from accelsim.report.perfetto import write_trace
-
-        written.append(str(write_trace(result, args.trace)))
+        written.append(write_run_trace(result, args.trace, args.trace_detail))
     if args.report:
         from accelsim.devices import result_roofline
         from accelsim.report.html import write_html_report
 
-        written.append(str(write_html_report(result, args.report, roofline=result_roofline(result))))
+        path = write_html_report(result, args.report, roofline=result_roofline(result),
+                                 info=info.to_dict() if info is not None else None,
+                                 unmodelled=unmodelled_ops(result.workload))
+        written.append(show(path))
     return written
 
 
-def print_systolic(result: object, args: argparse.Namespace) -> None:
-    """The header line, the per-layer table (or summary) and the totals of a systolic run."""
-    m = result.machine
-    print(f"{show(result.workload.name)} ({show(workload_source(result.workload))}) on {show(m.name)} "
-          f"({m.array.count}x {m.array.rows}x{m.array.cols} {m.array.precision}, "
-          f"{result.dataflow}, {m.clock_hz / 1e6:g} MHz), {result.mode} engine"
-          + (" (auto: exact, equal to the event replay)" if args.mode == "auto" else ""))
-    print("\n".join(layer_tables(systolic_view(result.layers), SYSTOLIC_COLUMNS, args.top,
-                                 SUMMARY_ABOVE, DEFAULT_TOP)))
-    t = result.totals
-    print()
-    print(f"total: {t['total_cycles']:,} cycles = {scaled(t['time_s'], 's')}, "
-          f"{scaled(t['flop_per_s'], 'flop_per_s')}, overall util {t['overall_util']:.1%}, "
-          f"stalls {t['stall_cycles']:,} cycles, DRAM {scaled(t['dram_bytes'], 'bytes')}")
-    energy = result.energy
-    if energy is not None and hasattr(energy, "summary"):
-        print(energy_line(energy.summary, show(energy.table.name), energy.table.node_nm))
+def write_run_trace(result: object, path: str, detail: str) -> str:
+    """Write the run's Perfetto timeline (``detail``: ``auto``, ``full`` or ``layers``, see
+    ``--trace-detail``); ``PATH (SIZE[, grouped ...])`` for the ``wrote`` line."""
+    if isinstance(result, ModelRun):
+        from accelsim.report.stream_trace import write_stream_trace as write
+    else:
+        from accelsim.report.perfetto import write_trace as write
+    w = write(result, path, detail=detail, limit_bytes=TRACE_LIMIT_BYTES)
+    note = f", {w.note}" if w.grouped else ""
+    return f"{show(w.path)} ({scaled(w.size_bytes, 'bytes')}{note})"

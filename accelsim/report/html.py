@@ -1,8 +1,12 @@
 """One self-contained HTML page per simulation: summary, plots (embedded PNG) and tables.
 
-``write_html_report(result, path)`` writes a page with
+``write_html_report(result, path)`` writes a page for any machine kind (a systolic ``Result``
+or a GPU/CPU ``ModelRun``) with
 
-* a summary (machine, workload, dataflow, totals, energy headline);
+* what ran (``info``: the ``run`` object of ``accelsim run --json``, when given);
+* a summary (machine, workload, dataflow or execution mode, totals, energy headline);
+* per-op runs: time and energy per layer (bars coloured by op), time by op, where the GPU
+  time goes (``result.breakdown``) and the host/stream timeline (``result.calls``);
 * per-layer cycles (compute / stall / prologue+epilogue, stacked bars);
 * per-layer utilisation (overall, compute, mapping efficiency);
 * energy per layer by level (when ``result.energy`` holds an energy report);
@@ -10,13 +14,14 @@
   :func:`accelsim.devices.result_roofline`, or ``result.roofline``);
 * a timeline of the layers (cycle offsets from the per-layer table; per-fold compute and DMA
   bars of the engine schedule when ``result.runs`` carries them);
-* the per-layer table and the energy breakdown table.
+* the per-layer table and the energy breakdown table;
+* the ops without a cost model (``unmodelled``), when any.
 
 Every plot is built from a table; nothing reads simulator state. The page has no external
 resources (inline CSS, base64 PNG), so it can be mailed or archived as one file.
 
-Imports: pandas, files, safe_text, report.plots_roofline, report.plots_energy (matplotlib
-lazily). Text from files is HTML-escaped (``safe_text.html_text``).
+Imports: pandas, files, safe_text, report.plots_roofline, report.plots_energy,
+report.plots_run (matplotlib lazily). Text from files is HTML-escaped (``safe_text.html_text``).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import pandas as pd
 from accelsim.files import write_output
 from accelsim.report.figures import new_axes, png_base64
 from accelsim.report.plots_roofline import plot_roofline
+from accelsim.report.plots_run import plot_layer_bars, plot_stream_timeline
 from accelsim.safe_text import html_text, plot_text
 
 _CSS = """
@@ -161,7 +167,7 @@ def plot_utilization(layers: pd.DataFrame) -> Any:
     """Per-layer utilisation: overall, compute (fill/drain included) and mapping efficiency."""
     ax = new_axes(_bar_width(len(layers)), offscreen=True)
     fig = ax.figure
-    cols = [c for c in ("mapping_efficiency", "compute_util", "overall_util") if c in layers]
+    cols = [c for c in ("mapping_efficiency", "compute_util", "overall_util", "util") if c in layers]
     w = 0.8 / max(1, len(cols))
     for i, c in enumerate(cols):
         ax.bar([j + (i - (len(cols) - 1) / 2) * w for j in range(len(layers))], 100 * layers[c],
@@ -227,45 +233,119 @@ def _energy_section(energy: Any) -> tuple[str, str | None]:
     return text + table_html(by_level), png
 
 
+def _cards(result: Any) -> list[str]:
+    """The summary cards: totals and the energy headline, whatever the kind."""
+    totals = dict(getattr(result, "totals", {}) or {})
+    shown = {"total_cycles": ("total cycles", _fmt), "time_s": ("time", _si_time),
+             "tflops_per_s": ("TFLOP/s achieved", lambda v: f"{v:.3g}"),
+             "overall_util": ("overall utilisation", lambda v: f"{100 * v:.1f} %"),
+             "dram_bytes": ("DRAM traffic", lambda v: _si(v, "B")), "layers": ("layers", _fmt),
+             "energy_j": ("energy", lambda v: _si(v, "J")),
+             "average_power_w": ("average power", lambda v: _si(v, "W")),
+             "tokens_per_s": ("tokens/s", lambda v: f"{v:,.1f}")}
+    cards = [_card(fmt(totals[k]), label) for k, (label, fmt) in shown.items() if k in totals]
+    energy = getattr(result, "energy", None)
+    s = dict(getattr(energy, "summary", None) or {})
+    for key in ("total_pj", "pj_per_mac", "tops_per_w"):
+        if key not in s and isinstance(getattr(energy, key, None), (int, float)):
+            s[key] = getattr(energy, key)
+    if "total_pj" in s and "energy_j" not in totals:
+        cards.append(_card(_si(float(s["total_pj"]) * 1e-12, "J"), "energy"))
+    if "pj_per_mac" in s and math.isfinite(float(s["pj_per_mac"])):
+        cards.append(_card(f"{float(s['pj_per_mac']):.3g} pJ", "per MAC"))
+    if "tops_per_w" in s and math.isfinite(float(s["tops_per_w"])):
+        cards.append(_card(f"{float(s['tops_per_w']):.3g}", "TOPS/W"))
+    return cards
+
+
+def _info_section(info: dict[str, Any] | None) -> str:
+    """What ran, from the ``run`` object of ``accelsim run --json``."""
+    if not info:
+        return ""
+    params = ", ".join(f"{k}={v}" + (" (default)" if k in info.get("defaults", ()) else "")
+                       for k, v in (info.get("parameters") or {}).items())
+    rows = [("workload", f"{info.get('workload', '')} ({info.get('workload_source', '')})"),
+            ("parameters", params or "none"), ("machine", f"{info.get('machine', '')} "
+                                                           f"({info.get('kind', '')})"),
+            ("machine file", info.get("machine_file") or "-"), ("engine", info.get("engine", "")),
+            ("energy table", info.get("energy_table") or "none"),
+            ("--set", ", ".join(f"{k}={v}" for k, v in (info.get("overrides") or {}).items())
+             or "none"), ("accelsim", info.get("accelsim_version", ""))]
+    table = table_html(pd.DataFrame(rows, columns=["", "value"]))
+    return f"<section><h2>What ran</h2>{table}</section>"
+
+
+def _per_op_sections(result: Any) -> list[str]:
+    """Sections of a per-op (GPU/CPU) run: time and energy per layer, time by op, where the
+    GPU time goes, the host/stream timeline."""
+    layers = result.layers
+    out = []
+    if "time_s" not in layers or "op" not in layers:
+        return out
+    fig = plot_layer_bars(layers, "time_s", 1e6, "µs", "time per layer")
+    out.append(f"<section><h2>Time per layer</h2>{_img(_png(fig), 'time per layer')}</section>")
+    by_op = layers.groupby("op", sort=False).agg(
+        layers=("layer", "count"), time_s=("time_s", "sum"),
+        **({"energy_j": ("energy_j", "sum")} if "energy_j" in layers else {}),
+        **({"dram_bytes": ("dram_bytes", "sum")} if "dram_bytes" in layers else {}))
+    total = float(by_op["time_s"].sum())
+    by_op["share"] = by_op["time_s"] / total if total > 0 else math.nan
+    by_op = by_op.sort_values("time_s", ascending=False).reset_index()
+    out.append(f"<section><h2>Time by op</h2>{table_html(by_op)}</section>")
+    breakdown = getattr(result, "breakdown", None)
+    if breakdown is not None and not breakdown.empty:
+        out.append('<section><h2>Where the time goes</h2><p class="note">GPU time per kernel '
+                   "class; host-idle: the GPU waiting for the host.</p>"
+                   f"{table_html(breakdown)}</section>")
+    calls = getattr(result, "calls", None)
+    fig = plot_stream_timeline(layers, calls)
+    table = ("" if calls is None or calls.empty else
+             f'<p class="note">the per-call timeline it is drawn from:</p>{table_html(calls)}')
+    out.append(f"<section><h2>Timeline</h2>{_img(_png(fig), 'timeline')}{table}</section>")
+    if "energy_j" in layers:
+        fig = plot_layer_bars(layers, "energy_j", 1e3, "mJ", "energy per layer")
+        energy = getattr(result, "energy", None)
+        table = (table_html(energy.breakdown(("op",))) if hasattr(energy, "breakdown")
+                 else "")
+        out.append(f"<section><h2>Energy</h2>{_img(_png(fig), 'energy per layer')}"
+                   f"{table}</section>")
+    return out
+
+
 def write_html_report(result: Any, path: str | Path, *,
                       roofline: tuple[pd.DataFrame, pd.DataFrame] | None = None,
-                      title: str | None = None) -> Path:
-    """Write the report of ``result`` (an ``accelsim.api`` Result) to ``path``; returns it.
+                      title: str | None = None, info: dict[str, Any] | None = None,
+                      unmodelled: list[dict[str, Any]] | None = None) -> Path:
+    """Write the report of ``result`` (a systolic ``Result`` or a GPU/CPU ``ModelRun``) to
+    ``path``; returns it.
 
     ``roofline``: ``(roofs, points)`` tables (see the module docstring); defaults to
-    ``result.roofline`` when the result carries it.
+    ``result.roofline`` when the result carries it. ``info``: what ran (the ``run`` object of
+    ``accelsim run --json``). ``unmodelled``: rows ``{op, count, nodes}`` of ops without a
+    cost model.
     """
     layers = result.layers
     machine = result.machine
     name = getattr(machine, "name", "machine")
     wl = getattr(getattr(result, "workload", None), "name", "workload")
     title = title or f"{wl} on {name}"
-    totals = dict(getattr(result, "totals", {}) or {})
-    shown = {"total_cycles": ("total cycles", _fmt), "time_s": ("time", _si_time),
-             "tflops_per_s": ("TFLOP/s achieved", lambda v: f"{v:.3g}"),
-             "overall_util": ("overall utilisation", lambda v: f"{100 * v:.1f} %"),
-             "dram_bytes": ("DRAM traffic", lambda v: _si(v, "B")), "layers": ("layers", _fmt)}
-    cards = [_card(fmt(totals[k]), label) for k, (label, fmt) in shown.items() if k in totals]
     energy = getattr(result, "energy", None)
-    if energy is not None and hasattr(energy, "summary"):
-        s = energy.summary
-        if "total_pj" in s:
-            cards.append(_card(_si(float(s["total_pj"]) * 1e-12, "J"), "energy"))
-        if "pj_per_mac" in s:
-            cards.append(_card(f"{float(s['pj_per_mac']):.3g} pJ", "per MAC"))
-        if "tops_per_w" in s:
-            cards.append(_card(f"{float(s['tops_per_w']):.3g}", "TOPS/W"))
-    sub = " · ".join(html_text(str(x)) for x in (
-        f"dataflow {getattr(result, 'dataflow', '-')}", f"mode {getattr(result, 'mode', '-')}",
-        getattr(machine, "description", "")) if x)
+    how = ((f"dataflow {result.dataflow}", f"mode {getattr(result, 'mode', '-')}")
+           if hasattr(result, "dataflow") else
+           (f"{getattr(machine, 'kind', '')}", (info or {}).get("engine")
+            or f"exec {getattr(result, 'exec_mode', '-')}"))
+    sub = " · ".join(html_text(str(x)) for x in (*how, getattr(machine, "description", "")) if x)
     parts = [f"<header><h1>{html_text(title)}</h1><p>{sub}</p></header><main>",
-             f'<section><h2>Summary</h2><div class="cards">{"".join(cards)}</div></section>']
+             f'<section><h2>Summary</h2><div class="cards">{"".join(_cards(result))}</div></section>',
+             _info_section(info)]
     figs = []
     if "compute_cycles" in layers and "total_cycles" in layers:
         figs.append(("Cycles per layer", _png(plot_cycles(layers))))
-    if any(c in layers for c in ("overall_util", "compute_util", "mapping_efficiency")):
+    if any(c in layers for c in ("overall_util", "compute_util", "mapping_efficiency", "util")):
         figs.append(("Utilisation per layer", _png(plot_utilization(layers))))
     parts += [f"<section><h2>{t}</h2>{_img(b, t)}</section>" for t, b in figs]
+    if "total_cycles" not in layers:
+        parts += _per_op_sections(result)
     rl = roofline if roofline is not None else getattr(result, "roofline", None)
     if rl is not None:
         roofs, points = rl
@@ -277,7 +357,7 @@ def write_html_report(result: Any, path: str | Path, *,
     if "total_cycles" in layers:
         fig = plot_timeline(layers, getattr(result, "runs", None), getattr(machine, "clock_hz", None))
         parts.append(f"<section><h2>Timeline</h2>{_img(_png(fig), 'timeline')}</section>")
-    etext, epng = _energy_section(energy)
+    etext, epng = _energy_section(energy) if "total_cycles" in layers else ("", None)
     if epng:
         parts.append(f"<section><h2>Energy</h2>{_img(epng, 'energy')}{etext}</section>")
     first = [c for c in ("layer", "op", "m", "n", "k", "dataflow", "folds", "total_cycles",
@@ -286,6 +366,10 @@ def write_html_report(result: Any, path: str | Path, *,
                          "pj_per_mac") if c in layers]
     rest = [c for c in layers.columns if c not in first]
     parts.append(f"<section><h2>Per-layer table</h2>{table_html(layers, first + rest)}</section>")
+    if unmodelled:
+        parts.append('<section><h2>Unmodelled ops</h2><p class="note">No cost model: each is '
+                     "costed as a memory-bound copy of its tensors.</p>"
+                     f"{table_html(pd.DataFrame(unmodelled))}</section>")
     parts.append('<p class="note">accelsim report; every figure is drawn from the tables on '
                  "this page.</p></main>")
     doc = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html_text(title)}</title>"

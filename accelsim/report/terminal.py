@@ -18,6 +18,8 @@ Imports: pandas, numpy, safe_text.
 from __future__ import annotations
 
 import math
+import re
+import textwrap
 from dataclasses import dataclass
 
 import numpy as np
@@ -140,3 +142,33 @@ def scaled(value: float, kind: str, digits: int = SIGNIFICANT) -> str:
     factor, unit = choose_scale(kind, np.array([value]))
     v = value / factor
     return f"{v:.{digits}g} {unit}".rstrip()
+
+
+_CLAUSE = re.compile(r"(?<=[,;]) ")
+
+
+def wrap_clauses(text: str, width: int = 120, indent: str = "    ") -> list[str]:
+    """``text`` as lines of at most ``width`` columns, broken after a comma or semicolon where
+    possible (a clause such as ``16.5 ms per output token`` stays whole), else between
+    words; continuation lines start with ``indent``."""
+    lines: list[str] = []
+    line = ""
+    for clause in _CLAUSE.split(text):
+        candidate = f"{line} {clause}" if line else clause
+        if len(candidate) <= width or not line:
+            line = candidate
+            continue
+        lines.append(line)
+        line = f"{indent}{clause}"
+    if line:
+        lines.append(line)
+    out: list[str] = []
+    for i, ln in enumerate(lines):
+        if len(ln) <= width:
+            out.append(ln)
+            continue
+        parts = textwrap.wrap(ln.removeprefix(indent) if i else ln, width,
+                              initial_indent=indent if i else "", subsequent_indent=indent,
+                              break_on_hyphens=False, break_long_words=False)
+        out += parts or [ln]
+    return out or [""]

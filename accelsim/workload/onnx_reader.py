@@ -4,42 +4,89 @@
 Shapes come from ONNX shape inference after every dynamic (symbolic) input dimension has been
 given a value (``dims={"batch": 8}``); one that is not given is an error naming it.
 
-Mapping: ``Conv`` (2-D) -> :class:`~accelsim.workload.ops.Conv2d`; ``Gemm`` and ``MatMul``
--> :class:`~accelsim.workload.ops.Gemm` (a constant right operand is a weight; batched
-``MatMul`` of two activations has a separate operand per batch entry); ``Softmax``,
-``LayerNormalization`` / ``RMSNormalization``; ``Gather`` from a constant table ->
-:class:`~accelsim.workload.nn_ops.Embedding`; ``Add``/``Sub``, ``Mul``/``Div``, ``Relu``,
-``Gelu``, ``Sigmoid`` (as SiLU's cost) -> :class:`~accelsim.workload.nn_ops.Elementwise`.
+Mapping (every op costed as the zoo costs the same op):
+
+* ``Conv`` (2-D) -> :class:`~accelsim.workload.ops.Conv2d`; ``Gemm`` and ``MatMul`` ->
+  :class:`~accelsim.workload.ops.Gemm` (a constant right operand is a weight; batched
+  ``MatMul`` of two activations has a separate operand per batch entry);
+* ``MaxPool``, ``AveragePool`` (2-D, square window, equal strides, symmetric pads),
+  ``GlobalAveragePool`` and ``GlobalMaxPool`` (square input) ->
+  :class:`~accelsim.workload.nn_ops.Pool2d`; ``BatchNormalization`` (4-D) ->
+  :class:`~accelsim.workload.nn_ops.BatchNorm2d`;
+* ``Softmax``/``LogSoftmax`` -> :class:`~accelsim.workload.nn_ops.Softmax`;
+  ``LayerNormalization``/``RMSNormalization``, ``InstanceNormalization`` and
+  ``GroupNormalization`` -> :class:`~accelsim.workload.nn_ops.LayerNorm` (rows: one per
+  normalised group);
+* ``Gather`` from a constant table -> :class:`~accelsim.workload.nn_ops.Embedding`;
+* pointwise ops -> :class:`~accelsim.workload.nn_ops.Elementwise` at the FLOPs per element
+  of the zoo op of their class (:data:`ELEMENTWISE`: binary ops as ``add``/``mul``, one-FLOP
+  unary ops as ``relu``, transcendental ones (``Sigmoid``, ``Tanh``, ``Exp``, ``Erf``, ...) as
+  ``silu``, ``Gelu`` as ``gelu``);
+* reductions (``ReduceMean``, ``ReduceSum``, ``ReduceMax``, ...) -> a
+  :class:`~accelsim.workload.nn_ops.Pool2d` ``global_avg`` with the same input and output
+  sizes (one FLOP per input element, the input read once, the result written once);
+* data movement (:data:`COPIES`: ``Transpose``, ``Concat``, ``Split``, ``Slice``, ``Pad``,
+  ``Expand``, ``Tile``, ``Resize``, a ``Gather`` of activations, ...) -> a copy of the
+  elements it writes (one read, one write);
+* views (:data:`VIEWS`: ``Reshape``, ``Flatten``, ``Squeeze``, ``Identity``, ``Cast``, ...)
+  cost nothing.
+
 Attention written out as ``MatMul(Q, K^T) -> [scale/mask] -> Softmax -> MatMul(P, V)`` is
-tagged so the fusion pass makes it one kernel. ``Reshape``, ``Flatten``, ``Squeeze``,
-``Unsqueeze``, ``Identity``, ``Cast`` and ``Constant`` are views and cost nothing;
-``Transpose`` is a copy (one read, one write).
-Every other op is costed as a memory-bound copy (read and write ``max(input, output)``
-elements, no FLOPs) and listed in one ``UserWarning``; none is dropped.
+tagged so the fusion pass makes it one kernel. Any other op (or one of the above in a form
+not modelled, such as a non-square pooling window) is costed as a memory-bound copy (read
+and write ``max(input, output)`` elements, no FLOPs), never dropped, and listed in the
+workload's ``unmodelled`` (:class:`OnnxWorkload`; ``accelsim run`` prints it as a table and
+a JSON field); nothing is printed or warned while reading.
 
 Imports: errors, limits, workload.ops, workload.nn_ops, workload.graph.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
-import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from accelsim.errors import WorkloadError
 from accelsim.limits import MAX_DIM, check_file_size
 from accelsim.workload.graph import GraphBuilder, ModelGraph
-from accelsim.workload.nn_ops import Elementwise, Embedding, LayerNorm, Softmax
+from accelsim.workload.nn_ops import BatchNorm2d, Elementwise, Embedding, LayerNorm, Pool2d, Softmax
 from accelsim.workload.ops import Conv2d, Gemm, Workload
 
 VIEWS = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Constant", "Cast", "Shape",
-         "Dropout"}
-ELEMENTWISE = {"Add": "add", "Sub": "add", "Mul": "mul", "Div": "mul", "Relu": "relu",
-               "Gelu": "gelu", "Sigmoid": "silu", "Clip": "relu", "LeakyRelu": "relu"}
+         "Dropout", "Size", "CastLike"}
+ELEMENTWISE = {
+    **dict.fromkeys(("Add", "Sub", "Max", "Min", "Equal", "Less", "Greater", "LessOrEqual",
+                     "GreaterOrEqual", "And", "Or", "Xor", "Where", "Mod"), "add"),
+    **dict.fromkeys(("Mul", "Div", "Pow", "PRelu"), "mul"),
+    **dict.fromkeys(("Relu", "Clip", "LeakyRelu", "Abs", "Neg", "Sqrt", "Reciprocal", "Floor",
+                     "Ceil", "Round", "Sign", "Not", "IsNaN", "IsInf"), "relu"),
+    **dict.fromkeys(("Sigmoid", "Tanh", "Exp", "Log", "Erf", "Softplus", "Softsign", "HardSigmoid",
+                     "HardSwish", "Mish", "Elu", "Selu", "Celu", "Sin", "Cos"), "silu"),
+    "Gelu": "gelu"}
+"""ONNX pointwise op -> the zoo's :class:`Elementwise` ``fn`` whose FLOPs per element it costs."""
+COPIES = {"Transpose", "Concat", "Split", "Slice", "Pad", "Expand", "Tile", "Resize", "Upsample",
+          "DepthToSpace", "SpaceToDepth", "Gather", "GatherElements", "GatherND", "ScatterND",
+          "ScatterElements", "ConstantOfShape", "Range", "Trilu", "OneHot"}
+"""Data movement: a copy of the elements the op writes."""
+REDUCTIONS = {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
+              "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp", "ArgMax", "ArgMin"}
+"""Reductions: a ``global_avg`` pool of the same input and output sizes."""
+POOLS = {"MaxPool": "max", "AveragePool": "avg"}
 _DTYPES = {1: "fp32", 10: "fp16", 16: "bf16", 3: "int8", 2: "int8", 5: "int16", 6: "int32",
            11: "fp32"}
+
+
+@dataclass(frozen=True, slots=True)
+class OnnxWorkload(Workload):
+    """An ONNX model's ops with the ops it has no cost model for: ``unmodelled`` rows
+    ``{"op": type, "count": n, "nodes": "first node names"}`` (each such node is costed as a
+    memory-bound copy)."""
+
+    unmodelled: tuple = ()
 
 
 def _onnx():
@@ -59,7 +106,7 @@ def _load(path: str | os.PathLike, dims: dict[str, int]) -> Any:
         raise WorkloadError(file, None, None, "no such file")
     check_file_size(file)
     try:
-        model = onnx.load(file)
+        model = onnx.load(file, load_external_data=False)  # shapes only: weights never read
     except Exception as exc:  # protobuf raises several types for garbage input
         raise WorkloadError(file, None, None, f"not an ONNX model ({type(exc).__name__})") from None
     if model.ir_version == 0 or not model.graph.node:
@@ -155,7 +202,7 @@ def read_onnx_graph(path: str | os.PathLike, dims: dict[str, int] | None = None)
         for t in node.input:
             consumers.setdefault(t, []).append(node)
     attention, in_attention = _attention_matmuls(g.node, consumers, shape, inits)
-    unsupported: dict[str, int] = {}
+    unsupported: dict[str, list[str]] = {}
 
     def need(name: str, node: Any) -> tuple[int, ...]:
         if name not in shape:
@@ -201,7 +248,7 @@ def read_onnx_graph(path: str | os.PathLike, dims: dict[str, int] | None = None)
                 extra["weight"] = weight(node.input[1])
             if out in attention:
                 extra["attrs"] = {"attention": attention[out]}
-        elif op_t == "Softmax":
+        elif op_t in ("Softmax", "LogSoftmax"):
             s = need(out, node)
             op = Softmax(name=name, rows=_prod(s) // s[-1], cols=s[-1], dtype=dtype)
         elif op_t in ("LayerNormalization", "RMSNormalization"):
@@ -210,14 +257,38 @@ def read_onnx_graph(path: str | os.PathLike, dims: dict[str, int] | None = None)
             op = LayerNorm(name=name, rows=_prod(s[:axis]), cols=_prod(s[axis:]),
                            rms=op_t == "RMSNormalization", dtype=dtype)
             comp = "norm"
+        elif op_t in ("InstanceNormalization", "GroupNormalization") and len(need(out, node)) >= 3:
+            s = need(out, node)
+            groups = s[1] if op_t == "InstanceNormalization" else _attr(node, "num_groups", 1)
+            if groups > 0 and s[1] % groups == 0:
+                op = LayerNorm(name=name, rows=s[0] * groups, cols=_prod(s) // (s[0] * groups),
+                               dtype=dtype)
+            comp = "norm"
+        elif op_t == "BatchNormalization" and len(need(node.input[0], node)) == 4:
+            n, c, h, w = need(node.input[0], node)
+            op = BatchNorm2d(name=name, n=n, c=c, h=h, w=w, dtype=dtype)
+            stats = f"{name}.weight"
+            if stats not in b:
+                b.tensor(stats, 4 * c, "weight")
+            extra["weight"] = stats
+            comp = "norm"
+        elif (op_t in POOLS or op_t in ("GlobalAveragePool", "GlobalMaxPool")) \
+                and len(need(node.input[0], node)) == 4:
+            op = _pool(node, name, need, dtype)
+        elif op_t in REDUCTIONS and out in shape:
+            elements, kept = _prod(need(node.input[0], node)), max(1, _prod(shape[out]))
+            if elements % kept == 0:
+                op = Pool2d(name=name, n=1, c=kept, h=1, w=elements // kept, mode="global_avg",
+                            dtype=dtype)
         elif op_t == "Gather" and node.input[0] in inits and len(shape[node.input[0]]) == 2:
             rows, dim = shape[node.input[0]]
             op = Embedding(name=name, tokens=_prod(need(node.input[1], node)), dim=dim,
                            table_rows=rows, dtype=dtype)
             extra["weight"] = weight(node.input[0])
             comp = "embedding"
-        elif op_t == "Transpose" and out in shape:
-            op = Elementwise(name=name, rows=1, cols=_prod(shape[out]), fn="copy", dtype=dtype)
+        elif op_t in COPIES and all(o in shape for o in node.output if o):
+            written = sum(_prod(shape[o]) for o in node.output if o)
+            op = Elementwise(name=name, rows=1, cols=max(1, written), fn="copy", dtype=dtype)
         elif op_t in ELEMENTWISE and out in shape:
             s = shape[out]
             fn = ELEMENTWISE[op_t]
@@ -228,20 +299,49 @@ def read_onnx_graph(path: str | os.PathLike, dims: dict[str, int] | None = None)
         if out in in_attention:
             comp = "attention"
         if op is None:
-            unsupported[op_t] = unsupported.get(op_t, 0) + 1
+            unsupported.setdefault(op_t, []).append(name)
             sizes = [_prod(shape[t]) for t in (*node.input, *node.output) if t in shape]
             op = Elementwise(name=name, rows=1, cols=max(sizes or [1]), fn="copy", dtype=dtype)
         alias[out] = b.add(op, acts, component=comp, output=out, auto_weight=False, **extra)
         for o in node.output[1:]:
             alias[o] = alias[out]
-    if unsupported:
-        listed = ", ".join(f"{k} x{v}" for k, v in sorted(unsupported.items()))
-        warnings.warn(f"{file}: ops without a cost model, costed as memory-bound copies: {listed}",
-                      UserWarning, stacklevel=2)
     if not len(b):
         raise WorkloadError(file, None, None, "no computing ops found")
     outs = [alias[o.name] for o in g.output if o.name in alias]
-    return b.build(outs)
+    graph = b.build(outs)
+    listed = [{"op": k, "count": len(v), "nodes": ", ".join(v[:3]) + (", ..." if len(v) > 3 else "")}
+              for k, v in sorted(unsupported.items())]
+    return dataclasses.replace(graph, params={**graph.params, "unmodelled": listed})
+
+
+def unmodelled_ops(graph: ModelGraph) -> tuple[dict[str, Any], ...]:
+    """The ops of an ONNX graph without a cost model: rows ``{op, count, nodes}``."""
+    return tuple(dict(r) for r in graph.params.get("unmodelled", ()))
+
+
+def _pool(node: Any, name: str, need, dtype: str) -> Pool2d | None:
+    """A 2-D pooling node as :class:`Pool2d`, or None when its form is not modelled (a
+    non-square window, unequal strides or pads, dilations) or the shapes disagree."""
+    n, c, h, w = need(node.input[0], node)
+    _, _, ho, wo = need(node.output[0], node)
+    if node.op_type.startswith("Global"):
+        if node.op_type == "GlobalAveragePool":
+            return Pool2d(name=name, n=n, c=c, h=h, w=w, mode="global_avg", dtype=dtype)
+        return Pool2d(name=name, n=n, c=c, h=h, w=w, mode="max", r=h, stride=1, pad=0,
+                      dtype=dtype) if h == w else None
+    kernel = _attr(node, "kernel_shape", [])
+    strides = _attr(node, "strides", [1, 1])
+    pads = _attr(node, "pads", [0, 0, 0, 0])
+    if len(kernel) != 2 or kernel[0] != kernel[1] or len(strides) != 2 \
+            or strides[0] != strides[1] or len(set(pads)) > 1 \
+            or any(d != 1 for d in _attr(node, "dilations", [1, 1])):
+        return None
+    try:
+        op = Pool2d(name=name, n=n, c=c, h=h, w=w, mode=POOLS[node.op_type], r=kernel[0],
+                    stride=strides[0], pad=pads[0] if pads else 0, dtype=dtype)
+    except ValueError:
+        return None
+    return op if (op.out_h, op.out_w) == (ho, wo) else None
 
 
 def _conv(node: Any, name: str, shape: dict, need) -> Conv2d | None:
@@ -299,7 +399,8 @@ def _attention_matmuls(nodes, consumers, shape, inits) -> tuple[dict[str, dict[s
     return found, members
 
 
-def read_onnx(path: str | os.PathLike, dims: dict[str, int] | None = None) -> Workload:
-    """An ONNX file -> :class:`Workload` (the ops of :func:`read_onnx_graph`)."""
+def read_onnx(path: str | os.PathLike, dims: dict[str, int] | None = None) -> OnnxWorkload:
+    """An ONNX file -> :class:`OnnxWorkload` (the ops of :func:`read_onnx_graph` and what it
+    has no cost model for)."""
     g = read_onnx_graph(path, dims)
-    return Workload(g.name, g.ops, str(path))
+    return OnnxWorkload(g.name, g.ops, str(path), unmodelled=unmodelled_ops(g))

@@ -88,3 +88,49 @@ def test_lanes_never_hold_two_overlapping_intervals():
     # as few lanes as the most intervals open at one time
     points = sorted([(s, 1) for s in starts] + [(e, -1) for e in ends])
     assert lanes.max() + 1 == max(np.cumsum([d for _, d in points]))
+
+
+def test_a_grouped_trace_keeps_layers_and_groups_folds(trace):
+    r, events = trace
+    grouped = run_trace(r, grouped=True)["traceEvents"]
+    assert partial_overlaps(grouped) == []
+    layers = [e["name"] for e in grouped if e.get("cat") == "layer"]
+    assert layers == list(r.layers["layer"])
+    folds = sum(e["args"]["folds"] for e in grouped if e.get("cat") == "compute")
+    assert folds == sum(run.schedule.folds for run in r.runs)
+    assert len(grouped) < len(events) / 10
+    named = {e["tid"] for e in grouped if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert {e["tid"] for e in grouped if e["ph"] == "X"} <= named
+
+
+def test_written_traces_state_size_and_group_past_the_limit(trace, tmp_path):
+    import json
+
+    from accelsim.report.perfetto import full_trace_bytes, write_trace
+
+    r, events = trace
+    full = write_trace(r, tmp_path / "full.json", detail="auto", limit_bytes=1e12)
+    assert not full.grouped and full.size_bytes == (tmp_path / "full.json").stat().st_size
+    doc = json.loads((tmp_path / "full.json").read_text())
+    assert sorted(map(json.dumps, doc["traceEvents"])) == sorted(map(json.dumps, events))
+    assert 0.5 < full_trace_bytes(r) / full.size_bytes < 2.0
+    small = write_trace(r, tmp_path / "small.json", detail="auto", limit_bytes=full.size_bytes / 2)
+    assert small.grouped and small.size_bytes < full.size_bytes / 10
+    kept = write_trace(r, tmp_path / "kept.json", detail="full", limit_bytes=1.0)
+    assert not kept.grouped and kept.size_bytes == full.size_bytes
+
+
+def test_a_grouped_stream_trace_has_one_gpu_slice_per_framework_op():
+    from accelsim.api import simulate
+    from accelsim.report.stream_trace import stream_trace_events
+
+    run = simulate("h200", "gpt2_small_decode", exec_mode="eager")
+    full = stream_trace_events(run)
+    grouped = stream_trace_events(run, grouped=True)
+    assert partial_overlaps(full) == [] and partial_overlaps(grouped) == []
+    ops = [e for e in grouped if e["ph"] == "X" and e["pid"] == 1]
+    gpu = [e for e in grouped if e["ph"] == "X" and e["pid"] == 2]
+    assert ops == [e for e in full if e["ph"] == "X" and e["pid"] == 1 and e["tid"] == 1]
+    assert len(gpu) <= len(ops) < len(full)
+    busy = sum(e["dur"] for e in full if e["ph"] == "X" and e["pid"] == 2)
+    assert sum(e["dur"] for e in gpu) >= busy * (1 - 1e-9)   # spans cover every kernel

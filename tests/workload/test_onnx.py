@@ -113,18 +113,84 @@ def test_attention_pattern_is_tagged_and_fuses_into_one_kernel(tmp_path) -> None
     assert r.bytes_saved > 0
 
 
-def test_unsupported_ops_are_listed_once_and_costed_as_memory_bound(tmp_path) -> None:
+def test_unmodelled_ops_are_listed_costed_as_copies_and_never_warned(tmp_path) -> None:
+    import warnings
+
+    nodes = [helper.make_node("LRN", ["x4"], ["l"], name="lrn", size=3),
+             helper.make_node("Hardmax", ["l"], ["h"], name="hmax"),
+             helper.make_node("LRN", ["h"], ["y"], name="lrn2", size=3)]
+    path = _save(tmp_path, nodes, [_vi("x4", 1, 4, 8, 8)], [_vi("y", 1, 4, 8, 8)], name="odd")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning at all, with or without a source line
+        w = read_onnx(path)
+    assert len(w.ops) == 3                                 # nothing dropped
+    assert [dict(r) for r in w.unmodelled] == [
+        {"op": "Hardmax", "count": 1, "nodes": "hmax"},
+        {"op": "LRN", "count": 2, "nodes": "lrn, lrn2"}]
+    lrn = w.ops[0]
+    assert lrn.flops == 0 and lrn.tensor_elements()["input"] == 4 * 8 * 8
+
+
+def _cnn(tmp_path, pool_attrs=None, name="cnn"):
+    """conv -> batchnorm -> relu -> max pool -> global average pool -> gemm."""
+    pool = pool_attrs or {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("BatchNormalization", ["c", "g", "b", "m", "v"], ["bn"], name="bn"),
+             helper.make_node("Relu", ["bn"], ["r"], name="relu"),
+             helper.make_node("MaxPool", ["r"], ["p"], name="maxpool", **pool),
+             helper.make_node("GlobalAveragePool", ["p"], ["gap"], name="gap"),
+             helper.make_node("Flatten", ["gap"], ["f"], name="flat"),
+             helper.make_node("Gemm", ["f", "fw"], ["y"], name="fc")]
+    inits = [_init("w", 16, 3, 3, 3), *(_init(k, 16) for k in "gbmv"), _init("fw", 16, 10)]
+    return _save(tmp_path, nodes, [_vi("x", 2, 3, 32, 32)], [_vi("y", 2, 10)], inits, name=name)
+
+
+def test_pooling_and_batchnorm_are_costed_as_the_zoo_costs_them(tmp_path) -> None:
+    from accelsim.workload.nn_ops import BatchNorm2d, Pool2d
+
+    w = read_onnx(_cnn(tmp_path))
+    assert w.unmodelled == ()
+    ops = {op.name: op for op in w.ops}
+    assert ops["bn"] == BatchNorm2d(name="bn", n=2, c=16, h=32, w=32, dtype="fp32")
+    assert ops["maxpool"] == Pool2d(name="maxpool", n=2, c=16, h=32, w=32, mode="max", r=3,
+                                    stride=2, pad=1, dtype="fp32")
+    assert ops["gap"] == Pool2d(name="gap", n=2, c=16, h=16, w=16, mode="global_avg",
+                                dtype="fp32")
+    assert ops["maxpool"].flops == 2 * 16 * 16 * 16 * 9       # a compare per window element
+
+
+def test_a_pool_in_a_form_not_modelled_is_listed(tmp_path) -> None:
+    w = read_onnx(_cnn(tmp_path, {"kernel_shape": [3, 1], "strides": [1, 1]}, name="rect"))
+    assert [r["op"] for r in w.unmodelled] == ["MaxPool"]
+
+
+def test_reductions_copies_and_transcendentals_are_modelled(tmp_path) -> None:
+    from accelsim.workload.nn_ops import Pool2d
+
     nodes = [helper.make_node("Erf", ["x"], ["e"], name="erf"),
-             helper.make_node("ReduceMax", ["e"], ["m"], name="rmax", keepdims=1),
-             helper.make_node("Erf", ["m"], ["y"], name="erf2")]
-    path = _save(tmp_path, nodes, [_vi("x", 32, 64)], [_vi("y", 1, 1)], name="odd")
-    with pytest.warns(UserWarning, match=r"Erf x2, ReduceMax x1") as rec:
-        g = read_onnx_graph(path)
-    assert len(rec) == 1
-    assert len(g) == 3                           # nothing dropped
-    erf, rmax, _ = g.ops
-    assert erf.flops == 0 and erf.tensor_elements()["input"] == 32 * 64
-    assert rmax.tensor_elements()["output"] == 32 * 64   # max(input, output) elements
+             helper.make_node("ReduceMax", ["e"], ["m"], name="rmax", keepdims=1, axes=[1]),
+             helper.make_node("Concat", ["m", "m"], ["y"], name="cat", axis=1)]
+    path = _save(tmp_path, nodes, [_vi("x", 32, 64)], [_vi("y", 32, 2)], name="mix")
+    w = read_onnx(path)
+    assert w.unmodelled == ()
+    erf, rmax, cat = w.ops
+    assert erf.fn == "silu" and erf.flops == 4 * 32 * 64   # transcendental: silu's FLOPs
+    assert isinstance(rmax, Pool2d) and rmax.tensor_elements() == {"input": 32 * 64, "output": 32}
+    assert cat.fn == "copy" and cat.tensor_elements()["output"] == 64
+
+
+def test_run_prints_the_unmodelled_table_and_json_field(cli, tmp_path) -> None:
+    import json
+
+    nodes = [helper.make_node("Relu", ["x4"], ["r"], name="relu"),
+             helper.make_node("LRN", ["r"], ["y"], name="lrn", size=3)]
+    path = _save(tmp_path, nodes, [_vi("x4", 1, 4, 8, 8)], [_vi("y", 1, 4, 8, 8)], name="lrnnet")
+    r = cli("run", "tpu_v4", str(path), "--out", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "unmodelled ops" in r.stdout and "LRN" in r.stdout
+    assert "Warning" not in r.stderr and ".py:" not in r.stderr
+    doc = json.loads(cli("run", "h200", str(path), "--json").stdout)
+    assert doc["unmodelled"] == [{"op": "LRN", "count": 1, "nodes": "lrn"}]
 
 
 def test_transpose_is_a_copy_and_views_are_free(tmp_path) -> None:
