@@ -37,7 +37,7 @@ KERNELS = ("main", "stream", "io")
 from its shapes and dtypes, launch family from its strides; ``flop``/``sfu``, when given,
 override the call's per-element counts)."""
 KERNEL_CLASSES = ("gemm", "attention", "norm", "elementwise", "conv", "copy", "pool",
-                  "embedding", "other")
+                  "embedding", "comm", "other")
 """Where the time goes: the classes a model run reports GPU time in (plus ``host-idle``)."""
 
 FAMILIES = ("vectorized", "strided")
@@ -91,6 +91,9 @@ class LoweringTable:
     step_call: str | None = None
     """A host cost class paid once per step before the first call (``compiled_step``: the
     compiled function's entry: Dynamo's guard check, the pre-graph bytecode, the wrapper)."""
+    merge_projections: bool = False
+    """GEMMs that read the same input run as one GEMM (N summed): the merged QKV and gate/up
+    projections of a serving engine (vLLM's ``QKVParallelLinear``, ``MergedColumnParallelLinear``)."""
 
     def steps(self, key: str) -> tuple[LoweredStep, ...] | None:
         """Calls for op key ``key`` (``elementwise.add`` falls back to ``elementwise``)."""
@@ -174,7 +177,7 @@ def load_lowering(mode: str | Path, _seen: tuple[str, ...] = ()) -> LoweringTabl
     file = str(path)
     data = read_yaml(path)
     known_keys = {"mode", "submit", "description", "inherit", "host_call", "ops",
-                  "per_call_extra", "step_call"}
+                  "per_call_extra", "step_call", "merge_projections"}
     for key in data:
         if key not in known_keys:
             raise ConfigError(file, str(key), data[key],
@@ -196,7 +199,10 @@ def load_lowering(mode: str | Path, _seen: tuple[str, ...] = ()) -> LoweringTabl
                               for s in steps if s.kernel is not None)
             ops[key] = steps
     ops.update(_ops(file, data.get("ops")))
-    return LoweringTable(mode=str(data.get("mode", Path(file).stem)),
+    merge = data.get("merge_projections", base.merge_projections if parent is not None else False)
+    if not isinstance(merge, bool):
+        raise ConfigError(file, "merge_projections", merge, "expected true or false")
+    return LoweringTable(merge_projections=merge, mode=str(data.get("mode", Path(file).stem)),
                          description=str(data.get("description", "")), submit=submit,
                          ops=ops, source=file,
                          per_call_extra=None if data.get("per_call_extra") is None

@@ -31,6 +31,7 @@ from accelsim.config.lowering import KERNEL_CLASSES, load_lowering
 from accelsim.devices.memory_check import check_memory, check_program_memory
 from accelsim.devices.results import COLUMNS, ModelRun, device_op, load_wl
 from accelsim.engine import gpu_stream
+from accelsim.errors import UnsupportedError
 from accelsim.hw.gpu import plan_op
 from accelsim.hw.gpu.kernel import bound_of, estimate_s
 from accelsim.hw.gpu.memory import stream_kernel
@@ -40,6 +41,7 @@ from accelsim.report.energy import energy_table_for
 from accelsim.report.gpu_power import gpu_energy_j
 from accelsim.report.power import static_power_w
 from accelsim.workload.ops import Workload
+from accelsim.workload.parallel import Collective
 from accelsim.workload.program_ops import HostCall, call_sites
 
 DEFAULT_EXEC = "eager"
@@ -51,10 +53,12 @@ CALL_COLUMNS = ["call", "layer", "op", "call_class", "kernel_class", "kernels", 
 
 
 
-def framework_ops(workload: Any) -> tuple[Workload, list[tuple[object, int | None]], Any]:
+def framework_ops(workload: Any, *, merge_projections: bool = False
+                  ) -> tuple[Workload, list[tuple[object, int | None]], Any]:
     """The workload, its framework-level ops with their layer index, attention fused
     (QK^T, softmax, AV -> one SDPA op) where the model graph shows the pattern, and the
-    model graph (None for plain op lists)."""
+    model graph (None for plain op lists). ``merge_projections``: GEMMs reading one input
+    become one GEMM (a serving engine's merged QKV and gate/up projections)."""
     from accelsim.workload.graph import ModelGraph
     from accelsim.workload.models import zoo
     from accelsim.workload.passes.fusion import fuse
@@ -67,7 +71,7 @@ def framework_ops(workload: Any) -> tuple[Workload, list[tuple[object, int | Non
     if graph is None:
         wl = load_wl(workload)
         return wl, [(device_op(op), None) for op in wl.ops], None
-    fused = fuse(graph, attention=True, horizontal=False, epilogues=False).graph
+    fused = fuse(graph, attention=True, horizontal=merge_projections, epilogues=False).graph
     wl = Workload(graph.name, fused.to_workload().ops)
     return wl, [(n.op, n.layer) for n in fused.nodes], graph
 
@@ -112,6 +116,20 @@ def _row_reduce(call: LoweredCall, op: Any) -> tuple[int, int] | None:
         return None
     rows, cols = getattr(op, "rows", None), getattr(op, "cols", None)
     return (int(rows), int(cols)) if rows and cols else None
+
+
+CollectiveCost = Callable[[Collective], tuple[float, float, float]]
+"""A system's price of one collective a rank calls: (GPU seconds, host issue seconds,
+link joules) -- :func:`accelsim.devices.parallel` builds it from the system's link model."""
+
+
+def _collective_cost(work: Collective, collective: CollectiveCost | None) -> _Cost:
+    if collective is None:
+        raise UnsupportedError(f"{work.name}: a {work.collective} over {work.ranks} GPUs needs a "
+                               "system to run on (accelsim run SYSTEM MODEL --tp N)")
+    gpu_s, _, energy_j = collective(work)
+    return _Cost(gpu_s=gpu_s, kernels=1, flops=0.0, hbm_bytes=0.0, l2_bytes=0.0,
+                 energy_j=energy_j, bound="link", precision=work.dtype or "bf16")
 
 
 def _kernel_cost(m: GpuMachine, work: Any, table: Any, cache: dict,
@@ -171,19 +189,30 @@ def _kernel_cost(m: GpuMachine, work: Any, table: Any, cache: dict,
     return cost
 
 
-def _host_s(m: GpuMachine, call: LoweredCall, table: Any) -> float:
+def _host_s(m: GpuMachine, call: LoweredCall, table: Any,
+            collective: CollectiveCost | None = None) -> float:
     if table.submit == "graph":
         return 0.0
+    if isinstance(call.work, Collective) and collective is not None:
+        return collective(call.work)[1]
     extra = m.host.call_s(table.per_call_extra) if table.per_call_extra else 0.0
     return m.host.call_s(call.call) + extra
 
 
 def run_gpu_model(m: GpuMachine, workload: Any, *, exec_mode: str = DEFAULT_EXEC,
                   replay: str = "analytic",
-                  progress: Callable[[int, int, str], None] | None = None) -> ModelRun:
-    """``workload`` on GPU ``m`` as execution mode ``exec_mode`` runs it (see module doc)."""
+                  progress: Callable[[int, int, str], None] | None = None,
+                  collective: CollectiveCost | None = None,
+                  cost_cache: dict | None = None, check_fit: bool = True) -> ModelRun:
+    """``workload`` on GPU ``m`` as execution mode ``exec_mode`` runs it (see module doc).
+
+    ``collective`` prices the collectives of a parallel model's rank (:mod:`accelsim.workload.
+    parallel`); ``cost_cache`` keeps kernel costs by shape across runs on the same ``m``
+    (a serving simulation evaluates many steps); ``check_fit=False`` reports the memory check
+    without refusing a step that does not fit (the caller owns capacity, e.g. a KV-cache
+    manager)."""
     table = load_lowering(exec_mode)
-    wl, ops, graph = framework_ops(workload)
+    wl, ops, graph = framework_ops(workload, merge_projections=table.merge_projections)
     program = getattr(wl, "program", None)
     reduce_rows: list[bool] | None = None
     if program is not None:  # a captured program: lowered call by call
@@ -194,7 +223,7 @@ def run_gpu_model(m: GpuMachine, workload: Any, *, exec_mode: str = DEFAULT_EXEC
         memory = check_program_memory(m, wl, program)
         calls = lower_sites(sites, table)
     else:
-        memory = check_memory(m, wl, ops, graph=graph)
+        memory = check_memory(m, wl, ops, graph=graph, refuse=check_fit)
         calls = lower(ops, table)
     if table.step_call and calls:  # the step's entry (host only), charged to the first op
         calls = [LoweredCall(op_index=calls[0].op_index, op_name=calls[0].op_name,
@@ -202,11 +231,14 @@ def run_gpu_model(m: GpuMachine, workload: Any, *, exec_mode: str = DEFAULT_EXEC
                              kernel_class=calls[0].kernel_class, layer=calls[0].layer),
                  *calls]
     etab = energy_table_for(m)
-    cache: dict = {}
+    cache: dict = {} if cost_cache is None else cost_cache
     costs: list[_Cost | None] = []
     for i, c in enumerate(calls):
         row = None if reduce_rows is not None and not reduce_rows[c.op_index] \
             else _row_reduce(c, ops[c.op_index][0])
+        if isinstance(c.work, Collective):
+            costs.append(_collective_cost(c.work, collective))
+            continue
         costs.append(None if c.work is None else _kernel_cost(m, c.work, etab, cache, row,
                                                               c.family))
         if progress is not None and (i % 200 == 0 or i + 1 == len(calls)):
@@ -215,7 +247,7 @@ def run_gpu_model(m: GpuMachine, workload: Any, *, exec_mode: str = DEFAULT_EXEC
         [0.0 if k is None else k.gpu_s for k in costs],
         [k is not None and k.first_pdl for k in costs],
         [k is not None and k.last_pdl for k in costs], m.host.kernel_tail_s)
-    stream = [gpu_stream.StreamCall(_host_s(m, c, table), g)
+    stream = [gpu_stream.StreamCall(_host_s(m, c, table, collective), g)
               for c, g in zip(calls, gpu_s, strict=True)]
     run = gpu_stream.replay_event if replay == "event" else gpu_stream.replay_closed_form
     tl = run(stream, submit=table.submit, graph_launch_s=m.host.graph_launch_s,

@@ -32,7 +32,8 @@ from accelsim.errors import UnsupportedError
 
 DEFAULT_CLASS = {"gemm": "gemm", "attention": "attention", "layernorm": "norm",
                  "rmsnorm": "norm", "softmax": "attention", "embedding": "embedding",
-                 "conv2d": "conv", "pool": "pool", "batchnorm": "norm"}
+                 "conv2d": "conv", "pool": "pool", "batchnorm": "norm",
+                 "collective": "comm"}
 """Kernel class of an op's own kernels, by op key (pointwise ops: ``elementwise``)."""
 
 
@@ -78,6 +79,8 @@ class LoweredCall:
 def op_key(op: Any) -> str:
     """The lowering-table key of a framework op (``gemm``, ``rmsnorm``, ``elementwise.add``)."""
     kind = getattr(op, "kind", type(op).__name__.lower())
+    if kind == "fused" and hasattr(op, "lower") and hasattr(op, "main"):
+        return op_key(op.main)  # horizontally merged projections: one GEMM
     if kind == "layernorm" and getattr(op, "rms", False):
         return "rmsnorm"
     if kind == "elementwise":

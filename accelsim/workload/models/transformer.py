@@ -186,7 +186,8 @@ def build_transformer(spec: TransformerSpec, *, batch: int = 1, seq: int = 512,
     """The graph of a whole model.
 
     ``seq``: tokens per sequence (encoder, prefill). ``context``: KV-cache positions a decode
-    step attends to, the new token included (default ``seq``). ``dtype``: precision of
+    step attends to, the new token included (default ``seq``); in prefill, the positions a
+    chunk of ``seq`` new tokens attends to, its own included (chunked prefill; default ``seq``). ``dtype``: precision of
     weights, activations and the KV cache.
     """
     if mode not in MODES:
@@ -195,6 +196,10 @@ def build_transformer(spec: TransformerSpec, *, batch: int = 1, seq: int = 512,
         if value is not None and (not isinstance(value, int) or value <= 0):
             raise ValueError(f"{label} must be a positive integer")
     skv = (context or seq) if mode == "decode" else seq
+    if mode == "prefill" and context is not None:  # a chunk after cached positions
+        if context < seq:
+            raise ValueError(f"context={context} is shorter than the {seq} prompt tokens")
+        skv = context
     sq = 1 if mode == "decode" else seq
     window = spec.context_window or spec.max_positions
     if window and skv > window:

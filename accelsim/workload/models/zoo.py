@@ -52,7 +52,12 @@ MODELS: dict[str, Callable[..., ModelGraph]] = {
     "bert_base": _transformer(BERT_BASE, "encoder", 512),
     "dlrm": dlrm,
 }
+SPECS: dict[str, TransformerSpec] = {"bert_base": BERT_BASE}
+"""The architecture behind each transformer zoo name (what tensor parallelism and serving
+shard)."""
 for _spec, _seq in ((GPT2_SMALL, 1024), (GPT2_XL, 1024), (LLAMA3_8B, 2048), (LLAMA3_70B, 2048)):
+    for _name in (_spec.name, f"{_spec.name}_prefill", f"{_spec.name}_decode"):
+        SPECS[_name] = _spec
     MODELS[_spec.name] = _transformer(_spec, "prefill", _seq)
     MODELS[f"{_spec.name}_prefill"] = _transformer(_spec, "prefill", _seq)
     MODELS[f"{_spec.name}_decode"] = _transformer(_spec, "decode", _seq)
@@ -61,6 +66,7 @@ ALIASES = {"gpt2": "gpt2_small", "gpt2_prefill": "gpt2_small_prefill",
            "gpt2_decode": "gpt2_small_decode"}
 """Other names of a model: ``gpt2`` is GPT-2 small (124 M parameters), as in Hugging Face."""
 MODELS.update({alias: MODELS[target] for alias, target in ALIASES.items()})
+SPECS.update({alias: SPECS[target] for alias, target in ALIASES.items()})
 
 
 def names() -> list[str]:
@@ -130,5 +136,5 @@ def workload(name: str, **params: Any):
     return from_spec(name).to_workload()
 
 
-__all__ = ["MODELS", "build_checked", "from_spec", "get", "is_zoo_spec", "names", "parameters", "parse_spec",
+__all__ = ["MODELS", "SPECS", "build_checked", "from_spec", "get", "is_zoo_spec", "names", "parameters", "parse_spec",
            "workload"]
