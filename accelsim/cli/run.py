@@ -153,7 +153,7 @@ def progress_printer(after_s: float = 1.0):
 
     start = time.perf_counter()
 
-    def show(done: int, total: int, name: str) -> None:
+    def draw(done: int, total: int, name: str) -> None:
         elapsed = time.perf_counter() - start
         if elapsed < after_s:
             return
@@ -163,7 +163,7 @@ def progress_printer(after_s: float = 1.0):
             sys.stderr.write("\r" + " " * 70 + "\r")
         sys.stderr.flush()
 
-    return show
+    return draw
 
 
 def _fraction(text: str) -> float:

@@ -137,3 +137,19 @@ def test_a_trace_states_its_size_and_groups_on_request(cli, tmp_path):
     n_full = len(json.loads(full.read_text())["traceEvents"])
     n_grouped = len(json.loads(grouped.read_text())["traceEvents"])
     assert n_grouped < n_full / 10
+
+
+def test_the_progress_line_names_the_layer_on_a_terminal(monkeypatch):
+    import io
+
+    from accelsim.cli.run import progress_printer
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    err = Terminal()
+    monkeypatch.setattr("sys.stderr", err)
+    draw = progress_printer(after_s=0.0)
+    draw(1, 4, "layers.0.q_proj")
+    assert "[1/4] layers.0.q_proj" in err.getvalue() and "eta" in err.getvalue()

@@ -185,9 +185,11 @@ def test_run_prints_the_unmodelled_table_and_json_field(cli, tmp_path) -> None:
     nodes = [helper.make_node("Relu", ["x4"], ["r"], name="relu"),
              helper.make_node("LRN", ["r"], ["y"], name="lrn", size=3)]
     path = _save(tmp_path, nodes, [_vi("x4", 1, 4, 8, 8)], [_vi("y", 1, 4, 8, 8)], name="lrnnet")
-    r = cli("run", "tpu_v4", str(path), "--out", str(tmp_path))
+    page = tmp_path / "r.html"
+    r = cli("run", "tpu_v4", str(path), "--out", str(tmp_path), "--report", str(page))
     assert r.returncode == 0, r.stderr
     assert "unmodelled ops" in r.stdout and "LRN" in r.stdout
+    assert "<h2>Unmodelled ops</h2>" in page.read_text()
     assert "Warning" not in r.stderr and ".py:" not in r.stderr
     doc = json.loads(cli("run", "h200", str(path), "--json").stdout)
     assert doc["unmodelled"] == [{"op": "LRN", "count": 1, "nodes": "lrn"}]
