@@ -77,3 +77,48 @@ def test_layers_differing_only_in_block_number_are_one_kind():
     assert row[:3] == ["blocks.*.act", "2", "50.2"]  # two layers, (101 + 103) / 406 of the time
     every = layer_tables(systolic_view(_layers(100)), SYSTOLIC_COLUMNS, 0, 40, 15)
     assert len(every[0].splitlines()) == 2 + 100
+
+
+def _long(n: int = 6) -> pd.DataFrame:
+    return pd.DataFrame({"layer": [f"model.block.{i}.attention.output.dense.projection_{i}"
+                                   for i in range(n)],
+                         "op": ["gemm"] * n, "a": np.arange(n) * 1e6, "b": np.arange(n) * 2e6,
+                         "c": np.arange(n) * 3e6, "d": np.arange(n) * 4e6})
+
+
+def test_a_fitted_table_drops_the_least_relevant_columns_first():
+    from accelsim.cli.run_table import fitted_table
+
+    cols = [Col("layer", "layer"), Col("op", "op"),
+            *(Col(x, f"a rather long header {x}", "count") for x in "abcd")]
+    full = unit_table(_long(), cols)
+    assert max(map(len, full.splitlines())) > 120
+    text = fitted_table(_long(), cols, ["layer", "op", "a", "b", "c", "d"], width=120)
+    head = text.splitlines()[0]
+    assert max(map(len, text.splitlines())) <= 120
+    assert "header a" in head and "header d" not in head        # d is the least relevant
+    assert "…" in text                                           # long names cut in the middle
+    assert fitted_table(_long(), cols, None) == full             # no relevance: as is (--wide)
+
+
+def test_short_names_keep_both_ends():
+    from accelsim.cli.run_table import short_name
+
+    name = "model.layers.17.self_attention.query_key_value.weight_projection"
+    short = short_name(name, 30)
+    head, tail = short.split("…")
+    assert len(short) == 30 and name.startswith(head) and name.endswith(tail)
+    assert abs(len(head) - len(tail)) <= 1                      # cut in the middle
+    assert short_name("fc", 30) == "fc"
+
+
+def test_prose_wraps_after_commas_and_keeps_clauses_whole():
+    from accelsim.report.terminal import wrap_clauses
+
+    text = ("total: 16.5 ms, 7.803 TFLOP/s, DRAM 17.19 GB, energy 2.77 J (167.8 W average), "
+            "484.7 tokens/s, 16.5 ms per output token")
+    lines = wrap_clauses(text, 60)
+    assert all(len(line) <= 60 for line in lines) and len(lines) > 1
+    assert any(line.strip() == "16.5 ms per output token" or line.endswith("16.5 ms per output token")
+               for line in lines)
+    assert " ".join(line.strip() for line in lines) == text
