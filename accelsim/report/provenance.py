@@ -96,6 +96,19 @@ def workload_source(workload: Any) -> str:
     return str(src)
 
 
+def spec_source(spec: Any) -> str:
+    """``Hugging Face config FILE`` for a spec naming a ``config.json``; else ``""``."""
+    from types import SimpleNamespace
+
+    from accelsim.workload.models.hf_config import config_builder, is_config_path
+
+    name = str(spec).partition(":")[0].strip()
+    if not isinstance(spec, str) or not is_config_path(name):
+        return ""
+    file = config_builder(name)[0]
+    return f"Hugging Face config {workload_source(SimpleNamespace(source=str(file)))}"
+
+
 def machine_file(hw: Any) -> str:
     """The file a machine name or path resolves to (``built-in configs/hardware/h200.yaml``);
     ``""`` for a machine given as an object."""
@@ -189,9 +202,10 @@ def run_info(result: Any, *, hw: Any, workload: Any, graph_params: dict[str, Any
                 node = None
     return RunInfo(machine=str(getattr(m, "name", "")), kind=kind, machine_file=machine_file(hw),
                    machine_detail=detail, workload=str(result.workload.name),
-                   workload_source=workload_source(result.workload), params=params,
+                   workload_source=spec_source(workload) or workload_source(result.workload),
+                   params=params,
                    defaults=defaults, engine=engine, energy_table=table, energy_node_nm=node,
                    overrides=dict(overrides or {}))
 
 
-__all__ = ["RunInfo", "machine_file", "run_info", "spec_parameters", "workload_source"]
+__all__ = ["RunInfo", "machine_file", "run_info", "spec_parameters", "spec_source", "workload_source"]

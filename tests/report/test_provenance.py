@@ -56,3 +56,11 @@ def test_header_lines_fit_the_width_and_keep_clauses_whole():
         assert "batch=8, seq=2048 (default), context=4096, dtype=bf16 (default)" in text
         assert "energy table scaled_5nm (5 nm)" in text
     assert info.to_dict()["parameters"]["context"] == 4096
+
+
+def test_a_hugging_face_spec_names_its_config_file():
+    from accelsim.report.provenance import spec_source
+
+    assert spec_source("workloads/hf/qwen2.5_7b.json:mode=decode") == \
+        "Hugging Face config built-in workloads/hf/qwen2.5_7b.json"
+    assert spec_source("llama3_8b_decode:batch=8") == ""
