@@ -1,8 +1,8 @@
 """ONNX import (optional extra: ``pip install 'accelsim[onnx]'``): an ONNX model file ->
 :class:`~accelsim.workload.graph.ModelGraph` / :class:`~accelsim.workload.ops.Workload`.
 
-Shapes come from ONNX shape inference after every dynamic (symbolic) input dimension has been
-given a value (``dims={"batch": 8}``); one that is not given is an error naming it.
+Shapes come from ONNX shape inference (with data propagation, so a reshape target computed
+from ``Shape`` is known) after every dynamic (symbolic) input dimension has been given a value (``dims={"batch": 8}``); one that is not given is an error naming it.
 
 Mapping (every op costed as the zoo costs the same op):
 
@@ -29,7 +29,8 @@ Mapping (every op costed as the zoo costs the same op):
   ``Expand``, ``Tile``, ``Resize``, a ``Gather`` of activations, ...) -> a copy of the
   elements it writes (one read, one write);
 * views (:data:`VIEWS`: ``Reshape``, ``Flatten``, ``Squeeze``, ``Identity``, ``Cast``, ...)
-  cost nothing.
+  cost nothing; so does a node that reads no activation (only weights, constants or shapes:
+  :data:`METADATA`), which is folded at load as ONNX Runtime folds it.
 
 Attention written out as ``MatMul(Q, K^T) -> [scale/mask] -> Softmax -> MatMul(P, V)`` is
 tagged so the fusion pass makes it one kernel. Any other op (or one of the above in a form
@@ -56,8 +57,11 @@ from accelsim.workload.graph import GraphBuilder, ModelGraph
 from accelsim.workload.nn_ops import BatchNorm2d, Elementwise, Embedding, LayerNorm, Pool2d, Softmax
 from accelsim.workload.ops import Conv2d, Gemm, Workload
 
-VIEWS = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Constant", "Cast", "Shape",
-         "Dropout", "Size", "CastLike"}
+VIEWS = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Constant", "Cast", "Dropout",
+         "CastLike"}
+METADATA = {"Shape", "Size"}
+"""Ops whose output describes a tensor (its shape), not its data: the shape arithmetic after
+them (``Gather``, ``Concat``, ``Unsqueeze`` of shapes) reads no activation and is folded."""
 ELEMENTWISE = {
     **dict.fromkeys(("Add", "Sub", "Max", "Min", "Equal", "Less", "Greater", "LessOrEqual",
                      "GreaterOrEqual", "And", "Or", "Xor", "Where", "Mod"), "add"),
@@ -131,7 +135,7 @@ def _load(path: str | os.PathLike, dims: dict[str, int]) -> Any:
             raise WorkloadError(file, key, dims[key], "names no dynamic dimension of the model's "
                                 f"inputs ({', '.join(sorted(used)) or 'it has none'})")
     try:
-        return onnx.shape_inference.infer_shapes(model, strict_mode=True)
+        return onnx.shape_inference.infer_shapes(model, strict_mode=True, data_prop=True)
     except Exception as exc:
         raise WorkloadError(file, None, None, f"ONNX shape inference failed: {exc}") from None
 
@@ -220,10 +224,11 @@ def read_onnx_graph(path: str | os.PathLike, dims: dict[str, int] | None = None)
         acts = [alias[t] for t in node.input if t in alias]
         out = node.output[0] if node.output else name
         comp = "other"
+        if op_t in METADATA or not acts:  # shapes, or constants only: folded at load
+            continue
         if op_t in VIEWS:
-            if acts:
-                for o in node.output:
-                    alias[o] = acts[0]
+            for o in node.output:
+                alias[o] = acts[0]
             continue
         op: Any = None
         extra: dict[str, Any] = {}

@@ -224,3 +224,23 @@ def test_a_matmul_of_two_activations_has_no_weight(tmp_path) -> None:
     assert (op.batch, op.m, op.n, op.k) == (3, 16, 8, 32) and op.shared_weights
     assert g.parameter_count() == 0
     assert g.node("mm").inputs == ("a", "b")
+
+
+def test_shape_arithmetic_and_constant_only_nodes_are_folded(tmp_path) -> None:
+    """What exporters write to compute a reshape target (Shape -> Gather -> Concat) reads no
+    activation data, and a transpose of a weight is computed once at load: neither costs."""
+    nodes = [helper.make_node("Shape", ["x"], ["s"], name="shape"),
+             helper.make_node("Gather", ["s", "zero"], ["d0"], name="dim0", axis=0),
+             helper.make_node("Unsqueeze", ["d0", "axes"], ["d0u"], name="unsq"),
+             helper.make_node("Concat", ["d0u", "minus1"], ["target"], name="cat", axis=0),
+             helper.make_node("Reshape", ["x", "target"], ["flat"], name="reshape"),
+             helper.make_node("Transpose", ["w"], ["wt"], name="wT", perm=[1, 0]),
+             helper.make_node("MatMul", ["flat", "wt"], ["y"], name="fc")]
+    inits = [numpy_helper.from_array(np.array(0, dtype=np.int64), "zero"),
+             numpy_helper.from_array(np.array([0], dtype=np.int64), "axes"),
+             numpy_helper.from_array(np.array([-1], dtype=np.int64), "minus1"),
+             _init("w", 10, 64)]
+    path = _save(tmp_path, nodes, [_vi("x", 4, 8, 8)], [_vi("y", 4, 10)], inits, name="fold")
+    w = read_onnx(path)
+    assert [op.name for op in w.ops] == ["fc"] and w.unmodelled == ()
+    assert (w.ops[0].m, w.ops[0].n, w.ops[0].k) == (4, 10, 64)
