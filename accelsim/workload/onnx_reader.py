@@ -2,7 +2,8 @@
 :class:`~accelsim.workload.graph.ModelGraph` / :class:`~accelsim.workload.ops.Workload`.
 
 Shapes come from ONNX shape inference (with data propagation, so a reshape target computed
-from ``Shape`` is known) after every dynamic (symbolic) input dimension has been given a value (``dims={"batch": 8}``); one that is not given is an error naming it.
+from ``Shape`` is known) after every dynamic (symbolic) input dimension has been given a
+value (``dims={"batch": 8}``); one that is not given is an error naming it.
 
 Mapping (every op costed as the zoo costs the same op):
 
