@@ -20,7 +20,7 @@ COMMANDS = ["run", "list"]
 """Subcommand modules under ``accelsim.cli``, in the order ``--help`` lists them."""
 
 OPTIONAL_COMMANDS = ["scalesim", "op", "energy", "roofline", "validate", "sweep", "compare", "place",
-                     "capture", "serve"]
+                     "capture", "show", "serve"]
 """Subcommand modules that are registered when present."""
 
 

@@ -6,7 +6,8 @@ devices' hardware; they load it with :func:`load_device_machine`, so they depend
 module and :mod:`accelsim.config.registry` (every kind) depends on them: no module imports
 back up.
 
-Imports: errors, files, config.schema, config.machine, config.gpu, config.cpu.
+Imports: errors, files, config.schema, config.inherit, config.gpu_stack, config.machine,
+config.gpu, config.cpu.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from typing import Any
 
 from accelsim.config.cpu import CpuMachine
 from accelsim.config.gpu import GpuMachine
-from accelsim.config.load import read_yaml, resolve_path
+from accelsim.config.gpu_stack import expand_stack
+from accelsim.config.inherit import Resolved, resolve_file, resolve_mapping
+from accelsim.config.load import resolve_path
 from accelsim.config.machine import SystolicMachine
 from accelsim.config.schema import build
 from accelsim.errors import ConfigError
@@ -28,11 +31,18 @@ DEVICE_KINDS: dict[str, type] = {"systolic": SystolicMachine, "gpu": GpuMachine,
                                  "cpu": CpuMachine}
 """YAML ``kind:`` -> frozen config class, for machines that are one device."""
 
+EXPAND = {"gpu": expand_stack}
+"""Kinds whose YAML names other files to be read in: kind -> the function that replaces the
+names by the files' mappings (and gives their provenance): a GPU's ``stack: hopper``."""
+
 
 def build_machine(data: Mapping[str, Any], kinds: Mapping[str, type], *,
                   file: str | None = None) -> Any:
     """Build a config object of ``data['kind']`` (default ``systolic``) from ``kinds``."""
+    data = resolve_mapping(data, file)
     kind = data.get("kind", "systolic")
+    if isinstance(kind, str) and kind in EXPAND:
+        data, _ = EXPAND[kind](data, file=file)
     if not isinstance(kind, str) or kind not in kinds:
         near = difflib.get_close_matches(str(kind), list(kinds), n=1)
         hint = f" (did you mean '{near[0]}'?)" if near else f" (known: {', '.join(kinds)})"
@@ -53,10 +63,23 @@ def _check_energy_table(data: Mapping[str, Any], file: str | None) -> None:
             raise ConfigError(file, "energy.table", table, exc.reason) from None
 
 
+def resolve_machine(name_or_path: str | os.PathLike) -> Resolved:
+    """A machine YAML with its inheritance applied and the references it makes expanded (a
+    GPU's ``stack``), with every value's provenance (:mod:`accelsim.config.inherit`)."""
+    res = resolve_file(name_or_path)
+    kind = res.data.get("kind", "systolic")
+    if not isinstance(kind, str) or kind not in EXPAND:
+        return res
+    data, prov = EXPAND[kind](res.data, file=res.file)
+    return Resolved(data=data, file=res.file, provenance={**res.provenance, **prov},
+                    chain=res.chain)
+
+
 def load_machine_dict(name_or_path: str | os.PathLike) -> tuple[dict[str, Any], str]:
-    """The raw mapping of a machine YAML and the file it came from."""
-    path = resolve_path(name_or_path, "hardware")
-    return read_yaml(path), str(path)
+    """The resolved mapping of a machine YAML (inheritance applied, references expanded) and
+    the file it came from."""
+    res = resolve_machine(name_or_path)
+    return res.data, res.file
 
 
 def load_device_machine(name_or_path: str | os.PathLike) -> Any:

@@ -1,9 +1,12 @@
 """A tensor-core GPU machine (``kind: gpu``): SMs, tensor-core rates per precision, caches, HBM.
 
-Datasheet numbers (SM count, FLOP/clk/SM, clocks, cache and memory sizes, bandwidths) and a
-few calibrated constants (clocks under load, main-loop efficiencies, L2 residency shape,
-launch latencies). Each calibrated constant carries a YAML comment naming its source; see
-``accelsim/hw/gpu/README.md``.
+A GPU machine is a chip (``compute``, ``memory``, ``conv``: datasheet numbers and the
+constants fitted on it: clocks under load, main-loop efficiencies, L2 residency shape,
+instruction costs), the library stack it runs (``stack``, :mod:`accelsim.config.gpu_stack`,
+``configs/software/<name>.yaml``) and a host (``host``: launch, dispatch and sync costs).
+No parameter has a code default: every value comes from the YAML or the file it inherits
+(:mod:`accelsim.config.inherit`), with its provenance kind; see ``accelsim/hw/gpu/README.md``
+for the fits.
 
 Imports: units, errors, config.*.
 """
@@ -15,9 +18,10 @@ from dataclasses import dataclass
 
 from accelsim.config.energy_ref import EnergySelection
 from accelsim.config.gpu_conv import GpuConvKernels
+from accelsim.config.gpu_stack import ARCHITECTURES, GpuStack
 from accelsim.config.memory import DRAM_TECHNOLOGIES
 from accelsim.config.schema import fraction, non_negative, param, positive
-from accelsim.errors import UnsupportedError
+from accelsim.errors import ConfigError, UnsupportedError
 from accelsim.precision import PRECISION_BYTES, sizes_of
 from accelsim.units import UnitError, parse_frequency, parse_time
 
@@ -89,14 +93,13 @@ class GpuCompute:
     simt_flop_per_clk_per_sm: float = param(
         "FP32 CUDA-core FLOP per clock per SM (FMA = 2 FLOP).", check=positive)
     sfu_ops_per_clk_per_sm: float = param(
-        "Special-function (exp, rsqrt, tanh) results per clock per SM.", default=16.0,
+        "Special-function (exp, rsqrt, tanh) results per clock per SM.",
         check=positive)
     sm_register_file_bytes: float = param("Register file per SM, bytes.", check=positive)
     sm_smem_bytes: float = param("Largest shared memory one SM gives its CTAs, bytes.",
                                      check=positive)
     sm_l1_bytes: float = param("Combined L1 / shared memory per SM, bytes.", check=positive)
-    sm_smem_bytes_per_clk: float = param("Shared-memory read bandwidth, bytes/clock/SM.",
-                                             default=128.0, check=positive)
+    sm_smem_bytes_per_clk: float = param("Shared-memory read bandwidth, bytes/clock/SM.", check=positive)
     clock_under_load_hz: Mapping[str, object] = param(
         "SM clock under a sustained dense load of each precision, Hz (power-capped).",
         check=_frequencies)
@@ -110,92 +113,85 @@ class GpuCompute:
         "Rate of the same fallback kernels in the slower pitch class measured on the H200 "
         "(B and C rows 16-byte but not 128-byte aligned while A's are not, or A's rows 4-byte "
         "aligned while B's and C's are not), as a fraction of the aligned tensor-core rate; "
-        "0 = the unaligned rate.", default=0.0, check=_unit_interval)
+        "0 = the unaligned rate.", check=_unit_interval)
     narrow_mma_fraction: float = param(
         "Rate of the fallback kernels for operands whose rows are 4-byte (not 16-byte) "
         "aligned, as a fraction of the aligned tensor-core rate; 0 = none (use the "
-        "unaligned rate).", default=0.0, check=_unit_interval)
+        "unaligned rate).", check=_unit_interval)
     legacy_mma_fraction: float = param(
         "Rate of the library's previous-generation (mma.sync) kernels, for the precisions in "
-        "legacy_mma_precisions, as a fraction of the aligned tensor-core rate.", default=1.0,
+        "the stack's gemm.legacy_precisions, as a fraction of the aligned tensor-core rate.",
         check=_unit_interval)
-    legacy_mma_precisions: tuple[str, ...] = param(
-        "Precisions the GEMM library only runs with previous-generation mma.sync kernels "
-        "(e.g. int8 on Hopper).", default=())
     gemm_nonpersistent_cta_s: float = param(
         "Serial prologue and epilogue every CTA of the library's non-persistent CUTLASS 2.x "
         "GEMM kernels (the unaligned, narrow and legacy mma.sync paths) pays: pipeline fill, "
-        "epilogue through shared memory, seconds.", default=0.0, check=non_negative)
+        "epilogue through shared memory, seconds.", check=non_negative)
     gemm_kblock_s: float = param(
         "Shortest time one K block (BK deep) of a warp-specialised tensor-core GEMM main loop "
         "takes whatever its MMAs (producer/consumer barrier handshake, warpgroup MMA issue "
-        "and wait), seconds; binds the skinny tiles of small-M GEMMs.", default=0.0,
+        "and wait), seconds; binds the skinny tiles of small-M GEMMs.",
         check=non_negative)
     gemm_bias_epilogue_s: float = param(
         "Serial time a GEMM kernel with a bias epilogue (nn.Linear through cuBLASLt: the "
         "*_bias_* kernels) adds once: its last tiles' epilogue (bias load, extra pass) is "
-        "hidden behind no main loop, seconds.", default=0.0, check=non_negative)
+        "hidden behind no main loop, seconds.", check=non_negative)
     strided_instr_per_element: float = param(
         "FP32/INT-lane instructions per element a strided pointwise kernel (PyTorch's "
         "non-vectorized TensorIterator elementwise_kernel, CatArrayBatchedCopy) spends on index "
         "arithmetic (per dimension and operand, an OffsetCalculator division and a multiply-"
-        "add), in a whole model's calls the lowering tables mark strided.", default=0.0,
+        "add), in a whole model's calls the lowering tables mark strided.",
         check=non_negative)
     gemm_l2_operand_copies: float = param(
         "Copies of a GEMM's input operands an op's L2 footprint counts (2 on a two-partition "
-        "L2 where lines read by SMs on both sides are cached in both halves).", default=1.0,
+        "L2 where lines read by SMs on both sides are cached in both halves).",
         check=_at_least_one)
     simt_efficiency: float = param(
         "Fraction of the FP32 CUDA-core FMA rate an SGEMM main loop sustains.",
         check=_unit_interval)
     simt_elementwise_efficiency: float = param(
-        "Fraction of the FP32 rate that elementwise/reduction kernels get for their math.",
-        default=0.5, check=_unit_interval)
+        "Fraction of the FP32 rate that elementwise/reduction kernels get for their math.", check=_unit_interval)
     transcendental_instr: float = param(
         "FP32-lane instructions of one library transcendental (tanhf, expf: a software "
-        "routine around one SFU op) in an elementwise kernel.", default=0.0,
+        "routine around one SFU op) in an elementwise kernel.",
         check=non_negative)
     layernorm_instr_per_element: float = param(
         "Thread instructions per element of the row-wise LayerNorm kernel (Welford with IEEE "
-        "division, normalise, conversions).", default=45.0, check=positive)
+        "division, normalise, conversions).", check=positive)
     rmsnorm_instr_per_element: float = param(
         "Thread instructions per element of the same kernel run as RMSNorm (F.rms_norm: "
-        "sum of squares, no mean, no Welford division).", default=30.0, check=positive)
+        "sum of squares, no mean, no Welford division).", check=positive)
     welford_cta_instr: float = param(
         "Extra thread instructions per LayerNorm CTA for combining Welford partial "
-        "statistics across the block (a division per combine; RMSNorm only adds).",
-        default=0.0, check=non_negative)
+        "statistics across the block (a division per combine; RMSNorm only adds).", check=non_negative)
     row_mem_instr: float = param(
         "Thread instructions per load or store instruction of a row-wise kernel (address "
-        "arithmetic, bounds predicate, the access, conversions of its elements).",
-        default=0.0, check=non_negative)
+        "arithmetic, bounds predicate, the access, conversions of its elements).", check=non_negative)
     row_dependent_issue: float = param(
         "Cycles per instruction of a warp with no other warp on its scheduler (dependent "
-        "issue latency): bounds a row-wise CTA with few warps running alone.", default=1.0,
+        "issue latency): bounds a row-wise CTA with few warps running alone.",
         check=positive)
     exp_instr: float = param(
         "FP32-lane instructions of one expf (range reduction around one SFU ex2) in "
-        "PyTorch's softmax kernels; 0 = transcendental_instr.", default=0.0,
+        "PyTorch's softmax kernels; 0 = transcendental_instr.",
         check=non_negative)
     erf_instr: float = param(
         "FP32-lane instructions of one erff (PyTorch's default, exact GELU) in an "
-        "elementwise kernel.", default=0.0, check=non_negative)
+        "elementwise kernel.", check=non_negative)
     softmax_instr_per_element: float = param(
         "Thread instructions per element of the row-wise softmax kernels (exp, division, "
-        "conversions).", default=45.0, check=positive)
+        "conversions).", check=positive)
     row_cta_instr: float = param(
-        "Fixed thread instructions per thread of a row-wise CTA (index math, reductions).",
-        default=200.0, check=non_negative)
+        "Fixed thread instructions per thread of a row-wise CTA (index math, reductions).", check=non_negative)
     block_reduce_s: float = param(
         "Latency of one block-wide reduction in a row-wise kernel (shuffles, shared memory, "
-        "two barriers), seconds.", default=0.5e-6, check=non_negative)
+        "two barriers), seconds.", check=non_negative)
     reduce_round_trips: float = param(
         "L2 round trips per dependent vector load of PyTorch's reduce_kernel over the "
-        "contiguous dim (mean(-1)): each thread's loop of 16-byte loads.", default=1.0,
+        "contiguous dim (mean(-1)): each thread's loop of 16-byte loads.",
         check=positive)
     sparse_speedup: float = param(
         "Tensor-core rate on 2:4 structured-sparse weights over the dense rate (datasheet: "
-        "2 on Ampere and Hopper); 0 = no sparse tensor cores.", default=0.0,
+        "2 on Ampere and Hopper); 0 = no sparse tensor cores.",
         check=non_negative)
 
     def __post_init__(self) -> None:  # mapping fields are checked here (build skips them)
@@ -234,18 +230,15 @@ class GpuMemory:
                                             check=positive)
     l2_latency_s: float = param("Load-to-use latency of an L2 hit, seconds.", check=non_negative)
     l2_thrash_ratio: float = param(
-        "Capacity/footprint ratio below which repeated streams find nothing in L2.",
-        default=0.6, check=fraction)
+        "Capacity/footprint ratio below which repeated streams find nothing in L2.", check=fraction)
     l2_write_weight: float = param(
-        "How many bytes of L2 a written byte occupies (allocation + pending write-back).",
-        default=2.0, check=positive)
+        "How many bytes of L2 a written byte occupies (allocation + pending write-back).", check=positive)
     sm_inflight_bytes: float = param(
         "Bytes one SM keeps in flight to memory (Little's law caps an SM at this / latency).",
         check=positive)
     loaded_hbm_latency_s: float = param(
         "HBM round trip a load sees while every SM streams (queueing included), seconds; "
-        "0 = hbm.latency_s. Used by the serial load chains of row-wise kernels.",
-        default=0.0, check=non_negative)
+        "0 = hbm.latency_s. Used by the serial load chains of row-wise kernels.", check=non_negative)
     hbm: Hbm = param("Off-chip memory.")
 
 
@@ -254,25 +247,21 @@ class GpuHost:
     """The host link and the cost of launching a kernel."""
 
     pcie_generation: int = param("PCIe generation of the host link.", check=positive)
-    pcie_lanes: int = param("PCIe lanes of the host link.", default=16, check=positive)
+    pcie_lanes: int = param("PCIe lanes of the host link.", check=positive)
     launch_s: float = param("GPU-side gap per kernel launch (back to back, CUDA graph), s.",
                             check=non_negative)
     kernel_tail_s: float = param(
         "Per-kernel cost of a whole model's stream beyond launch_s and the kernel itself, "
         "seconds (fitted on whole models; an op timed back to back does not pay it, nor does "
         "a convolution kernel: ARCHITECTURE.md, GPU per-kernel costs). A GEMM launched right "
-        "after another GEMM hides it (programmatic dependent launch, see gpu_pdl).", default=0.0,
+        "after another GEMM hides it (programmatic dependent launch: the stack's "
+        "gemm.dependent_launch).",
         check=non_negative)
     strided_kernel_s: float = param(
         "Extra GPU time of a pointwise kernel PyTorch launches strided (elementwise_kernel / "
         "unrolled_elementwise_kernel on transposed or broadcast views and casts, "
         "CatArrayBatchedCopy) over a vectorized one, seconds; the lowering tables name each "
-        "call's launch family.", default=0.0, check=non_negative)
-    gpu_pdl: bool = param(
-        "Whether the GEMM library's kernels use programmatic dependent launch (Hopper): a "
-        "GEMM that follows a GEMM in the stream starts while its predecessor retires.",
-        default=False)
-
+        "call's launch family.", check=non_negative)
     @property
     def kernel_launch_s(self) -> float:
         """Fixed GPU-side cost of one kernel in a whole model's stream: launch gap +
@@ -283,11 +272,10 @@ class GpuHost:
     eager_call_s: Mapping[str, object] = param(
         "Host time to dispatch one eager framework call (Python, dispatcher, library "
         "heuristics, launch), by call class of the lowering tables "
-        "(configs/lowering/*.yaml), seconds.", default={}, check=_durations)
-    graph_launch_s: float = param("Host time to launch one captured CUDA graph, seconds.",
-                                  default=0.0, check=non_negative)
+        "(configs/lowering/*.yaml), seconds.", check=_durations)
+    graph_launch_s: float = param("Host time to launch one captured CUDA graph, seconds.", check=non_negative)
     sync_s: float = param("Host time of one stream synchronize once the GPU is done, "
-                          "seconds.", default=0.0, check=non_negative)
+                          "seconds.", check=non_negative)
 
     def call_s(self, call_class: str) -> float:
         """Host dispatch time of one eager call of ``call_class``, seconds.
@@ -309,13 +297,33 @@ class GpuMachine:
     kind: str = param("Machine kind.", default="gpu", choices=("gpu",))
     name: str = param("Short name.")
     description: str = param("One line on what this machine is.", default="")
+    architecture: str = param("Architecture generation of the chip (its stack must be for "
+                              "it).", choices=ARCHITECTURES)
+    stack: GpuStack = param("The library stack the chip runs (configs/software/<name>.yaml, "
+                            "named in the YAML: stack: hopper).")
     compute: GpuCompute = param("SMs and arithmetic.")
     memory: GpuMemory = param("Caches and HBM.")
     host: GpuHost = param("Host link and launch costs.")
     energy: EnergySelection = param("Energy table and overrides.", default=EnergySelection())
-    conv: GpuConvKernels = param("Convolution and CNN-glue kernel constants.",
-                                 default=GpuConvKernels())
+    conv: GpuConvKernels = param("Convolution and CNN-glue kernel constants.")
     sources: tuple[str, ...] = param("Where the numbers come from.", default=())
+
+    def __post_init__(self) -> None:
+        if self.stack.architecture != self.architecture:
+            raise ConfigError(None, "stack", self.stack.name,
+                              f"a stack for {self.stack.architecture}, but the chip is "
+                              f"{self.architecture}")
+        rates = self.compute.tensor_flop_per_clk_per_sm
+        have = ("fp32", *rates)
+        for p in self.compute.clock_under_load_hz:
+            if p not in have:
+                raise ConfigError(None, f"compute.clock_under_load_hz.{p}",
+                                  self.compute.clock_under_load_hz[p],
+                                  f"a precision the chip lacks (it runs {', '.join(have)})")
+        for p in rates:
+            if p not in self.stack.gemm.precisions:
+                raise ConfigError(None, f"compute.tensor_flop_per_clk_per_sm.{p}", rates[p],
+                                  f"stack {self.stack.name} has no {p} GEMM kernels")
 
     @property
     def sm_count(self) -> int:

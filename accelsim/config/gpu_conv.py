@@ -25,35 +25,31 @@ class GpuConvKernels:
         "Serial prologue and epilogue of one tensor-core output tile beyond the first load's "
         "latency (barrier and descriptor set-up, filling the multi-stage load pipeline, the "
         "epilogue's store and fence) that every CTA of a non-persistent cuDNN implicit GEMM "
-        "pays (a persistent cuBLAS kernel once), seconds.",
-        default=0.0, check=non_negative)
+        "pays (a persistent cuBLAS kernel once), seconds.", check=non_negative)
     direct_instr_per_mac: float = param(
         "FP32-lane instructions per MAC of cuDNN's direct kernel for inputs with very few "
-        "channels (C x element < 16 bytes: the C = 3 stem; gathers, conversions, FMA).",
-        default=4.0, check=positive)
+        "channels (C x element < 16 bytes: the C = 3 stem; gathers, conversions, FMA).", check=positive)
     direct_instr_per_output: float = param(
         "FP32-lane instructions per output element of that direct kernel (accumulator set-up, "
-        "index math, conversion and store).", default=0.0, check=non_negative)
+        "index math, conversion and store).", check=non_negative)
     tiny_c_mma_fraction: float = param(
         "Main-loop rate of the implicit GEMM over a channel-padded (C -> 8) input, as a "
         "fraction of the aligned tensor-core rate (Ampere mma.sync kernels gathering one "
-        "16-byte filter tap per pixel).", default=0.25, check=_unit)
+        "16-byte filter tap per pixel).", check=_unit)
     depthwise_instr_per_row: float = param(
         "FP32-lane instructions per input row segment a depthwise kernel loads for one "
-        "output (R x stride per output: load, bf16->fp32 conversion, index math, bounds).",
-        default=20.0, check=non_negative)
+        "output (R x stride per output: load, bf16->fp32 conversion, index math, bounds).", check=non_negative)
     depthwise_fixed_s: float = param(
         "Serial time before a depthwise CTA's first output (its filter taps and input "
-        "rows loaded, tile indices computed), seconds.", default=0.0, check=non_negative)
+        "rows loaded, tile indices computed), seconds.", check=non_negative)
     grouped_gather_efficiency: float = param(
         "Fraction of the L2 bandwidth a grouped implicit-GEMM kernel reaches on its im2col "
-        "gathers (one small per-group channel slice per pixel and tap).", default=0.6,
+        "gathers (one small per-group channel slice per pixel and tap).",
         check=_unit)
     bn_round_trips: float = param(
         "Memory round trips per loop iteration of PyTorch's channels-last BatchNorm "
-        "transform kernel (4 scalar loads in flight per thread, then their stores).",
-        default=2.0, check=positive)
+        "transform kernel (4 scalar loads in flight per thread, then their stores).", check=positive)
     pool_round_trips: float = param(
         "Memory round trips per window tap of PyTorch's NHWC max-pool kernel (per thread, "
-        "taps are compared into shared memory one after another).", default=1.0,
+        "taps are compared into shared memory one after another).",
         check=positive)

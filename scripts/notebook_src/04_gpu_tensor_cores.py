@@ -159,7 +159,7 @@ summary.reset_index()
 #
 # 1. Section 1 uses N = 4096. Predict, then check, where the waves fall for N = 5120.
 # 2. int8 (`torch._int_mm`) runs about half as fast as fp8 on the H200 although the datasheet
-#    gives both the same rate. Read `legacy_mma_precisions` in `configs/hardware/h200.yaml`
+#    gives both the same rate. Read `gemm.legacy_precisions` in `configs/software/hopper.yaml`
 #    and the kernel names in `scripts/data/h200_probe2.json`: which instruction does the
 #    int8 kernel use, and what would change if cuBLAS shipped a wgmma int8 kernel?
 # 3. Softmax and layernorm reach 0.5-2.7 TB/s, below the copy curve. Use

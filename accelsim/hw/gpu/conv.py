@@ -19,7 +19,8 @@ family                    when                                                  
 The implicit GEMM has ``M = N Ho Wo``, ``N = K``, ``K = C R S``: its CTAs gather their im2col
 tiles from L2 (the GEMM model's per-CTA operand traffic), HBM sees the input, the filters and
 the output once. cuDNN's implicit-GEMM tiles are at least one warpgroup MMA high (64) and it
-does not split K (``segment_k_off``): the tile is chosen among :data:`IMPLICIT_TILES`.
+does not split K (``segment_k_off``): the tile is chosen among the stack's
+``conv.implicit_gemm_tiles`` (``configs/software/<stack>.yaml``).
 Like the library's heuristics, the tiny-C stem takes whichever of its two families is
 predicted faster. Every kernel pays ``host.launch_s`` (launch and completion, as every GPU
 kernel of the model); every CTA of cuDNN's non-persistent implicit GEMMs adds its tile's
@@ -38,6 +39,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from accelsim.config.gpu import OPERAND_BYTES, GpuMachine
+from accelsim.config.gpu_stack import parse_tiles
 from accelsim.hw.gpu.conv_kernels import (
     depthwise_kernel,
     direct_kernel,
@@ -57,9 +59,6 @@ FAMILIES = ("gemm_1x1", "implicit_gemm", "tiny_c_direct", "tiny_c_padded", "dept
             "grouped")
 """Kernel families of a convolution (see the module docstring)."""
 
-IMPLICIT_TILES = ((64, 64), (128, 64), (64, 128), (128, 128), (256, 64), (256, 128),
-                  (128, 256))
-"""``(BM, BN)`` tiles of cuDNN's implicit-GEMM fprop kernels (``tilesize64x64x64``...)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +129,7 @@ def _implicit(m: GpuMachine, op: Conv2d, precision: str, channels: int) -> GemmP
     pixels = op.n * op.out_h * op.out_w
     k_depth = channels * op.r * op.s
     stored = (op.n * op.h * op.w * channels + op.k * k_depth) * e
-    tiles = IMPLICIT_TILES if precision != "fp32" else None
+    tiles = parse_tiles(m.stack.conv.implicit_gemm_tiles) if precision != "fp32" else None
     return plan_gemm(m, pixels, op.k, k_depth, precision, hbm_unique_bytes=stored,
                      leading_dims=(channels, op.k), name="conv2d.implicit_gemm", tiles=tiles,
                      max_split=1, cta_fixed_s=m.conv.tile_fixed_s, dependent_launch=False)

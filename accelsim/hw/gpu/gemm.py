@@ -12,12 +12,15 @@ How a library (cuBLAS / CUTLASS) runs ``C[M,N] = A[M,K] @ B[K,N]`` and what this
   registers) at ``unaligned_mma_fraction`` (``unaligned_pitch_mma_fraction`` in the slower
   pitch class, :func:`unaligned_pitch_class`). Precisions in ``legacy_mma_precisions`` run,
   even aligned, on the library's ``mma.sync`` kernels (``legacy``: int8 ``torch._int_mm`` on
-  Hopper picks ``cutlass_80_tensorop_i16832gemm_s8``, no warpgroup MMA) at
+  Hopper picks ``cutlass_80_tensorop_i16832gemm_s8``, no warpgroup MMA; the stack's
+  ``gemm.legacy_precisions``) at
   ``legacy_mma_fraction`` of the rate.
 * **Tile** ``BM x BN x BK`` and **split-K** are chosen like a library heuristic: among the
   tiles of the path, the one (with split-K when the tiles are too few to fill the SMs) whose
-  predicted time is least; ties go to fewer CTAs. The fallback and legacy paths have the
-  few tiles of their CUTLASS 2.x kernels (align1: 128x128, 256x128; align2: 256x128; int8:
+  predicted time is least; ties go to fewer CTAs. The kernel families, their tile sets, K
+  blocks and split-K factors are the GPU's library stack (``m.stack.gemm``, from
+  ``configs/software/<stack>.yaml``): on Hopper the fallback and legacy paths have the few
+  tiles of their CUTLASS 2.x kernels (align1: 128x128, 256x128; align2: 256x128; int8:
   128x64, 128x256), fp8 ``_scaled_mm`` those of its ``nvjet_sm90_qqtst`` kernels (144x128,
   128x128, and skinny tiles), so their wave quantization is the library's.
 * **Waves**: one CTA per SM; ``ceil(CTAs / SMs)`` rounds of the same tile time (wave
@@ -28,7 +31,7 @@ How a library (cuBLAS / CUTLASS) runs ``C[M,N] = A[M,K] @ B[K,N]`` and what this
   ``2t`` words per k from shared memory for the ``t x t`` outputs each thread holds, so small
   tiles are shared-memory bound.
 * **Traffic**: per CTA, the A and B tiles from L2 (halved for the operand shared by a
-  2-CTA cluster through TMA multicast on Hopper) and the C tile back; HBM sees each operand
+  cluster through TMA multicast, the stack's ``gemm.multicast_ctas``) and the C tile back; HBM sees each operand
   once (more if the per-wave panels do not fit in L2), scaled by the L2 miss fraction of the
   op's footprint (``accelsim.hw.gpu.memory.l2_hit_fraction``), in which the input operands
   count ``compute.gemm_l2_operand_copies`` times (a two-partition L2 caches a line read by
@@ -57,6 +60,7 @@ import math
 from dataclasses import dataclass, replace
 
 from accelsim.config.gpu import OPERAND_BYTES, OUTPUT_BYTES, GpuMachine
+from accelsim.config.gpu_stack import parse_tiles
 from accelsim.errors import UnsupportedError
 from accelsim.hw.gpu.kernel import CtaCost, Kernel, estimate_s, sm_bandwidth_caps
 from accelsim.hw.gpu.memory import l2_hit_fraction, stream_kernel
@@ -67,42 +71,11 @@ ALIGN_BYTES = 16
 NARROW_ALIGN_BYTES = 4
 """Rows aligned to this many bytes (not 16) get the ``narrow`` kernels (4-byte cp.async)."""
 
-_TC_TILES = ((64, 8), (64, 16), (64, 32), (64, 64), (128, 64), (64, 128), (128, 128),
-             (128, 256), (256, 128), (192, 192))
-_NVJET_TILES = ((64, 24), (64, 48), (64, 72), (64, 96), (64, 112), (64, 144), (128, 72),
-                (128, 96), (128, 112), (128, 144), (128, 192), (192, 96))
-"""cuBLASLt's ``nvjet_sm90_tst`` tiles between the powers of two (names in h200_ops4b.json:
-24x64, 64x48, 72x64, 112x64, 144x64, 72x128, 112x128, 144x128, 128x96, 192x96, 128x192):
-one warpgroup-MMA height (64, 128, 192) by an N that is any multiple of 8 up to 256. They
-let a GEMM of a few waves fill the SMs in whole waves without split-K."""
-NVJET_PRECISIONS = ("bf16", "fp16")
-"""Precisions cuBLASLt runs on its ``nvjet_sm90_tst`` kernels (tf32 runs ``sm90_xmma_gemm``
-with power-of-two tiles: h200_heldout.json gemm_kernels)."""
-_FP8_TILES = ((64, 8), (64, 16), (64, 32), (64, 64), (128, 128), (144, 128))
-"""fp8 (``torch._scaled_mm``) runs a smaller kernel set: cuBLASLt picked only
-``nvjet_sm90_qqtst_{144x128,128x128}`` for all fp8 GEMMs of 512-8192 (h200_ops4.json); the
-skinny tiles stand for its decode kernels (not observed)."""
-_BK = {"tf32": 32, "fp16": 64, "bf16": 64, "fp8": 128, "int8": 128, "fp32": 8}
-# the fallback and legacy paths run CUTLASS 2.x kernels with a few fixed tiles (kernel names
-# in h200_probe2.json / h200_ops4.json): cutlass_75_*_s1688gemm_{128x128,256x128}_align1,
-# cutlass_80_*_s16816gemm_{256x128,128x256}_64x3_align2, cutlass_80_*_i16832gemm_s8_
-# {128x64,128x256}_128x3; a tile's transpose is the other operand order
-_UNALIGNED_TILES = ((128, 128), (256, 128))
-_NARROW_TILES = ((256, 128),)
-_LEGACY_TILES = ((128, 64), (128, 256))
-_SIMT_TILES = ((64, 64), (128, 64), (128, 128), (256, 128), (128, 256))
-_SPLITS = (1, 2, 3, 4, 6, 8, 12, 16)
 NONPERSISTENT_PATHS = ("unaligned", "narrow", "legacy")
 """Paths whose kernels (CUTLASS 2.x) start one CTA per tile: each pays its own prologue and
 epilogue (``compute.gemm_nonpersistent_cta_s``), unlike the persistent Hopper kernels."""
-WAVE_FIT_MAX = 2
-"""cuBLASLt picks its odd-sized (wave-fitting) tiles for GEMMs of at most about this many
-waves of 128x128 tiles (``h200_ops4b.json``: 72x128 ... 144x128 up to 1536 x 2304, 192x192
-at 3072 x 3072); chosen on the small-GEMM calibration (1, 2, 4, any: 9.9, 6.7, 7.1, 7.1 %)."""
-STREAM_M = 64
-"""GEMMs with M up to one warpgroup MMA's height read each weight once: streamed, not kept."""
-SIMT_THREADS = 256
-"""Threads of an SGEMM CTA (each computes a square register tile of the CTA tile)."""
+WAVE_TILE = 128
+"""Tile side by which a GEMM's waves are counted for the stack's ``wave_fitting_max_waves``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,7 +148,7 @@ def gemm_path(m: GpuMachine, precision: str, *leading_dims: int, sparse: bool = 
     c = m.compute
     align = alignment_bytes(precision, *leading_dims)
     if align >= ALIGN_BYTES:
-        legacy = precision in c.legacy_mma_precisions and not sparse
+        legacy = precision in m.stack.gemm.legacy_precisions and not sparse
         return "legacy" if legacy else "tensor_core"
     if align >= NARROW_ALIGN_BYTES and c.narrow_mma_fraction > 0:
         return "narrow"
@@ -193,10 +166,6 @@ def unaligned_pitch_class(precision: str, k: int, n: int) -> bool:
     e = OPERAND_BYTES[precision]
     a, b = k * e, n * e
     return (a % 4 == 0 and b % 4 != 0) or (a % 4 != 0 and b % 16 == 0 and b % 128 != 0)
-
-
-def _multicast(m: GpuMachine) -> int:
-    return 2 if "fp8" in m.compute.tensor_flop_per_clk_per_sm else 1  # Hopper clusters
 
 
 def _cta(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, kc: int,
@@ -220,14 +189,14 @@ def _cta(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, kc
     if path != "simt":  # warpgroup MMAs read both operand tiles from shared memory
         groups = max(1, max(bm, bn) // 128)
         smem = depth * (big + small * groups) * e
-    else:  # SGEMM: each of 256 threads holds a t x t register tile and reads 2t words per k
-        t = math.sqrt(bm * bn / SIMT_THREADS)
+    else:  # SGEMM: each thread holds a t x t register tile and reads 2t words per k
+        t = math.sqrt(bm * bn / m.stack.gemm.simt_threads)
         smem = depth * bm * bn * (2.0 / t) * e
     smem_s = smem / (m.compute.sm_smem_bytes_per_clk * clock)
     # a warp-specialised pipeline hands each K block from the TMA producer to the MMA
     # warpgroups through barriers: a block takes at least gemm_kblock_s (skinny tiles)
     kblock_s = k_iters * m.compute.gemm_kblock_s if path == "tensor_core" else 0.0
-    mc = _multicast(m) if ctas >= 2 and path == "tensor_core" else 1
+    mc = m.stack.gemm.multicast_ctas if ctas >= 2 and path == "tensor_core" else 1
     l2_in = depth * (big / mc + small) * e
     out = bm * bn * out_bytes_per_elem
     l2_cap, hbm_cap = sm_bandwidth_caps(m)
@@ -239,14 +208,18 @@ def _cta(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, kc
                    parts={key: mma_s, "smem_s": smem_s, "kblock_s": kblock_s})
 
 
-def _candidates(path: str, precision: str, wave_fitting: bool = True
+def _candidates(m: GpuMachine, path: str, precision: str, wave_fitting: bool = True
                 ) -> list[tuple[int, int, int]]:
-    bk = {"unaligned": 32, "narrow": 64}.get(path, _BK[precision])
-    tc = _FP8_TILES if precision == "fp8" else _TC_TILES
-    if wave_fitting and precision in NVJET_PRECISIONS:
-        tc = tc + _NVJET_TILES
-    tiles = {"tensor_core": tc, "unaligned": _UNALIGNED_TILES, "simt": _SIMT_TILES,
-             "narrow": _NARROW_TILES, "legacy": _LEGACY_TILES}[path]
+    g = m.stack.gemm
+    bk = {"unaligned": g.unaligned_k_block, "narrow": g.narrow_k_block}.get(
+        path, g.k_block[precision])
+    if path == "tensor_core":
+        tiles = g.tiles_for(precision)
+        if wave_fitting and precision in g.wave_fitting_precisions:
+            tiles = tiles + parse_tiles(g.wave_fitting_tiles)
+    else:
+        tiles = parse_tiles({"unaligned": g.unaligned_tiles, "simt": g.simt_tiles,
+                             "narrow": g.narrow_tiles, "legacy": g.legacy_tiles}[path])
     out = []
     for bm, bn in tiles:
         out.append((bm, bn, bk))
@@ -302,11 +275,12 @@ def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: i
     hit = l2_hit_fraction(m, m.compute.gemm_l2_operand_copies * unique_in, c_bytes)
     best: tuple[float, int, GemmPlan] | None = None
     # cuBLASLt's odd-sized tiles fit a GEMM of a few waves into whole waves of the SMs
-    few_waves = math.ceil(M / 128) * math.ceil(N / 128) * batch <= WAVE_FIT_MAX * m.sm_count
-    cands = _candidates(path, precision, few_waves)
+    waves = math.ceil(M / WAVE_TILE) * math.ceil(N / WAVE_TILE) * batch
+    few_waves = waves <= m.stack.gemm.wave_fitting_max_waves * m.sm_count
+    cands = _candidates(m, path, precision, few_waves)
     if tiles is not None:
         cands = [(bm, bn, cands[0][2]) for bm, bn in tiles]
-    splits = [s for s in _SPLITS if max_split is None or s <= max_split]
+    splits = [s for s in m.stack.gemm.split_k if max_split is None or s <= max_split]
     if path in NONPERSISTENT_PATHS:
         cta_fixed_s += m.compute.gemm_nonpersistent_cta_s
     epilogue_s = m.compute.gemm_bias_epilogue_s if bias else 0.0
@@ -348,7 +322,7 @@ def _plan(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, s
     # is streamed with an evict-first hint: it stays out of L2 across calls
     a_bytes = batch * M * K * OPERAND_BYTES[precision]
     streamed = 0.0
-    if M <= STREAM_M and unique_in > a_bytes:
+    if M <= m.stack.gemm.stream_max_m and unique_in > a_bytes:
         streamed = unique_in - a_bytes
     hbm_total = (1.0 - hit) * (reads - streamed + (c_bytes if split == 1 else 0.0)) + streamed
     partial_bytes = M * N * batch * 4 * split if split > 1 else 0.0
@@ -363,7 +337,7 @@ def _plan(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, s
         cta = CtaCost(compute_s=cta.compute_s, l2_bytes=cta.l2_bytes, hbm_bytes=cta.hbm_bytes,
                       pre_s=exposed + cta_fixed_s, post_s=cta.post_s, parts=cta.parts)
     meta = {"path": path, "tile": (bm, bn, bk), "split_k": split, "tiles": tiles,
-            "weight_fraction": wf, "pdl": m.host.gpu_pdl and dependent_launch}
+            "weight_fraction": wf, "pdl": m.stack.gemm.dependent_launch and dependent_launch}
     # the bias epilogue of the last tiles is not hidden behind any main loop: once a kernel
     kernels = [Kernel(name=name, groups=((ctas, cta),), launch_s=m.host.kernel_launch_s,
                       startup_s=startup + epilogue_s, meta=meta)]

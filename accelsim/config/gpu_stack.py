@@ -1,0 +1,226 @@
+"""The library stack of a GPU architecture generation (``configs/software/<name>.yaml``,
+``kind: gpu_stack``): which GEMM kernel families cuBLAS / cuBLASLt / CUTLASS and cuDNN have
+on it, their tile sets, the split-K choices, and the generation's library features (TMA
+multicast, programmatic dependent launch). A GPU config names its stack (``stack: hopper``);
+the stack names the architecture it is for, and a GPU of another architecture is refused.
+
+What the chip does with these kernels (rates, fitted fractions, instruction costs) stays in
+the GPU config; the stack says only which kernels exist and how the library picks among them
+(the mechanisms: ``accelsim/hw/gpu/gemm.py``, ``conv.py``).
+
+Imports: errors, files, config.schema, config.inherit.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from accelsim.config.inherit import Provenance, resolve_file
+from accelsim.config.schema import build, param, positive
+from accelsim.errors import ConfigError
+
+STACK_PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8")
+"""Precisions a stack may name (the GPU model's, :data:`accelsim.config.gpu.GPU_PRECISIONS`)."""
+ARCHITECTURES = ("volta", "turing", "ampere", "ada", "hopper", "blackwell")
+"""NVIDIA architecture generations a GPU config and a stack may name."""
+_TILE = re.compile(r"^([1-9][0-9]*)x([1-9][0-9]*)$")
+
+
+def _tile(t: Any) -> str | None:
+    """Check (per list item): a ``BMxBN`` tile."""
+    return None if _TILE.match(str(t)) else "expected a BMxBN tile, e.g. 128x128"
+
+
+def _precision(p: Any) -> str | None:
+    """Check (per list item): a precision the GPU model knows."""
+    if p in STACK_PRECISIONS:
+        return None
+    return f"unknown precision (known: {', '.join(STACK_PRECISIONS)})"
+
+
+def _tiles(v: Any) -> str | None:
+    for t in v:
+        if _tile(t):
+            return f"tile {t!r}: expected BMxBN, e.g. 128x128"
+    return None
+
+
+def _precisions(v: Any) -> str | None:
+    for p in v:
+        if _precision(p):
+            return f"unknown precision {p!r} (known: {', '.join(STACK_PRECISIONS)})"
+    return None
+
+
+def _per_precision(v: Mapping, value_check: Any) -> str | None:
+    """A mapping precision -> value: every key a known precision, every value passing
+    ``value_check`` (a message, or None)."""
+    problem = _precisions(list(v))
+    if problem:
+        return problem
+    for key, value in v.items():
+        problem = value_check(value)
+        if problem:
+            return f"{key}: {problem}"
+    return None
+
+
+def _k_block(value: Any) -> str | None:
+    ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
+    return None if ok else "must be a whole number > 0"
+
+
+def _tile_list(tiles: Any) -> str | None:
+    if not isinstance(tiles, (list, tuple)):
+        return "expected a list of BMxBN tiles"
+    return _tiles(tiles)
+
+
+def _k_blocks(v: Mapping) -> str | None:
+    return _per_precision(v, _k_block)
+
+
+def _precision_tiles(v: Mapping) -> str | None:
+    return _per_precision(v, _tile_list)
+
+
+@functools.lru_cache(maxsize=256)
+def parse_tiles(tiles: tuple[str, ...]) -> tuple[tuple[int, int], ...]:
+    """``("128x128", "256x128")`` -> ``((128, 128), (256, 128))``."""
+    out = []
+    for t in tiles:
+        m = _TILE.match(str(t))
+        if m is None:
+            raise ValueError(f"tile {t!r}: expected BMxBN")
+        out.append((int(m.group(1)), int(m.group(2))))
+    return tuple(out)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GemmStack:
+    """The GEMM library's kernel families on one generation (see ``hw/gpu/gemm.py``)."""
+
+    precisions: tuple[str, ...] = param(
+        "Precisions the library has tensor-core GEMM kernels for (fp32: CUDA-core SGEMM, "
+        "always).", check=_precision)
+    k_block: Mapping[str, int] = param(
+        "K depth (BK) of one main-loop stage of the tensor-core and SGEMM kernels, per "
+        "precision, elements.", check=_k_blocks)
+    tensor_core_tiles: tuple[str, ...] = param(
+        "BMxBN tiles of the generation's own tensor-core kernels (a tile's transpose is "
+        "also one).", check=_tile)
+    precision_tiles: Mapping[str, object] = param(
+        "Precisions whose tensor-core kernels have their own tile set instead of "
+        "tensor_core_tiles, precision -> BMxBN tiles.", check=_precision_tiles)
+    wave_fitting_tiles: tuple[str, ...] = param(
+        "Odd-sized tiles the library adds for GEMMs of a few waves (cuBLASLt's nvjet "
+        "kernels on Hopper); empty = none.", check=_tile)
+    wave_fitting_precisions: tuple[str, ...] = param(
+        "Precisions that get wave_fitting_tiles.", check=_precision)
+    wave_fitting_max_waves: int = param(
+        "GEMMs of at most this many waves of 128x128 tiles get the wave-fitting tiles.",
+        check=positive)
+    unaligned_tiles: tuple[str, ...] = param(
+        "Tiles of the element-aligned fallback kernels (CUTLASS 2.x align1).", check=_tile)
+    unaligned_k_block: int = param("BK of the align1 fallback kernels, elements.",
+                                   check=positive)
+    narrow_tiles: tuple[str, ...] = param(
+        "Tiles of the 4-byte-row fallback kernels (CUTLASS 2.x align2).", check=_tile)
+    narrow_k_block: int = param("BK of the align2 fallback kernels, elements.", check=positive)
+    legacy_precisions: tuple[str, ...] = param(
+        "Precisions the library runs only on previous-generation (mma.sync) kernels even "
+        "when aligned (int8 on Hopper); empty = none.", check=_precision)
+    legacy_tiles: tuple[str, ...] = param("Tiles of those previous-generation kernels.",
+                                          check=_tile)
+    simt_tiles: tuple[str, ...] = param("Tiles of the fp32 CUDA-core SGEMM kernels.",
+                                        check=_tile)
+    simt_threads: int = param("Threads of an SGEMM CTA (each holds a square register tile).",
+                              check=positive)
+    split_k: tuple[int, ...] = param(
+        "Split-K factors the heuristic considers (1 = no split); a split is used only while "
+        "the tiles are fewer than the SMs and each slice is at least two K blocks deep.")
+    stream_max_m: int = param(
+        "GEMMs with M up to this read each weight element once, with an evict-first hint "
+        "(streamed, not kept in L2), elements.", check=positive)
+    multicast_ctas: int = param(
+        "CTAs of a cluster sharing one operand load through TMA multicast (Hopper: 2; "
+        "1 = none).", check=positive)
+    dependent_launch: bool = param(
+        "Whether the GEMM kernels use programmatic dependent launch: a GEMM following a "
+        "GEMM in the stream starts while its predecessor retires (Hopper).")
+
+    def __post_init__(self) -> None:
+        for name, check in (("k_block", _k_blocks), ("precision_tiles", _precision_tiles)):
+            problem = check(getattr(self, name))
+            if problem:
+                raise ConfigError(None, f"gemm.{name}", getattr(self, name), problem)
+        if not self.split_k or self.split_k[0] != 1 or any(
+                isinstance(s, bool) or not isinstance(s, int) or s < 1 for s in self.split_k):
+            raise ConfigError(None, "gemm.split_k", list(self.split_k),
+                              "expected whole numbers >= 1, starting with 1")
+        for p in (*self.precisions, "fp32"):
+            if p not in self.k_block:
+                raise ConfigError(None, "gemm.k_block", dict(self.k_block),
+                                  f"no K block for {p}")
+
+    def tiles_for(self, precision: str) -> tuple[tuple[int, int], ...]:
+        """``(BM, BN)`` tiles of the tensor-core kernels at ``precision``."""
+        own = self.precision_tiles.get(precision)
+        return parse_tiles(tuple(own) if own is not None else self.tensor_core_tiles)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConvStack:
+    """cuDNN's convolution kernels on one generation (see ``hw/gpu/conv.py``)."""
+
+    implicit_gemm_tiles: tuple[str, ...] = param(
+        "BMxBN tiles of cuDNN's implicit-GEMM fprop kernels (tilesize64x64x64...); they "
+        "do not split K.", check=_tile)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GpuStack:
+    """A GPU generation's library stack (``configs/software/<name>.yaml``)."""
+
+    kind: str = param("File kind.", choices=("gpu_stack",))
+    name: str = param("Short name (the file's, as GPU configs name it).")
+    description: str = param("Libraries and versions this stack stands for.", default="")
+    architecture: str = param("The GPU architecture generation it runs on.",
+                              choices=ARCHITECTURES)
+    gemm: GemmStack = param("GEMM kernel families.")
+    conv: ConvStack = param("Convolution kernel families.")
+    sources: tuple[str, ...] = param("Where the kernel names and rules come from.", default=())
+
+
+def load_stack(name: str, *, file: str | None = None,
+               field: str = "stack") -> tuple[dict[str, Any], dict[str, Provenance]]:
+    """The resolved mapping of stack ``name`` (``configs/software/<name>.yaml`` or a path)
+    and its provenance; a name that finds no stack is a :class:`ConfigError` naming ``file``
+    and ``field``."""
+    try:
+        res = resolve_file(name, "software")
+    except ConfigError as exc:
+        if exc.file == name:
+            raise ConfigError(file, field, name, exc.reason) from None
+        raise
+    if res.data.get("kind") != "gpu_stack":
+        raise ConfigError(file, field, name, f"{res.file} is not a gpu_stack file")
+    build(GpuStack, res.data, file=res.file)  # its own errors name the stack file
+    return res.data, res.provenance
+
+
+def expand_stack(data: Mapping[str, Any], *, file: str | None = None
+                 ) -> tuple[dict[str, Any], dict[str, Provenance]]:
+    """``data`` (a GPU machine mapping) with ``stack: NAME`` replaced by the stack's mapping,
+    and the stack's provenance keyed ``stack.*``; a mapping already there is kept."""
+    out = dict(data)
+    name = out.get("stack")
+    if not isinstance(name, str):
+        return out, {}
+    stack, prov = load_stack(name, file=file)
+    out["stack"] = stack
+    return out, {f"stack.{p}": v for p, v in prov.items()}
