@@ -22,11 +22,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from accelsim.config.build import load_device_machine
+from accelsim.config.inherit import resolve_file
 from accelsim.config.link import Host, Link, LinkSpec, Switch
 from accelsim.config.schema import build, non_negative, param, positive
 from accelsim.config.system import CollectiveParams, DeviceRef, System
 from accelsim.errors import ConfigError
-from accelsim.files import read_yaml, resolve_path
+from accelsim.files import resolve_path
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -122,7 +123,7 @@ def _load_hardware(hardware: str) -> Any:
 def load_node(name_or_path: str | os.PathLike) -> Node:
     """Load ``configs/hardware/<name>.yaml`` (or a path) as a :class:`Node`; errors name the file."""
     path = resolve_path(name_or_path, "hardware")
-    data = read_yaml(path)
+    data = resolve_file(path).data  # inheritance applied (config/inherit.py)
     if data.get("kind") != "node":
         raise ConfigError(str(path), "kind", data.get("kind"), "not a node (expected kind: node)")
     try:

@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from accelsim.config.build import load_device_machine
+from accelsim.config.inherit import resolve_file
 from accelsim.config.link import Host, Link, LinkSpec, Switch
 from accelsim.config.schema import build, non_negative, param, positive
 from accelsim.errors import ConfigError
-from accelsim.files import read_yaml, resolve_path
+from accelsim.files import resolve_path
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -197,7 +198,7 @@ def load_system(name_or_path: str | os.PathLike) -> System:
 def _load_system_file(path: str, mtime_ns: int) -> System:
     """Load one system file (cached per path and modification time: systems are frozen)."""
     del mtime_ns  # part of the cache key only
-    data = read_yaml(path)
+    data = resolve_file(path).data  # inheritance applied (config/inherit.py)
     if data.get("kind") != "system":
         raise ConfigError(str(path), "kind", data.get("kind"), "not a system (expected kind: system)")
     try:

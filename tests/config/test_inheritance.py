@@ -235,3 +235,20 @@ def test_show_works_for_machines_of_every_kind(capsys):
     for name in ("tpu_v4", "spr_cpu", "h200x2"):
         assert main(["show", name]) == 0
     assert "unstated" in capsys.readouterr().out
+
+
+def test_machines_of_other_kinds_inherit_the_same_way(tmp_path):
+    """Inheritance is on the parsed mappings, for every kind: a systolic array with a wider
+    array, and a two-GPU system of H100s instead of H200s; provenance is optional there."""
+    wide = _write(tmp_path, "wide", "inherit: tpu_v4\nname: wide\ncompute: {array: {rows: 256}}\n"
+                  "provenance: {compute.array.rows: estimated}\n")
+    m, base = load_machine(str(wide)), load_machine("tpu_v4")
+    assert m.kind == base.kind and m.compute.array.rows == 256
+    assert m.compute.array.cols == base.compute.array.cols
+    assert resolve_machine(str(wide)).provenance["compute.array.rows"].kind == "estimated"
+    pair = _write(tmp_path, "pair", "kind: system\ninherit: h200x2\nname: pair\ndevices:\n"
+                  "  - {name: gpu0, hardware: h100, copy_engines: 2}\n"
+                  "  - {name: gpu1, hardware: h100, copy_engines: 2}\n")
+    system = load_machine(str(pair))
+    assert [system.device_machine(d.name).name for d in system.devices] == ["h100", "h100"]
+    assert system.links == load_machine("h200x2").links
