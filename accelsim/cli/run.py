@@ -78,6 +78,13 @@ def add_kind_options(g: argparse._ArgumentGroup) -> None:
     g.add_argument("--sparsity", default=None, metavar="FRACTION",
                    help="systolic machines: share of zero input activations in every layer "
                         "(row-stationary zero gating and run-length coding; default 0, dense)")
+    g.add_argument("--tp", type=int, default=None, metavar="N",
+                   help="GPUs and systems: tensor-parallel GPUs (Megatron sharding, an "
+                        "all-reduce per attention and MLP block; a GPU name stands for its "
+                        "built-in node, e.g. h200 -> hgx_h200_x8)")
+    g.add_argument("--pp", type=int, default=None, metavar="N",
+                   help="GPUs and systems: pipeline stages (contiguous layers, activations "
+                        "sent on between stages)")
 
 
 def add_engine_options(g: argparse._ArgumentGroup) -> None:
@@ -274,7 +281,7 @@ def run(args: argparse.Namespace) -> int:
     (:func:`accelsim.api.simulate`, through :func:`accelsim.devices.device_for`); a flag its
     kind does not take is one line (``--exec ... applies to GPUs, not systolic machines``)."""
     from accelsim.api import load_hw, simulate
-    from accelsim.devices import CLI_FLAGS, check_run_flags, device_for
+    from accelsim.devices import CLI_FLAGS, check_run_flags, device_for, is_device
 
     hw = args.hw or DEFAULT_HW
     spec = args.workload or DEFAULT_WORKLOAD
@@ -283,6 +290,8 @@ def run(args: argparse.Namespace) -> int:
                           f"must be one of {', '.join(ALL_DATAFLOWS)}")
     overrides = parse_sets(args.set)
     machine = load_hw(hw, overrides or None)
+    if args.tp is not None or args.pp is not None or not is_device(machine):
+        return run_across_gpus(machine, spec, args)
     dev = device_for(machine, source=hw)
     check_run_flags(dev, {"exec_mode": args.exec_mode, "dataflow": args.dataflow,
                           "sparsity": args.sparsity, "trace": args.trace}, CLI_FLAGS)
@@ -304,6 +313,48 @@ def run(args: argparse.Namespace) -> int:
         print(dumps(json_document(result, info, unmodelled)))
     if written:
         print(wrap(f"wrote {', '.join(written)}"), file=sys.stderr)
+    return 0
+
+
+def run_across_gpus(machine: object, spec: str, args: argparse.Namespace) -> int:
+    """``accelsim run SYSTEM MODEL --tp N --pp M``: one step of a transformer over the GPUs of
+    a system (:func:`accelsim.devices.parallel.run_parallel`): rank 0's table per stage, the
+    step, the collectives and the energy of every GPU."""
+    from accelsim.devices.parallel import run_parallel
+
+    for flag in ("dataflow", "sparsity", "trace", "report"):
+        if getattr(args, flag, None) is not None:
+            raise ConfigError("command line", f"--{flag}", getattr(args, flag),
+                              "does not apply to a model across GPUs")
+    result = run_parallel(machine, spec, tp=args.tp or 1, pp=args.pp or 1,
+                          exec_mode=args.exec_mode)
+    if isinstance(result, ModelRun):  # tp = pp = 1 on one GPU: the single-GPU run
+        args.tp = args.pp = None
+        return run(args)
+    t = result.totals
+    if args.json:
+        from accelsim.report.export import dumps
+
+        print(dumps(result.to_dict()))
+        return 0
+    print(show(f"{result.workload} on {t['system']}: tp={t['tp']} pp={t['pp']} "
+               f"({t['gpus']} GPUs, {t['exec_mode']})"))
+    for s, stage in enumerate(result.stages):
+        st = stage.totals
+        print(show(f"  stage {s}: {len(stage.layers)} ops, {scaled(st['time_s'], 's')} "
+                   f"(collectives {scaled(float(stage.layers.loc[stage.layers['op'] == 'collective', 'time_s'].sum()), 's')})"))
+    print(show(f"  step {scaled(t['time_s'], 's')}, pipeline interval "
+               f"{scaled(t['pipeline_interval_s'], 's')}, collectives "
+               f"{scaled(t['collective_s'], 's')}, energy {scaled(t['energy_j'], 'j')} "
+               f"(every GPU)"))
+    if t.get("tokens_per_s"):
+        print(show(f"  {t['tokens_per_s']:.5g} tokens/s"))
+    out = output_dir(args)
+    if out is not None:
+        from accelsim.report.export import write_table
+
+        path = out / f"{safe_name(t['system'])}-{safe_name(str(result.workload))}-tp{t['tp']}-pp{t['pp']}-layers.csv"
+        print(wrap(f"wrote {show(write_table(result.layers, path))}"), file=sys.stderr)
     return 0
 
 

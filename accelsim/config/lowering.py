@@ -166,6 +166,11 @@ def _ops(file: str, raw: Any) -> dict[str, tuple[LoweredStep, ...]]:
     return out
 
 
+_TABLES: dict[tuple, LoweringTable] = {}
+"""Tables read, by (file, modification time, inheritance chain): a model step looks its
+table up once per run, a serving simulation thousands of times."""
+
+
 def load_lowering(mode: str | Path, _seen: tuple[str, ...] = ()) -> LoweringTable:
     """The lowering table of execution mode ``mode`` (a built-in name or a YAML path)."""
     try:
@@ -174,6 +179,14 @@ def load_lowering(mode: str | Path, _seen: tuple[str, ...] = ()) -> LoweringTabl
         known = ", ".join(builtin_names("lowering")) or ", ".join(EXEC_MODES)
         raise ConfigError("--exec", "exec", mode,
                           f"unknown execution mode (known: {known})") from None
+    key = (str(path), path.stat().st_mtime_ns, _seen)
+    hit = _TABLES.get(key)
+    if hit is None:
+        hit = _TABLES[key] = _read_lowering(path, mode, _seen)
+    return hit
+
+
+def _read_lowering(path: Path, mode: str | Path, _seen: tuple[str, ...]) -> LoweringTable:
     file = str(path)
     data = read_yaml(path)
     known_keys = {"mode", "submit", "description", "inherit", "host_call", "ops",

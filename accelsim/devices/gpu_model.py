@@ -199,18 +199,24 @@ def _host_s(m: GpuMachine, call: LoweredCall, table: Any,
     return m.host.call_s(call.call) + extra
 
 
-def run_gpu_model(m: GpuMachine, workload: Any, *, exec_mode: str = DEFAULT_EXEC,
-                  replay: str = "analytic",
-                  progress: Callable[[int, int, str], None] | None = None,
-                  collective: CollectiveCost | None = None,
-                  cost_cache: dict | None = None, check_fit: bool = True) -> ModelRun:
-    """``workload`` on GPU ``m`` as execution mode ``exec_mode`` runs it (see module doc).
+@dataclass
+class _Replayed:
+    """A step lowered, costed and replayed: what the tables and the totals are made of."""
 
-    ``collective`` prices the collectives of a parallel model's rank (:mod:`accelsim.workload.
-    parallel`); ``cost_cache`` keeps kernel costs by shape across runs on the same ``m``
-    (a serving simulation evaluates many steps); ``check_fit=False`` reports the memory check
-    without refusing a step that does not fit (the caller owns capacity, e.g. a KV-cache
-    manager)."""
+    table: Any
+    wl: Any
+    ops: list
+    calls: list[LoweredCall]
+    costs: list[_Cost | None]
+    stream: list
+    timeline: Any
+    memory: Any
+    static_w: float
+
+
+def _replay(m: GpuMachine, workload: Any, *, exec_mode: str, replay: str,
+            progress: Callable[[int, int, str], None] | None, collective: CollectiveCost | None,
+            cost_cache: dict | None, check_fit: bool) -> _Replayed:
     table = load_lowering(exec_mode)
     wl, ops, graph = framework_ops(workload, merge_projections=table.merge_projections)
     program = getattr(wl, "program", None)
@@ -252,6 +258,27 @@ def run_gpu_model(m: GpuMachine, workload: Any, *, exec_mode: str = DEFAULT_EXEC
     run = gpu_stream.replay_event if replay == "event" else gpu_stream.replay_closed_form
     tl = run(stream, submit=table.submit, graph_launch_s=m.host.graph_launch_s,
              sync_s=m.host.sync_s)
+    static_w = cache.get(("static_w",))
+    if static_w is None:
+        static_w = cache[("static_w",)] = sum(static_power_w(m, etab).values())
+    return _Replayed(table, wl, ops, calls, costs, stream, tl, memory, static_w)
+
+
+def run_gpu_model(m: GpuMachine, workload: Any, *, exec_mode: str = DEFAULT_EXEC,
+                  replay: str = "analytic",
+                  progress: Callable[[int, int, str], None] | None = None,
+                  collective: CollectiveCost | None = None,
+                  cost_cache: dict | None = None, check_fit: bool = True) -> ModelRun:
+    """``workload`` on GPU ``m`` as execution mode ``exec_mode`` runs it (see module doc).
+
+    ``collective`` prices the collectives of a parallel model's rank (:mod:`accelsim.workload.
+    parallel`); ``cost_cache`` keeps kernel costs by shape across runs on the same ``m``
+    (a serving simulation evaluates many steps); ``check_fit=False`` reports the memory check
+    without refusing a step that does not fit (the caller owns capacity, e.g. a KV-cache
+    manager)."""
+    r = _replay(m, workload, exec_mode=exec_mode, replay=replay, progress=progress,
+                collective=collective, cost_cache=cost_cache, check_fit=check_fit)
+    calls, costs, stream, tl, ops = r.calls, r.costs, r.stream, r.timeline, r.ops
     call_df = pd.DataFrame({
         "call": np.arange(len(calls)), "layer": [c.op_name for c in calls],
         "op": [getattr(ops[c.op_index][0], "kind", "") for c in calls],
@@ -261,9 +288,24 @@ def run_gpu_model(m: GpuMachine, workload: Any, *, exec_mode: str = DEFAULT_EXEC
         "host_start_s": tl.host_start, "host_end_s": tl.host_end,
         "gpu_start_s": tl.gpu_start, "gpu_end_s": tl.gpu_end}, columns=CALL_COLUMNS)
     layers = _op_table(m, ops, calls, costs, stream)
-    return ModelRun(m, wl, layers, exec_mode=table.mode, calls=call_df,
-                    breakdown=_breakdown(call_df, tl), memory=memory, step_s=tl.time_s,
-                    replay=replay, static_power_w=sum(static_power_w(m, etab).values()))
+    return ModelRun(m, r.wl, layers, exec_mode=r.table.mode, calls=call_df,
+                    breakdown=_breakdown(call_df, tl), memory=r.memory, step_s=tl.time_s,
+                    replay=replay, static_power_w=r.static_w)
+
+
+def step_totals(m: GpuMachine, workload: Any, *, exec_mode: str = DEFAULT_EXEC,
+                collective: CollectiveCost | None = None,
+                cost_cache: dict | None = None) -> dict[str, float]:
+    """The step time, GPU-busy time and energy of :func:`run_gpu_model` (the same replay and
+    the same sums as :attr:`ModelRun.totals`) without its tables: what a serving simulation
+    evaluates thousands of times. Seconds, joules."""
+    r = _replay(m, workload, exec_mode=exec_mode, replay="analytic", progress=None,
+                collective=collective, cost_cache=cost_cache, check_fit=False)
+    t = r.timeline.time_s
+    busy = float(sum(k.gpu_s for k in r.costs if k is not None))
+    energy = float(sum(k.energy_j for k in r.costs if k is not None))
+    return {"time_s": t, "gpu_busy_s": busy,
+            "energy_j": energy + r.static_w * max(0.0, t - busy)}
 
 
 def _op_table(m: GpuMachine, ops: list, calls: list[LoweredCall], costs: list,

@@ -215,6 +215,10 @@ def run_parallel(machine: Any, model: str, *, tp: int = 1, pp: int = 1,
 
     exec_mode = exec_mode or DEFAULT_EXEC
     loaded = machine if not isinstance(machine, str) else load_machine(machine)
+    if not isinstance(loaded, System) and getattr(loaded, "kind", "gpu") != "gpu":
+        raise ConfigError(str(getattr(loaded, "name", machine)), "--tp/--pp", f"{tp}/{pp}",
+                          f"a model across GPUs runs on GPUs and systems of GPUs, not on "
+                          f"{loaded.kind} machines")
     if tp == 1 and pp == 1 and not isinstance(loaded, System):
         return run_gpu_model(loaded, model, exec_mode=exec_mode, replay=replay)
     system = node_for(loaded)

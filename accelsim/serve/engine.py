@@ -22,6 +22,7 @@ from accelsim.errors import ConfigError
 from accelsim.files import builtin_names, read_yaml, resolve_path
 
 PREEMPTION = ("recompute", "swap")
+ADMISSION = ("greedy", "reserve")
 ROUTERS = ("least_outstanding", "round_robin")
 KV_DTYPES = ("auto", "bf16", "fp16", "fp8")
 
@@ -51,6 +52,12 @@ class EngineConfig:
                                       default=0, check=lambda v: None if v >= 0 else "must be >= 0")
     cuda_graph_step: int = param("Capture sizes: 1, 2, 4, then multiples of this.", default=8,
                                  check=positive)
+    admission: str = param("greedy: admit a request when its first chunk's KV blocks are "
+                           "free (preempt later when the pool runs out: vLLM); reserve: "
+                           "admit only when blocks for its prompt and every output token are "
+                           "free, so nothing is ever evicted (TensorRT-LLM's "
+                           "GUARANTEED_NO_EVICT capacity scheduler).", default="greedy",
+                           choices=ADMISSION)
     preemption: str = param("What happens to a sequence evicted for KV space.",
                             default="recompute", choices=PREEMPTION)
     step_overhead_s: float = param("Engine CPU time per iteration the GPU waits for, s.",
@@ -97,4 +104,4 @@ def load_engine(name_or_path: str | os.PathLike,
     return build(EngineConfig, data, file=file)
 
 
-__all__ = ["EngineConfig", "KV_DTYPES", "PREEMPTION", "ROUTERS", "load_engine"]
+__all__ = ["ADMISSION", "EngineConfig", "KV_DTYPES", "PREEMPTION", "ROUTERS", "load_engine"]

@@ -12,7 +12,8 @@ Per iteration (as vLLM's V1 scheduler does, first come first served):
    memory and back when it resumes, over the GPU's host link);
 2. waiting requests are admitted in arrival order while the iteration has sequences
    (``max_num_seqs``), tokens (``max_num_batched_tokens``) and free blocks for their first chunk
-   (without chunked prefill a prompt must fit the budget whole);
+   (``admission: greedy``) or for every token they will hold (``reserve``: nothing is evicted
+   later); without chunked prefill a prompt must fit the budget whole;
 3. the iteration runs for the step model's time (:class:`accelsim.serve.step_model.StepModel`);
    a sequence whose prompt completed samples its first token (time to first token), a decoding
    sequence one more; one that has all its output tokens leaves and frees its blocks.
@@ -62,6 +63,7 @@ class Sequence:
     finish_s: float | None = None
     preemptions: int = 0
     in_flight: bool = False
+    running: bool = False
 
     @property
     def prefilling(self) -> bool:
@@ -159,6 +161,7 @@ class ServingSimulation:
     def _preempt(self, rep: Replica, seq: Sequence) -> float:
         """Evict ``seq``; returns the seconds a swap-out adds to this iteration."""
         rep.running.remove(seq)
+        seq.running = False
         rep.free_blocks += seq.blocks
         seq.blocks = 0
         seq.preemptions += 1
@@ -182,10 +185,10 @@ class ServingSimulation:
         for seq in list(rep.running):
             if budget <= 0 or len(chosen) >= max_seqs:
                 break
-            if seq.in_flight or seq not in rep.running:
+            if seq.in_flight or not seq.running:
                 continue
             n = min(seq.prompt_len - seq.computed, budget) if seq.prefilling else 1
-            need = self._blocks(seq.computed + n) - seq.blocks
+            need = max(0, self._blocks(seq.computed + n) - seq.blocks)
             while need > rep.free_blocks:
                 victim = next((s for s in reversed(rep.running) if not s.in_flight), None)
                 if victim is None:
@@ -194,7 +197,7 @@ class ServingSimulation:
                 preempted += 1
                 if victim is seq:
                     break
-            if seq not in rep.running or need > rep.free_blocks:
+            if not seq.running or need > rep.free_blocks:
                 break
             rep.free_blocks -= need
             seq.blocks += need
@@ -208,7 +211,10 @@ class ServingSimulation:
             n = min(left, budget)
             if n < left and not e.chunked_prefill:
                 break
-            need = self._blocks(seq.computed + n) - seq.blocks
+            final = seq.computed + n
+            if e.admission == "reserve":  # every token it will hold, booked now
+                final = max(final, seq.req.input_tokens + seq.req.output_tokens)
+            need = max(0, self._blocks(final) - seq.blocks)
             if need > rep.free_blocks:
                 break
             rep.waiting.popleft()
@@ -218,6 +224,7 @@ class ServingSimulation:
                 extra += resume * rep.model.kv_bytes_per_token / self.host_link_bytes_per_s
                 seq.swapped = 0
             rep.running.append(seq)
+            seq.running = True
             chosen.append((seq, n))
             budget -= n
         return chosen, extra, preempted
@@ -234,6 +241,7 @@ class ServingSimulation:
         return StepBatch(decode=decode, decode_context=ctx, prefill=tuple(chunks))
 
     def _finish(self, rep: Replica, chosen: list[tuple[Sequence, int]], now: float) -> None:
+        left = 0
         for seq, n in chosen:
             seq.in_flight = False
             was_prefill = seq.prefilling
@@ -248,11 +256,14 @@ class ServingSimulation:
             seq.last_token_s = now
             if seq.generated >= seq.req.output_tokens:
                 seq.finish_s = now
-                rep.running.remove(seq)
+                seq.running = False
+                left += 1
                 rep.free_blocks += seq.blocks
                 seq.blocks = 0
                 rep.outstanding -= 1
                 self.done += 1
+        if left:
+            rep.running = [s for s in rep.running if s.running]
 
     def _iteration(self, rep: Replica, chosen, cost, extra: float, preempted: int):
         start = self.env.now

@@ -29,10 +29,9 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Any
 
 from accelsim.config.system import System
-from accelsim.devices.gpu_model import run_gpu_model
+from accelsim.devices.gpu_model import step_totals
 from accelsim.devices.memory_check import check_memory
 from accelsim.devices.parallel import CollectivePricer, check_gpus
 from accelsim.errors import UnsupportedError
@@ -131,14 +130,18 @@ class StepModel:
         return step_graph(dataclasses.replace(self.arch, layers=layers), batch,
                           dtype=self.dtype, tp=self.tp)
 
-    def _stage_run(self, graph: ModelGraph, stage: int) -> Any:
-        layers = len(self.stages[stage])
+    def stage_graph(self, graph: ModelGraph, stage: int) -> ModelGraph:
+        """``graph``'s nodes that pipeline stage ``stage`` runs (all of them when pp = 1)."""
+        if self.pp == 1:
+            return graph
         spans = [range(0, 0)] * len(self.stages)
-        spans[stage] = range(0, layers)
-        g = stage_graph(graph, spans, stage) if self.pp > 1 else graph
-        return run_gpu_model(self.gpu, g, exec_mode=self.engine.lowering,
-                             collective=self.pricers[stage], cost_cache=self._costs,
-                             check_fit=False)
+        spans[stage] = range(0, len({n.layer for n in graph.nodes if n.layer is not None}))
+        return stage_graph(graph, spans, stage)
+
+    def _stage_run(self, graph: ModelGraph, stage: int) -> dict[str, float]:
+        return step_totals(self.gpu, self.stage_graph(graph, stage),
+                           exec_mode=self.engine.lowering, collective=self.pricers[stage],
+                           cost_cache=self._costs)
 
     def evaluate(self, key: StepKey) -> StepCost:
         """One iteration of composition ``key``, computed (no cache)."""
@@ -147,10 +150,10 @@ class StepModel:
         two = self._graph(2, key) if any(len(s) > 1 for s in self.stages) else None
         stage_s, energy = [], 0.0
         for s, span in enumerate(self.stages):
-            r1 = self._stage_run(one, s).totals
+            r1 = self._stage_run(one, s)
             t, e = r1["time_s"], r1["energy_j"]
             if len(span) > 1 and two is not None:
-                r2 = self._stage_run(two, s).totals
+                r2 = self._stage_run(two, s)
                 t += (len(span) - 1) * (r2["time_s"] - r1["time_s"])
                 e += (len(span) - 1) * (r2["energy_j"] - r1["energy_j"])
             stage_s.append(t + (self.engine.step_overhead_s if s == 0 else 0.0))

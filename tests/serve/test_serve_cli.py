@@ -39,3 +39,22 @@ def test_bad_serving_input_is_one_line(capsys, tmp_path):
         assert main(argv) == 2, argv
         err = capsys.readouterr().err
         assert err.startswith("accelsim: error:") and err.count("\n") == 1, (argv, err)
+
+
+def test_run_across_gpus(capsys, tmp_path):
+    assert main(["run", "h200", "llama3_8b_decode:batch=4,context=512", "--tp", "2",
+                 "--exec", "serving", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "tp=2" in out and "collectives" in out
+    assert list(tmp_path.glob("*-tp2-pp1-layers.csv"))
+    assert main(["run", "hgx_h200_x8", "llama3_8b_decode:batch=4,context=512", "--pp", "2",
+                 "--exec", "graph", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["pp"] == 2 and len(doc["stages"]) == 2
+    assert doc["totals"]["time_s"] > doc["totals"]["pipeline_interval_s"]
+    for argv in (["run", "tpu_v4", "llama3_8b_decode", "--tp", "2"],
+                 ["run", "h200", "llama3_70b_decode", "--tp", "5"],
+                 ["run", "h200", "resnet50", "--tp", "2"]):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.startswith("accelsim: error:") and err.count("\n") == 1, (argv, err)

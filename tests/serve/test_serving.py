@@ -76,6 +76,33 @@ def test_layer_extrapolation_equals_the_full_build(node):
     assert model.evaluate(key).time_s == pytest.approx(full.totals["time_s"], rel=1e-9)
 
 
+def test_pipeline_stages_extrapolate_like_the_full_build(node):
+    from accelsim.devices.gpu_model import step_totals
+    from accelsim.workload.parallel import stage_graph
+
+    eng = load_engine("vllm", {"step_overhead_s": 0})
+    model = StepModel(node, LLAMA3_8B, eng, tp=2, pp=3)
+    key = model.key(StepBatch(decode=24, decode_context=24 * 900))
+    full = model._graph(LLAMA3_8B.layers, key)
+    got = model.evaluate(key).stage_s
+    for s in range(3):
+        want = step_totals(model.gpu, stage_graph(full, model.stages, s), exec_mode="serving",
+                           collective=model.pricers[s])["time_s"]
+        assert got[s] == pytest.approx(want, rel=1e-9)
+
+
+def test_step_totals_are_the_model_runs_totals():
+    from accelsim.devices.gpu_model import run_gpu_model, step_totals
+
+    h200 = load_machine("h200")
+    for mode in ("eager", "serving"):
+        run = run_gpu_model(h200, "llama3_8b_decode:batch=4,context=512", exec_mode=mode).totals
+        fast = step_totals(h200, "llama3_8b_decode:batch=4,context=512", exec_mode=mode)
+        assert fast["time_s"] == run["time_s"]
+        assert fast["gpu_busy_s"] == pytest.approx(run["gpu_busy_s"], rel=1e-12)
+        assert fast["energy_j"] == pytest.approx(run["energy_j"], rel=1e-12)
+
+
 def _lone_request_figures(node, isl, osl):
     """Step times of one request alone: its prefill, then decodes at growing context."""
     eng = load_engine("vllm")
