@@ -4,6 +4,7 @@
     >>> r = simulate("tpu_v4", "resnet50")          # or "h200", "spr_cpu": the same protocol
     >>> r.totals["time_s"], r.energy.total_pj, r.energy.breakdown(), r.params
     >>> simulate_op("h200", "gemm", m=4096, n=4096, k=4096)["time_s"]
+    >>> serve("h200", "llama3_8b", isl=1024, osl=128, requests=500).summary["ttft_s"]["p50"]
 
 Imports: everything below api (config, workload, mapping, engine, report).
 """
@@ -20,5 +21,13 @@ def capture(fn, *example_args, **example_kwargs):  # noqa: ANN001, ANN201 (lazy:
 
     return _capture(fn, *example_args, **example_kwargs)
 
-__all__ = ["Result", "RunResult", "capture", "load_hw", "load_wl", "make_op", "simulate",
-           "simulate_op"]
+
+def serve(machine, model, **options):  # noqa: ANN001, ANN201 (lazy: the serving engine)
+    """Serve an LLM on simulated GPUs (:func:`accelsim.api.serving.serve`)."""
+    from accelsim.api.serving import serve as _serve
+
+    return _serve(machine, model, **options)
+
+
+__all__ = ["Result", "RunResult", "capture", "load_hw", "load_wl", "make_op", "serve",
+           "simulate", "simulate_op"]

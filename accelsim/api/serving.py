@@ -4,7 +4,8 @@
 discrete-event serving engine of :mod:`accelsim.serve.simulator` with the engine config of
 ``configs/engines/`` (``engine="vllm"``; ``overrides`` change any field) on ``replicas``
 data-parallel copies of a ``tp x pp`` group of the system's GPUs (a GPU name stands for the
-built-in node of that GPU). The result has the summary (``summary``: throughput, TTFT, TPOT,
+built-in node of that GPU; a GPU config object, e.g. ``load_machine("h200", {...})`` with
+more HBM, runs on that node's topology). The result has the summary (``summary``: throughput, TTFT, TPOT,
 ITL and end-to-end latency with mean/p50/p90/p99, goodput under ``slo``, KV-cache use,
 preemptions, GPU busy share, energy per token), one row per request (``requests``) and per
 iteration (``iterations``), ``timeline_figure()`` (batch size and KV use over time) and
@@ -123,6 +124,9 @@ def serve(machine: Any, model: str, *, engine: str | EngineConfig = "vllm", tp: 
     tp, pp, replicas = (_positive_int(tp, "tp"), _positive_int(pp, "pp"),
                         _positive_int(replicas, "replicas"))
     eng = engine if isinstance(engine, EngineConfig) else load_engine(engine, overrides)
+    from accelsim.config.system import System
+
+    gpu = None if isinstance(machine, (str, System)) else machine  # a GPU config (changed?)
     system = node_for(machine)
     check_gpus(system, tp, pp, replicas)
     arch, graph = transformer_of(model)
@@ -141,12 +145,11 @@ def serve(machine: Any, model: str, *, engine: str | EngineConfig = "vllm", tp: 
     if window and longest > window:
         raise ConfigError(str(trace or "serve"), "input + output tokens", longest,
                           f"exceeds {arch.name}'s {window} positions")
-    models = [StepModel(system, arch, eng, tp=tp, pp=pp, dtype=dtype, first_gpu=i * tp * pp)
-              for i in range(replicas)]
+    models = [StepModel(system, arch, eng, tp=tp, pp=pp, dtype=dtype, first_gpu=i * tp * pp,
+                        gpu=gpu) for i in range(replicas)]
     if replicas > 1:  # replicas of one GPU kind share their step costs
         for m in models[1:]:
             m.cache = models[0].cache
-            m._costs = models[0]._costs
     sim = ServingSimulation(models, eng, reqs)
     interrupted = False
     try:

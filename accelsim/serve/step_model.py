@@ -29,11 +29,13 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from accelsim.config.system import System
 from accelsim.devices.gpu_model import step_totals
 from accelsim.devices.memory_check import check_memory
 from accelsim.devices.parallel import CollectivePricer, check_gpus
+from accelsim.devices.results import machine_hash
 from accelsim.errors import UnsupportedError
 from accelsim.precision import PRECISION_BYTES
 from accelsim.serve.engine import EngineConfig
@@ -48,6 +50,10 @@ from accelsim.workload.parallel import (
     stage_graph,
     step_graph,
 )
+
+_SHARED_COSTS: dict[str, dict] = {}
+"""Kernel costs by shape, per GPU configuration (its parameter hash): every step model of the
+same GPU in a process shares them (a sweep or a notebook builds many)."""
 
 StepKey = tuple[int, int, tuple[tuple[int, int, int], ...]]
 """(decode rows run, decode mean context, ((chunk tokens, cached, count), ...))."""
@@ -81,10 +87,12 @@ class StepCost:
 
 class StepModel:
     """Iteration times of ``arch`` on ``tp x pp`` GPUs of ``system`` starting at GPU
-    ``first_gpu``, run by ``engine`` (see the module doc)."""
+    ``first_gpu``, run by ``engine`` (see the module doc); ``gpu``: the GPU config each rank
+    is (default: the system's; a changed GPU, e.g. more HBM, on the same topology)."""
 
     def __init__(self, system: System, arch: TransformerSpec, engine: EngineConfig, *,
-                 tp: int = 1, pp: int = 1, dtype: str = "bf16", first_gpu: int = 0) -> None:
+                 tp: int = 1, pp: int = 1, dtype: str = "bf16", first_gpu: int = 0,
+                 gpu: Any = None) -> None:
         self.system, self.arch, self.engine = system, arch, engine
         self.tp = check_tp(arch, tp)
         self.pp = pp
@@ -92,7 +100,7 @@ class StepModel:
         check_gpus(system, tp * pp + first_gpu, 1)
         names = list(system.device_names)[first_gpu:first_gpu + tp * pp]
         self.gpus = names
-        self.gpu = system.device_machine(names[0])
+        self.gpu = gpu if gpu is not None else system.device_machine(names[0])
         if getattr(self.gpu, "kind", "gpu") != "gpu":
             raise UnsupportedError(f"{system.name}'s devices are {self.gpu.kind}s: serving "
                                    "runs on GPUs")
@@ -102,7 +110,7 @@ class StepModel:
         self.pricers = [CollectivePricer(system, names[s * tp:(s + 1) * tp],
                                          names[(s + 1) * tp] if s + 1 < pp else None)
                         for s in range(pp)]
-        self._costs: dict = {}
+        self._costs = _SHARED_COSTS.setdefault(machine_hash(self.gpu), {})
         self.cache: dict[StepKey, StepCost] = {}
         self.evaluations = 0
 
