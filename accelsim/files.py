@@ -67,6 +67,24 @@ def locate(path: str | os.PathLike) -> Path:
     return cand if cand.exists() else p
 
 
+MAX_PATH_CHARS = 4096
+"""Longest file name or built-in name accepted (Linux's PATH_MAX)."""
+
+
+def _check_name(name_or_path: Any, kind: str) -> str:
+    """A name or path as text, or a one-line :class:`ConfigError`: not text, a NUL byte, or
+    longer than :data:`MAX_PATH_CHARS` (never an ``OSError``/``ValueError`` from the OS)."""
+    if isinstance(name_or_path, os.PathLike):
+        name_or_path = os.fspath(name_or_path)
+    if not isinstance(name_or_path, str):
+        raise ConfigError(None, kind, name_or_path,
+                          f"expected a built-in {kind} name or a file path")
+    if "\x00" in name_or_path or len(name_or_path) > MAX_PATH_CHARS:
+        raise ConfigError(None, kind, name_or_path, "not a file name (a NUL byte, or longer than "
+                          f"{MAX_PATH_CHARS} characters)")
+    return name_or_path
+
+
 def config_dir(kind: str) -> Path:
     """``configs/<kind>`` (``hardware``, ``energy``, ``scalesim``) or ``workloads`` for
     ``kind='workloads'``."""
@@ -84,15 +102,21 @@ def builtin_names(kind: str, suffixes: tuple[str, ...] = (".yaml", ".yml")) -> l
 
 def resolve_path(name_or_path: str | os.PathLike, kind: str,
                  suffixes: tuple[str, ...] = (".yaml", ".yml")) -> Path:
-    """A built-in short name or a file path -> an existing file; else a one-line error."""
-    p = locate(name_or_path)
-    if p.is_file():
-        return p
-    d = config_dir(kind)
-    for suffix in suffixes:
-        cand = d / f"{name_or_path}{suffix}"
-        if cand.is_file():
-            return cand
+    """A built-in short name or a file path -> an existing file; else a one-line error (a name
+    the OS cannot take, too long or with a NUL byte, too)."""
+    name_or_path = _check_name(name_or_path, kind)
+    try:
+        p = locate(name_or_path)
+        if p.is_file():
+            return p
+        d = config_dir(kind)
+        for suffix in suffixes:
+            cand = d / f"{name_or_path}{suffix}"
+            if cand.is_file():
+                return cand
+    except OSError as exc:  # a component longer than NAME_MAX, a loop of links
+        raise ConfigError(name_or_path, None, None,
+                          f"cannot open ({exc.strerror or exc})") from None
     names = builtin_names(kind, suffixes)
     near = difflib.get_close_matches(str(name_or_path), names, n=1)
     hint = f"did you mean '{near[0]}'?" if near else f"built-ins: {', '.join(names) or 'none'}"

@@ -38,6 +38,28 @@ MAX_INT = 2**63 - 1
 MAX_DIM = 2**31 - 1
 """Largest single dimension of an operator (m, n, k, c, h, w, batch, seq, ...): int32."""
 
+MAX_LAYERS = 10_000
+"""Most layers (transformer blocks) one model may have (the largest published dense models
+have about 130): a Hugging Face config's ``num_hidden_layers``/``n_layer``, checked before any
+layer is built."""
+
+MAX_GRAPH_OPS = 2_000_000
+"""Most operators one workload or model graph may hold (a workload YAML's ``ops``, a built
+model; a 1,000-layer transformer has about 20,000), checked as they are added."""
+
+MAX_CALLS_PER_STEP = 1_000
+"""Most calls one lowering-table step may repeat (its ``count``; ``config/lowering.py`` checks
+1..1000 inline)."""
+
+MAX_LOWERED_CALLS = 20_000_000
+"""Most framework calls one whole-model run may lower to (operators times the calls their
+lowering entries make), to be counted before any call is built (the check belongs in
+``mapping/gpu_lowering.py`` ``lower``/``lower_sites``; not yet applied there)."""
+
+MAX_TENSOR_ELEMENTS = 2**53
+"""Most elements of one tensor of a captured program (the product of its shape; bytes stay
+exact in a float); the check belongs in ``workload/program.py`` ``_tensor`` (not yet applied)."""
+
 MAX_ARRAY_SIDE = 65_536
 """Most PEs along one side of a systolic array."""
 
@@ -82,6 +104,42 @@ MAX_EXPR_EXPONENT = 64
 
 MAX_EXPR_MAGNITUDE = 2**256
 """Largest absolute value of any intermediate number in a constraint."""
+
+
+def check_nesting(value: Any, *, file: str | None, limit: int = MAX_NESTING,
+                  error: type[ConfigError] = ConfigError) -> None:
+    """Refuse a parsed document (JSON) whose mappings and lists nest deeper than ``limit``;
+    iterative (no recursion), stops at the first too-deep container."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            raise error(file, None, None, f"nested deeper than {limit} levels")
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1) for v in node.values() if isinstance(v, (dict, list)))
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node if isinstance(v, (dict, list)))
+
+
+def parse_json(text: str, *, file: str | None, limit: int = MAX_NESTING,
+               error: type[ConfigError] = ConfigError) -> Any:
+    """``json.loads(text)`` within the nesting limit: invalid JSON (line and reason), nesting
+    too deep for the parser (no ``RecursionError``) or deeper than ``limit``, and the
+    non-standard ``NaN``/``Infinity`` constants are one-line ``error`` lines naming ``file``."""
+    import json
+
+    def constant(name: str) -> Any:
+        raise error(file, None, name, "not a JSON number (NaN and Infinity are not JSON)")
+
+    try:
+        doc = json.loads(text, parse_constant=constant)
+    except json.JSONDecodeError as exc:
+        raise error(file, f"line {exc.lineno}", None, f"not valid JSON ({exc.msg})") from None
+    except RecursionError:
+        raise error(file, None, None, f"nested deeper than {limit} levels") from None
+    check_nesting(doc, file=file, limit=limit, error=error)
+    return doc
+
 
 def check_number(value: Any, *, file: str | None, field: str, integer: bool = False,
                  positive: bool = False, non_negative: bool = False,

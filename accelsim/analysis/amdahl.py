@@ -7,7 +7,7 @@ the ratio of total times.
 
 The one implementation: ``accelsim.api.links.amdahl`` and the seed cases call it.
 
-Imports: pandas, errors.
+Imports: pandas, errors, limits.
 """
 
 from __future__ import annotations
@@ -18,16 +18,21 @@ from collections.abc import Mapping
 import pandas as pd
 
 from accelsim.errors import ConfigError
+from accelsim.limits import check_number
 
 
 def amdahl_speedup(p: float, g: float) -> float:
     """End-to-end speed-up for accelerated fraction ``p`` (0-1) sped up ``g`` times (``inf`` ok)."""
+    p = float(check_number(p, file=None, field="accelerated_fraction"))
+    g = float(check_number(g, file=None, field="path_speedup", allow_inf=True))
     if not 0.0 <= p <= 1.0:
         raise ConfigError(None, "accelerated_fraction", p, "must be within [0, 1]")
     if not g > 0:
         raise ConfigError(None, "path_speedup", g, "must be > 0")
     serial = 1.0 - p
     accelerated = 0.0 if math.isinf(g) else p / g
+    if not math.isfinite(accelerated):
+        raise ConfigError(None, "path_speedup", g, "too small (the accelerated time overflows)")
     if serial + accelerated == 0.0:
         return math.inf
     return 1.0 / (serial + accelerated)

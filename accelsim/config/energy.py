@@ -151,6 +151,18 @@ class EnergyTable:
                           f"energy table '{self.name}' has no entry for this action, which the "
                           f"hardware needs ({hint}); add it or set energy.overrides")
 
+    def require_gpu_idle(self, machine: str) -> float:
+        """``static.gpu_idle_pe`` (W per tensor-core MAC lane) for GPU ``machine`` whose YAML
+        gives no measured ``energy.idle_w``: without either a GPU's idle power would silently be
+        its cell leakage alone (about 1 W instead of about 100 W), so a table lacking it is a
+        :class:`ConfigError` naming the table's file, the YAML field and the machine."""
+        value = self.entries.get("static.gpu_idle_pe")
+        if value is not None:
+            return value
+        raise ConfigError(self.file or self.name, "leakage.gpu_idle_pe", None,
+                          f"missing: GPU '{machine}' needs its idle power (W per tensor-core MAC "
+                          "lane) from the energy table, or energy.idle_w in its own YAML")
+
     def sram_access_pj(self, capacity_bytes: float, word_bits: float, direction: str) -> float:
         """pJ per SRAM access (an override ``sram.read``/``sram.write`` wins over the rule)."""
         key = f"sram.{'write' if direction == 'write' else 'read'}"

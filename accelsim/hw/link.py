@@ -16,11 +16,13 @@ Imports: config, units, errors.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 from accelsim.config.link import LinkSpec
 from accelsim.config.system import System
 from accelsim.errors import ConfigError
+from accelsim.limits import MAX_INT, check_number
 
 BITS_PER_BYTE = 8
 
@@ -159,11 +161,9 @@ def find_route(system: System, src: str, dst: str) -> Route:
 # --- transfers ---------------------------------------------------------------------------
 def check_bytes(nbytes: float, field: str = "bytes", what: str = "bytes") -> float:
     """``nbytes`` (or any amount of ``what``) as a float; :class:`ConfigError` if negative."""
-    if isinstance(nbytes, bool) or not isinstance(nbytes, (int, float)):
+    if isinstance(nbytes, bool) or not isinstance(nbytes, numbers.Real):  # numpy scalars too
         raise ConfigError(None, field, nbytes, f"expected a number of {what}")
-    if not math.isfinite(nbytes) or nbytes < 0:
-        raise ConfigError(None, field, nbytes, "must be a finite number >= 0")
-    return float(nbytes)
+    return float(check_number(nbytes, file=None, field=field, non_negative=True, maximum=MAX_INT))
 
 
 def route_serialization_s(route: Route, nbytes: float) -> float:

@@ -61,8 +61,11 @@ def static_power_w(machine: Any, table: EnergyTable) -> dict[str, float]:
     inv = static_inventory(machine)
     out = table.static_power_w(pes=inv["pes"], sram_bytes=inv["sram_bytes"],
                                clock_hz=machine_clock_hz(machine))
+    measured = getattr(getattr(machine, "energy", None), "idle_w", None)
     if getattr(machine, "kind", "") == "gpu":
-        out["idle"] = inv["pes"] * (table.get("static.gpu_idle_pe", 0.0) or 0.0)
+        per_pe = (table.get("static.gpu_idle_pe", 0.0) if measured is not None
+                  else table.require_gpu_idle(getattr(machine, "name", "?")))
+        out["idle"] = inv["pes"] * (per_pe or 0.0)
     idle = idle_beyond_leakage_w(machine, sum(out.values()))
     if idle is not None:
         out["idle"] = out.get("idle", 0.0) + idle

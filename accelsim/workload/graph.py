@@ -13,7 +13,7 @@ traffic, unfused, is every tensor it touches read or written once, i.e. the sum 
 exception is :class:`~accelsim.workload.nn_ops.Embedding`, whose ``weight`` (the whole table)
 is storage, not traffic: a lookup moves only the gathered rows.
 
-Imports: units, errors, workload.ops, workload.nn_ops.
+Imports: units, errors, limits, workload.ops, workload.nn_ops.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import Any
 import pandas as pd
 
 from accelsim.errors import WorkloadError
+from accelsim.limits import MAX_GRAPH_OPS
 from accelsim.precision import PRECISION_BYTES
 from accelsim.workload.ops import Workload
 
@@ -34,6 +35,16 @@ COMPONENTS = ("attention", "ffn", "norm", "embedding", "other")
 
 TENSOR_KINDS = ("activation", "input", "weight", "kv_cache")
 """``input``: fed to the graph from outside; ``weight`` and ``kv_cache``: persistent state."""
+
+
+class ParamError(ValueError):
+    """A model builder's parameter that the model refuses (a mode it has not, a value that
+    contradicts another): :func:`accelsim.workload.models.params.build_checked` turns it into a
+    one-line :class:`~accelsim.errors.WorkloadError` naming the file, ``field`` and ``value``."""
+
+    def __init__(self, field: str, value: Any, reason: str) -> None:
+        super().__init__(f"{field}={value}: {reason}")
+        self.field, self.value, self.reason = field, value, reason
 
 
 def dtype_bytes(dtype: str | None, default: str = "fp32") -> float:
@@ -208,6 +219,9 @@ class GraphBuilder:
         """
         if component not in COMPONENTS:
             raise ValueError(f"component must be one of {COMPONENTS}")
+        if len(self._nodes) >= MAX_GRAPH_OPS:
+            raise WorkloadError(self.name, "ops", f"more than {MAX_GRAPH_OPS:,} operators",
+                                f"more than the limit of {MAX_GRAPH_OPS:,} operators")
         for t in inputs:
             if t not in self._tensors:
                 raise ValueError(f"{op.name}: input tensor {t!r} not declared")

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from accelsim.errors import ConfigError, WorkloadError, closest
-from accelsim.limits import MAX_DIM, check_number
+from accelsim.limits import MAX_DIM, MAX_GRAPH_OPS, check_number
 from accelsim.precision import PRECISION_BYTES
 from accelsim.workload.ops import Workload
 from accelsim.workload.registry import OP_TYPES, op_fields, required_fields
@@ -64,7 +64,9 @@ def op_from_dict(d: dict[str, Any], *, file: str, where: str) -> Any:
         kwargs[key] = _field_value(fields[key].type, key, value, file, f"{where}.{key}")
     missing = [name for name in required_fields(kind) if name not in kwargs]
     if missing:
-        raise WorkloadError(file, f"{where}.{missing[0]}", None, "missing required field")
+        raise WorkloadError(file, f"{where}.{missing[0]}", None,
+                            f"missing required field (a {kind} needs {', '.join(missing)})"
+                            if len(missing) > 1 else "missing required field")
     try:
         return cls(**kwargs)
     except (TypeError, ValueError) as exc:
@@ -114,9 +116,13 @@ def read_yaml_workload(path: str | os.PathLike) -> Workload:
     ops_data = data.get("ops")
     if not isinstance(ops_data, list) or not ops_data:
         raise WorkloadError(file, "ops", ops_data, "expected a non-empty list of operators")
+    if len(ops_data) > MAX_GRAPH_OPS:
+        raise WorkloadError(file, "ops", f"{len(ops_data):,} operators",
+                            f"more than the limit of {MAX_GRAPH_OPS:,} operators")
     defaults = data.get("defaults") or {}
     if not isinstance(defaults, dict):
         raise WorkloadError(file, "defaults", defaults, "expected a mapping of field -> value")
+    _check_defaults(defaults, ops_data, file)
     ops = []
     for i, d in enumerate(ops_data):
         where = f"ops[{i}]"
@@ -130,6 +136,20 @@ def read_yaml_workload(path: str | os.PathLike) -> Workload:
                 d = {**d, "name": f"op{i}"}
         ops.append(op_from_dict(d, file=file, where=where))
     return Workload(str(data.get("name", Path(file).stem)), tuple(ops), file)
+
+
+def _check_defaults(defaults: dict[str, Any], ops_data: list[Any], file: str) -> None:
+    """A ``defaults`` key that no operator of the file takes would be silently ignored: refuse it."""
+    taken: set[str] = set()
+    for d in ops_data:
+        cls = OP_TYPES.get(d.get("op")) if isinstance(d, dict) and isinstance(d.get("op"), str) \
+            else None
+        if cls is not None:
+            taken.update(f.name for f in dataclasses.fields(cls))
+    for key, value in defaults.items():
+        if key not in taken:
+            raise WorkloadError(file, f"defaults.{key}", value,
+                                "no operator of this workload takes this field")
 
 
 def read_scalesim_topology(path: str | os.PathLike, mode: str = "auto") -> Workload:
@@ -156,6 +176,12 @@ def load_workload(name_or_path: str | os.PathLike, mode: str = "auto") -> Worklo
         from accelsim.workload.program_ops import program_workload
 
         return program_workload(read_program(text))
+    from accelsim.workload.models.hf_config import is_config_path
+
+    if is_config_path(text.partition(":")[0].strip()):  # a Hugging Face config.json (with or
+        from accelsim.workload.models import zoo  # without parameters): never read as YAML
+
+        return zoo.workload(text)
     dims: dict[str, int] = {}
     if ".onnx:" in text:
         text, _, spec = text.partition(".onnx:")
@@ -165,6 +191,9 @@ def load_workload(name_or_path: str | os.PathLike, mode: str = "auto") -> Worklo
             if not eq or not key.strip() or not value.strip().isdigit():
                 raise WorkloadError(text, key.strip() or item, value or item,
                                     "ONNX dimensions are given as NAME=positive integer")
+            if key.strip() in dims:
+                raise WorkloadError(text, key.strip(), value,
+                                    f"given twice (first {key.strip()}={dims[key.strip()]})")
             if len(value.strip()) > 19:
                 raise WorkloadError(text, key.strip(), value, "out of range (beyond int64)")
             dims[key.strip()] = check_number(int(value), file=text, field=key.strip(),

@@ -10,6 +10,7 @@ a time and memory bound (see ``test_corpus.py``). Cases are grouped by input kin
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -189,6 +190,57 @@ def workload_cases() -> list[Case]:
         if not name.endswith("_gpu") and "w.yaml" not in expect:
             expect = ("w.yaml", *expect)
         cases.append(Case("workload", name, argv, {"w.yaml": body}, expect))
+    cases += model_cases()
+    return cases
+
+
+def model_cases() -> list[Case]:
+    """Model specs and Hugging Face configs whose parameters contradict the model or exceed a
+    bound (issue 27): heads that do not divide the hidden size, 2^31 layers, deep JSON, a mode
+    the model has not, a key given twice, a ``defaults`` key no operator takes."""
+    run = ("run", "scalesim_default", "--mode", "analytic", "--out", "{d}/out")
+    llama = {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 4096,
+             "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 1024,
+             "vocab_size": 1000, "max_position_embeddings": 4096}
+    configs = {
+        "hf_heads_not_dividing": ({**llama, "hidden_size": 4097}, ("num_attention_heads", "4097")),
+        "hf_layers_2e31": ({**llama, "num_hidden_layers": 2**31 - 1}, ("num_hidden_layers",
+                                                                      "10,000")),
+        "hf_gpt2_heads": ({"model_type": "gpt2", "n_layer": 2, "n_embd": 770, "n_head": 12,
+                           "vocab_size": 100, "n_positions": 1024}, ("n_head", "770")),
+    }
+    cases = [Case("workload", name, (*run[:2], "{d}/m.json", *run[2:]),
+                  {"m.json": json.dumps(body)}, ("m.json", *expect))
+             for name, (body, expect) in configs.items()]
+    for name, body in (("hf_deep_json", "[" * 100_000 + "]" * 100_000),
+                       ("hf_deep_object", '{"a":' * 5000 + "1" + "}" * 5000)):
+        cases.append(Case("workload", name, (*run[:2], "{d}/m.json", *run[2:]), {"m.json": body},
+                          ("m.json", "nested deeper")))
+    cases.append(Case("workload", "hf_encoder_decode",
+                      (*run[:2], "{d}/m.json:mode=decode", *run[2:]),
+                      {"m.json": json.dumps({"model_type": "bert", "num_hidden_layers": 2,
+                                             "hidden_size": 64, "num_attention_heads": 4,
+                                             "intermediate_size": 128, "vocab_size": 100,
+                                             "max_position_embeddings": 64})},
+                      ("m.json", "mode", "decode")))
+    for name, spec, expect in (
+            ("zoo_decoder_as_encoder", "gpt2_decode:mode=encoder", ("gpt2_decode.mode", "encoder")),
+            ("zoo_decode_as_prefill", "gpt2_decode:mode=prefill", ("gpt2_decode.mode", "prefill")),
+            ("zoo_encoder_as_decoder", "bert_base:mode=decode", ("bert_base.mode", "decode")),
+            ("zoo_encoder_context", "bert_base:context=64", ("bert_base.context", "64")),
+            ("zoo_key_twice", "gpt2:batch=1,batch=64", ("batch", "given twice")),
+            ("zoo_batch_huge", f"gpt2:batch={HUGE_INT}", ("gpt2.batch",)),
+            ("zoo_batch_float", "gpt2:batch=1e400", ("gpt2.batch",)),
+            ("onnx_dim_twice", "{d}/m.onnx:N=4,N=8", ("N", "given twice"))):
+        cases.append(Case("workload", name, (*run[:2], spec, *run[2:]), {}, expect))
+    cases.append(Case("workload", "defaults_unused", run[:2] + ("{d}/w.yaml",) + run[2:],
+                      {"w.yaml": _dump({"defaults": {"colour": "red"}, "ops": [
+                          {"op": "gemm", "name": "g", "m": 1, "n": 1, "k": 1}]})},
+                      ("w.yaml", "defaults.colour")))
+    cases.append(Case("workload", "gpu_table_without_idle_power",
+                      ("run", "h200", "{d}/w.yaml", "--set", "energy.table=eyeriss_like",
+                       "--out", "{d}/out"), {"w.yaml": TINY},
+                      ("eyeriss_like.yaml", "leakage.gpu_idle_pe", "h200")))
     return cases
 
 

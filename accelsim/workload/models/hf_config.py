@@ -35,18 +35,17 @@ workload.models.transformer.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from accelsim.errors import ConfigError, WorkloadError
-from accelsim.limits import MAX_DIM
+from accelsim.limits import MAX_DIM, MAX_LAYERS, parse_json
 from accelsim.safe_yaml import read_text
 from accelsim.workload.graph import ModelGraph
 from accelsim.workload.models.params import build_checked
-from accelsim.workload.models.transformer import MODES, TransformerSpec, build_transformer
+from accelsim.workload.models.transformer import TransformerSpec, build_transformer, check_mode
 
 LLAMA_LIKE = ("llama", "mistral", "qwen2")
 MODEL_TYPES = (*LLAMA_LIKE, "gpt2", "bert")
@@ -70,7 +69,12 @@ def is_config_path(name: str) -> bool:
     text = str(name).strip()
     if is_program_path(text):  # an accelsim program file is a workload of its own
         return False
-    return text.lower().endswith(".json") or (bool(text) and (Path(text) / "config.json").is_file())
+    if text.lower().endswith(".json"):
+        return True
+    try:
+        return bool(text) and (Path(text) / "config.json").is_file()
+    except (OSError, ValueError):  # a name too long for the OS, a NUL byte: not a folder
+        return False
 
 
 def read_config(path: str | os.PathLike) -> tuple[str, dict[str, Any]]:
@@ -85,25 +89,38 @@ def read_config(path: str | os.PathLike) -> tuple[str, dict[str, Any]]:
     except ConfigError:
         raise WorkloadError(str(path), None, None, "no such Hugging Face config file") from None
     file = str(p)
-    try:
-        data = json.loads(read_text(p, what="JSON file"))
-    except json.JSONDecodeError as exc:
-        raise WorkloadError(file, f"line {exc.lineno}", None,
-                            f"not valid JSON ({exc.msg})") from None
+    data = parse_json(read_text(p, what="JSON file"), file=file, error=WorkloadError)
     if not isinstance(data, dict):
         raise WorkloadError(file, "<root>", type(data).__name__, "expected a JSON object")
     return file, data
 
 
-def _int(cfg: dict, file: str, key: str, default: Any = ...) -> int:
+def _int(cfg: dict, file: str, key: str, default: Any = ..., *, limit: int = MAX_DIM) -> int:
     if key not in cfg or cfg[key] is None:
         if default is ...:
             raise WorkloadError(file, key, None, "missing (required for this model_type)")
         return default
     v = cfg[key]
-    if isinstance(v, bool) or not isinstance(v, int) or v <= 0 or v > MAX_DIM:
-        raise WorkloadError(file, key, v, f"expected a positive integer up to {MAX_DIM}")
+    if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+        raise WorkloadError(file, key, v, f"expected a positive integer up to {limit:,}")
+    if v > limit:
+        raise WorkloadError(file, key, v, f"more than the limit of {limit:,}"
+                            + (" layers" if limit == MAX_LAYERS else ""))
     return v
+
+
+def _layers(cfg: dict, file: str, key: str) -> int:
+    """The number of layers, at most :data:`~accelsim.limits.MAX_LAYERS` (checked before any
+    layer is built)."""
+    return _int(cfg, file, key, limit=MAX_LAYERS)
+
+
+def _heads_divide(file: str, hidden_key: str, hidden: int, heads_key: str, heads: int) -> None:
+    """Without an explicit ``head_dim`` the head dimension is ``hidden / heads``: the heads must
+    divide the hidden size."""
+    if hidden % heads:
+        raise WorkloadError(file, heads_key, heads,
+                            f"does not divide {hidden_key} ({hidden}) and no head_dim is given")
 
 
 def _bool(cfg: dict, file: str, key: str, default: bool) -> bool:
@@ -127,17 +144,20 @@ def spec_from_config(cfg: dict[str, Any], *, name: str, file: str) -> Transforme
                                 "supported (dense transformers only)")
     if kind == "gpt2":
         d = _int(cfg, file, "n_embd")
+        _heads_divide(file, "n_embd", d, "n_head", _int(cfg, file, "n_head"))
         act = cfg.get("activation_function", "gelu_new")
         if not str(act).startswith("gelu"):
             raise WorkloadError(file, "activation_function", act, "supported: gelu variants")
         return TransformerSpec(
-            name=name, layers=_int(cfg, file, "n_layer"), hidden=d,
+            name=name, layers=_layers(cfg, file, "n_layer"), hidden=d,
             heads=_int(cfg, file, "n_head"), ffn=_int(cfg, file, "n_inner", 4 * d),
             vocab=_int(cfg, file, "vocab_size"), max_positions=_int(cfg, file, "n_positions"),
             tied_embeddings=True, fused_qkv=True, linear_bias=True)
     if kind == "bert":
+        _heads_divide(file, "hidden_size", _int(cfg, file, "hidden_size"),
+                      "num_attention_heads", _int(cfg, file, "num_attention_heads"))
         return TransformerSpec(
-            name=name, layers=_int(cfg, file, "num_hidden_layers"),
+            name=name, layers=_layers(cfg, file, "num_hidden_layers"),
             hidden=_int(cfg, file, "hidden_size"), heads=_int(cfg, file, "num_attention_heads"),
             ffn=_int(cfg, file, "intermediate_size"), vocab=_int(cfg, file, "vocab_size"),
             max_positions=_int(cfg, file, "max_position_embeddings"),
@@ -153,13 +173,16 @@ def spec_from_config(cfg: dict[str, Any], *, name: str, file: str) -> Transforme
     if heads % kv:
         raise WorkloadError(file, "num_key_value_heads", kv,
                             f"must divide num_attention_heads ({heads})")
+    head_dim = _int(cfg, file, "head_dim", None)
+    if head_dim is None:
+        _heads_divide(file, "hidden_size", hidden, "num_attention_heads", heads)
     attn_bias = _bool(cfg, file, "attention_bias", False)
     window = None
     if kind == "mistral" or (kind == "qwen2" and _bool(cfg, file, "use_sliding_window", False)):
         window = _int(cfg, file, "sliding_window", None)
     return TransformerSpec(
-        name=name, layers=_int(cfg, file, "num_hidden_layers"), hidden=hidden, heads=heads,
-        kv_heads=kv, head_dim=_int(cfg, file, "head_dim", None),
+        name=name, layers=_layers(cfg, file, "num_hidden_layers"), hidden=hidden, heads=heads,
+        kv_heads=kv, head_dim=head_dim,
         ffn=_int(cfg, file, "intermediate_size"), vocab=_int(cfg, file, "vocab_size"),
         norm="rmsnorm", ffn_act="swiglu", rotary=True,
         context_window=_int(cfg, file, "max_position_embeddings", None),
@@ -180,23 +203,12 @@ def config_builder(path: str | os.PathLike) -> tuple[str, Callable[..., ModelGra
     def build(*, mode: str = "", batch: int = 1, seq: int | None = None,
               context: int | None = None, dtype: str = "") -> ModelGraph:
         mode = mode or ("encoder" if not spec.causal else "prefill")
-        if mode not in MODES:
-            raise WorkloadError(file, "mode", mode, f"expected one of {', '.join(MODES)}")
-        if (mode == "encoder") == spec.causal:
-            raise WorkloadError(file, "mode", mode, f"{cfg.get('model_type')} is " + (
-                "a decoder: use prefill or decode" if spec.causal else "an encoder"))
+        check_mode(spec, mode)
         window = spec.context_window or spec.max_positions
         seq = seq or (min(DEFAULT_SEQ, window) if window else DEFAULT_SEQ)
-        try:
-            return build_transformer(
-                spec, batch=batch, seq=seq, mode=mode, context=context,
-                dtype=dtype or TORCH_DTYPES.get(str(cfg.get("torch_dtype")), "bf16"))
-        except ValueError as exc:
-            field, _, rest = str(exc).partition("=")
-            if field in ("context", "seq") and rest:
-                raise WorkloadError(file, field, context if field == "context" else seq,
-                                    str(exc).partition(" ")[2]) from None
-            raise
+        return build_transformer(
+            spec, batch=batch, seq=seq, mode=mode, context=context,
+            dtype=dtype or TORCH_DTYPES.get(str(cfg.get("torch_dtype")), "bf16"))
 
     return file, build
 

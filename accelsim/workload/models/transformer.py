@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from accelsim.workload.graph import GraphBuilder, ModelGraph
+from accelsim.workload.graph import GraphBuilder, ModelGraph, ParamError
 from accelsim.workload.nn_ops import Elementwise, Embedding, LayerNorm, Softmax
 from accelsim.workload.ops import Gemm
 
@@ -180,6 +180,16 @@ def _add(b: GraphBuilder, name: str, x: str, y: str, t: int, d: int, component: 
                  component=component)
 
 
+def check_mode(spec: TransformerSpec, mode: str) -> None:
+    """``mode`` must be one the model runs in: ``encoder`` for an encoder (BERT), ``prefill``
+    or ``decode`` for a decoder; else a :class:`~accelsim.workload.graph.ParamError`."""
+    if mode not in MODES:
+        raise ParamError("mode", mode, f"expected one of {', '.join(MODES)}")
+    if (mode == "encoder") == spec.causal:
+        raise ParamError("mode", mode, f"{spec.name} is " + (
+            "a decoder: use prefill or decode" if spec.causal else "an encoder: use encoder"))
+
+
 def build_transformer(spec: TransformerSpec, *, batch: int = 1, seq: int = 512,
                       mode: str = "prefill", context: int | None = None,
                       dtype: str = "bf16") -> ModelGraph:
@@ -190,8 +200,10 @@ def build_transformer(spec: TransformerSpec, *, batch: int = 1, seq: int = 512,
     chunk of ``seq`` new tokens attends to, its own included (chunked prefill; default ``seq``). ``dtype``: precision of
     weights, activations and the KV cache.
     """
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {', '.join(MODES)}")
+    check_mode(spec, mode)
+    if mode == "encoder" and context is not None:
+        raise ParamError("context", context, "an encoder has no KV cache (context applies to "
+                         "prefill and decode)")
     for label, value in (("batch", batch), ("seq", seq), ("context", context)):
         if value is not None and (not isinstance(value, int) or value <= 0):
             raise ValueError(f"{label} must be a positive integer")

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from accelsim.errors import WorkloadError, closest
-from accelsim.workload.graph import ModelGraph
+from accelsim.workload.graph import ModelGraph, ParamError
 from accelsim.workload.models.cnn import mobilenet_v2, resnet50
 from accelsim.workload.models.dlrm import dlrm
 from accelsim.workload.models.hf_config import config_builder, is_config_path
@@ -33,12 +33,22 @@ from accelsim.workload.models.transformer import (
     LLAMA3_70B,
     TransformerSpec,
     build_transformer,
+    check_mode,
 )
 
 
-def _transformer(spec: TransformerSpec, mode: str, default_seq: int) -> Callable[..., ModelGraph]:
+def _transformer(spec: TransformerSpec, mode: str, default_seq: int, *,
+                 fixed: bool = False) -> Callable[..., ModelGraph]:
+    """A zoo builder of ``spec``; ``fixed``: the name says the mode (``gpt2_decode``,
+    ``bert_base``), so another ``mode=`` contradicts it."""
+    named = mode
+
     def build(*, batch: int = 1, seq: int = default_seq, context: int | None = None,
               dtype: str = "bf16", mode: str = mode) -> ModelGraph:
+        check_mode(spec, mode)
+        if fixed and mode != named:
+            raise ParamError("mode", mode, f"this zoo name is {spec.name}'s {named} model; "
+                             f"for {mode} name '{spec.name}' with mode={mode}")
         return build_transformer(spec, batch=batch, seq=seq, mode=mode, context=context,
                                  dtype=dtype)
     build.__doc__ = (f"{spec.name}: {spec.layers} layers, hidden {spec.hidden}, {spec.heads} "
@@ -49,7 +59,7 @@ def _transformer(spec: TransformerSpec, mode: str, default_seq: int) -> Callable
 MODELS: dict[str, Callable[..., ModelGraph]] = {
     "resnet50": resnet50,
     "mobilenet_v2": mobilenet_v2,
-    "bert_base": _transformer(BERT_BASE, "encoder", 512),
+    "bert_base": _transformer(BERT_BASE, "encoder", 512, fixed=True),
     "dlrm": dlrm,
 }
 SPECS: dict[str, TransformerSpec] = {"bert_base": BERT_BASE}
@@ -59,8 +69,8 @@ for _spec, _seq in ((GPT2_SMALL, 1024), (GPT2_XL, 1024), (LLAMA3_8B, 2048), (LLA
     for _name in (_spec.name, f"{_spec.name}_prefill", f"{_spec.name}_decode"):
         SPECS[_name] = _spec
     MODELS[_spec.name] = _transformer(_spec, "prefill", _seq)
-    MODELS[f"{_spec.name}_prefill"] = _transformer(_spec, "prefill", _seq)
-    MODELS[f"{_spec.name}_decode"] = _transformer(_spec, "decode", _seq)
+    MODELS[f"{_spec.name}_prefill"] = _transformer(_spec, "prefill", _seq, fixed=True)
+    MODELS[f"{_spec.name}_decode"] = _transformer(_spec, "decode", _seq, fixed=True)
 
 ALIASES = {"gpt2": "gpt2_small", "gpt2_prefill": "gpt2_small_prefill",
            "gpt2_decode": "gpt2_small_decode"}
@@ -101,14 +111,19 @@ def _parse_value(text: str) -> Any:
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
-    """``"name:key=value,key=value"`` -> ``(name, {key: value})`` (integers parsed)."""
+    """``"name:key=value,key=value"`` -> ``(name, {key: value})`` (integers parsed); a key
+    given twice is a :class:`WorkloadError`."""
     name, _, rest = spec.partition(":")
     params: dict[str, Any] = {}
     for item in filter(None, (s.strip() for s in rest.split(","))):
         key, eq, value = item.partition("=")
-        if not eq or not key.strip():
+        key = key.strip()
+        if not eq or not key:
             raise WorkloadError(spec, "parameters", item, "expected key=value")
-        params[key.strip()] = _parse_value(value.strip())
+        if key in params:
+            raise WorkloadError(spec, key, value.strip(),
+                                f"given twice (first {key}={params[key]})")
+        params[key] = _parse_value(value.strip())
     return name.strip(), params
 
 
