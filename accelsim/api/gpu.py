@@ -39,6 +39,7 @@ Imports: config, devices.gpu, workload.registry, errors.
 
 from __future__ import annotations
 
+import numbers
 import os
 from typing import Any
 
@@ -46,6 +47,7 @@ from accelsim.config.gpu import GpuMachine
 from accelsim.config.registry import load_machine
 from accelsim.devices.gpu import MODES, op_document
 from accelsim.errors import ConfigError, UnsupportedError
+from accelsim.limits import MAX_DIM, check_number
 
 __all__ = ["MODES", "load_gpu", "make_op", "simulate_op"]
 
@@ -99,9 +101,11 @@ def make_op(op: Any, **fields: Any) -> Any:
             values[f.name] = CLI_DEFAULTS[kind][f.name]
         elif v is None and f.required:
             raise ConfigError(None, f.name, None, f"{kind} needs {f.name} (a {f.type})")
-        elif f.type == "int" and v is not None and (
-                isinstance(v, bool) or not isinstance(v, int) or v < f.min_value):
-            raise ConfigError(None, f.name, v, f"must be an integer >= {f.min_value}")
+        elif f.type == "int" and v is not None:
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < f.min_value:
+                raise ConfigError(None, f.name, v, f"must be an integer >= {f.min_value}")
+            check_number(int(v), file=None, field=f.name, integer=True, maximum=MAX_DIM)
+            values[f.name] = int(v)
     try:
         return OP_TYPES[kind](name=extra.get("name", op), **preset, **values,
                               dtype=extra.get("dtype", DEFAULT_DTYPE))
