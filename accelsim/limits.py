@@ -51,7 +51,7 @@ MAX_CALLS_PER_STEP = 1_000
 """Most calls one lowering-table step may repeat (its ``count``; ``config/lowering.py`` checks
 1..1000 inline)."""
 
-MAX_LOWERED_CALLS = 20_000_000
+MAX_LOWERED_CALLS = 1_000_000
 """Most framework calls one whole-model run may lower to (operators times the calls their
 lowering entries make), to be counted before any call is built (the check belongs in
 ``mapping/gpu_lowering.py`` ``lower``/``lower_sites``; not yet applied there)."""

@@ -218,13 +218,15 @@ def fit(max_requests: int | None) -> float:
     cases = [c for c in fit_data("serving_published.json", part="calibration")["cases"]
              if split_of(c) == "calibration"]
     best = None
-    for us in (100, 200, 300, 400, 500, 700, 1000):
+    for us in (0, 250, 500, 1000, 1500, 2000, 3000, 4000):
         rows = score(cases, max_requests=max_requests,
                      overrides={"step_overhead_s": us * 1e-6}, verbose=False)
         errs = [r["throughput_error_pct"] for r in rows if r.get("throughput_error_pct") is not None]
+        if len(errs) < len(cases):
+            raise SystemExit(f"fit: {len(cases) - len(errs)} calibration cases did not run")
         m = mape(errs)
         print(f"  step_overhead_s = {us:5d} us: calibration MAPE {m:.1f} % (bias "
-              f"{sum(errs) / len(errs):+.1f} %)")
+              f"{sum(errs) / len(errs):+.1f} %)", flush=True)
         if best is None or m < best[1]:
             best = (us, m)
     print(f"fit: step_overhead_s = {best[0]} us (calibration MAPE {best[1]:.1f} %)")

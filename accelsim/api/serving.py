@@ -133,7 +133,11 @@ def serve(machine: Any, model: str, *, engine: str | EngineConfig = "vllm", tp: 
     if not arch.causal:
         raise ConfigError("serve", "model", model, "an encoder generates no tokens: serve a "
                           "decoder")
-    dtype = dtype or graph.params.get("dtype", "bf16")
+    chip = gpu if gpu is not None else system.device_machine(system.device_names[0])
+    if dtype is None:  # the model's precision; fp16 where the GPU has no bf16 (as vLLM casts)
+        dtype = graph.params.get("dtype", "bf16")
+        if dtype == "bf16" and hasattr(chip, "supports") and not chip.supports("bf16"):
+            dtype = "fp16"
     if dtype not in PRECISION_BYTES:
         raise ConfigError("serve", "dtype", dtype,
                           f"unknown precision (known: {', '.join(PRECISION_BYTES)})")

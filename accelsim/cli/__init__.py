@@ -20,7 +20,7 @@ COMMANDS = ["run", "list"]
 """Subcommand modules under ``accelsim.cli``, in the order ``--help`` lists them."""
 
 OPTIONAL_COMMANDS = ["scalesim", "op", "energy", "roofline", "validate", "sweep", "compare", "place",
-                     "capture", "show", "serve"]
+                     "capture", "show", "serve", "serve_search"]
 """Subcommand modules that are registered when present."""
 
 

@@ -13,6 +13,7 @@ Imports: units, errors, config.*.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -290,6 +291,12 @@ class GpuHost:
             raise ValueError(f"eager_call_s: {problem}")
 
 
+@functools.lru_cache(maxsize=512)
+def _hz(value: object) -> float:
+    """A clock as written in the YAML, parsed once (kernel costing asks for it per kernel)."""
+    return parse_frequency(value)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GpuMachine:
     """One tensor-core GPU (V100, A100, H100, H200, ...)."""
@@ -354,7 +361,7 @@ class GpuMachine:
         """SM clock under a sustained load at ``precision`` (the rated clock if not given)."""
         table = self.compute.clock_under_load_hz
         if precision in table:
-            return parse_frequency(table[precision])
+            return _hz(table[precision])
         return self.compute.clock_hz
 
     def peak_flops(self, precision: str) -> float:

@@ -13,7 +13,7 @@ from another table; ``host_call`` re-prices every inherited call that launches a
 The tables are data: a new framework behaviour is a YAML edit (ARCHITECTURE.md, "execution
 mode"). Units: bytes per element, instructions per element.
 
-Imports: errors, files, config.schema.
+Imports: errors, files, limits, config.schema.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from typing import Any
 
 from accelsim.errors import ConfigError
 from accelsim.files import builtin_names, read_yaml, resolve_path
+from accelsim.limits import MAX_CALLS_PER_STEP
 
 EXEC_MODES = ("eager", "graph", "compiled")
 """Built-in execution modes (``configs/lowering/<mode>.yaml``)."""
@@ -130,8 +131,9 @@ def _step(file: str, path: str, raw: Any) -> LoweredStep:
         raise ConfigError(file, f"{path}.class", klass,
                           f"must be one of {', '.join(KERNEL_CLASSES)}")
     count = raw.get("count", 1)
-    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= 1000:
-        raise ConfigError(file, f"{path}.count", count, "expected an integer 1..1000")
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_CALLS_PER_STEP:
+        raise ConfigError(file, f"{path}.count", count,
+                          f"expected an integer 1..{MAX_CALLS_PER_STEP}")
     rows = raw.get("rows", False)
     if not isinstance(rows, bool):
         raise ConfigError(file, f"{path}.rows", rows, "expected true or false")

@@ -106,9 +106,29 @@ def node_for(machine: Any) -> System:
                 best is None or len(s.devices) > len(best.devices)):
             best = s
     if best is None:
-        raise ConfigError(str(name), "system", name, "no built-in system is made of this GPU: "
-                          "give a system YAML (devices, links) to run across GPUs")
+        if getattr(loaded, "kind", None) != "gpu":
+            raise ConfigError(str(name), "system", name, "no built-in system is made of it: "
+                              "give a system YAML (devices, links) of GPUs")
+        return single_gpu_system(loaded)
     return best
+
+
+def single_gpu_system(gpu: Any) -> System:
+    """A one-GPU system: ``gpu`` and a host on the GPU's own PCIe link (its ``host`` section's
+    generation and lanes; the PCIe model's defaults otherwise). What a GPU with no built-in
+    node serves on (tensor parallelism then needs a system YAML)."""
+    from accelsim.config.schema import build
+
+    data = {
+        "name": f"{gpu.name}_x1", "kind": "system",
+        "description": f"one {gpu.name} on its host's PCIe link",
+        "devices": [{"name": "gpu0", "hardware": gpu.name}],
+        "link_specs": [{"name": "pcie", "protocol": "pcie",
+                        "generation": int(gpu.host.pcie_generation),
+                        "lanes": int(gpu.host.pcie_lanes)}],
+        "links": [{"name": "pcie0", "ends": ["host", "gpu0"], "spec": "pcie"}],
+    }
+    return build(System, data, file=f"<{gpu.name} alone>")
 
 
 @dataclass

@@ -15,6 +15,7 @@ Imports: config, units, errors.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from dataclasses import dataclass
@@ -117,6 +118,20 @@ def _adjacency(system: System) -> dict[str, list[tuple[str, str, LinkSpec]]]:
 
 
 def find_route(system: System, src: str, dst: str) -> Route:
+    """:func:`widest_route`, remembered per (system, src, dst): a system is immutable, and a
+    collective asks for the routes between every pair of its ranks."""
+    try:
+        return _route_cached(system, src, dst)
+    except TypeError:  # a system holding an unhashable value: no memo
+        return widest_route(system, src, dst)
+
+
+@functools.lru_cache(maxsize=4096)
+def _route_cached(system: System, src: str, dst: str) -> Route:
+    return widest_route(system, src, dst)
+
+
+def widest_route(system: System, src: str, dst: str) -> Route:
     """The widest path from ``src`` to ``dst`` (highest bottleneck bandwidth, then fewest hops).
 
     Switches forward traffic; the host forwards only by staging through its memory (a GPU with

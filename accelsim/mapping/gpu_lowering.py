@@ -18,7 +18,7 @@ same tables: each call site's key (``call.linear``, ``call.rms_norm``, ``call.vi
 steps, ``io`` kernels take their bytes from the captured tensors, and a call the table does
 not know falls back to the table's ``call.unmodelled`` entry (:func:`lower_sites`).
 
-Imports: config.lowering, workload.
+Imports: config.lowering, limits, workload.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from typing import Any
 
 from accelsim.config.lowering import LoweringTable
 from accelsim.errors import UnsupportedError
+from accelsim.limits import MAX_LOWERED_CALLS, check_count
 
 DEFAULT_CLASS = {"gemm": "gemm", "attention": "attention", "layernorm": "norm",
                  "rmsnorm": "norm", "softmax": "attention", "embedding": "embedding",
@@ -123,6 +124,8 @@ def lower(ops: Iterable[tuple[Any, int | None]], table: LoweringTable) -> list[L
             else:
                 work = None
             klass = step.kernel_class or own
+            check_count(len(out) + step.count, MAX_LOWERED_CALLS, file=table.source,
+                        field="calls", what="framework calls")
             for _ in range(step.count):
                 out.append(LoweredCall(op_index=i, op_name=name, call=step.call, work=work,
                                        kernel_class=klass, layer=layer,
@@ -175,6 +178,8 @@ def lower_sites(sites: Iterable[Any], table: LoweringTable) -> list[LoweredCall]
             if work is None and step.kernel is not None:
                 continue  # a kernel over nothing (an empty tensor): host only
             klass = step.kernel_class or own
+            check_count(len(out) + step.count, MAX_LOWERED_CALLS, file=table.source,
+                        field="calls", what="framework calls")
             for _ in range(step.count):
                 out.append(LoweredCall(op_index=site.index, op_name=site.name, call=step.call,
                                        work=work, kernel_class=klass, layer=site.layer,

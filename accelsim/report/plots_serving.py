@@ -32,4 +32,35 @@ def timeline_figure(iterations: pd.DataFrame, settings: dict[str, Any] | None = 
     return fig
 
 
-__all__ = ["timeline_figure"]
+def serving_search_figure(rows: pd.DataFrame, front: pd.DataFrame, best: Any = None):
+    """A configuration search: cost per hour against output tokens/s, the configurations
+    that meet the SLO filled, the Pareto front joined, the cheapest one meeting it named."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, 4.5))
+    ax = fig.subplots()
+    ran = rows[rows["error"].fillna("") == ""]
+    meets = ran["meets_slo"].fillna(False).astype(bool)
+    for gpu, g in ran.groupby("gpu"):
+        m = meets[g.index]
+        ax.scatter(g.loc[~m, "cost_per_hour"], g.loc[~m, "output_tokens_per_s"],
+                   facecolors="none", edgecolors=f"C{sorted(ran['gpu'].unique()).index(gpu)}",
+                   label=f"{gpu} (misses SLO)")
+        ax.scatter(g.loc[m, "cost_per_hour"], g.loc[m, "output_tokens_per_s"],
+                   color=f"C{sorted(ran['gpu'].unique()).index(gpu)}", label=f"{gpu} (meets SLO)")
+    if len(front):
+        f = front.sort_values("cost_per_hour")
+        ax.plot(f["cost_per_hour"], f["output_tokens_per_s"], "k--", lw=0.8, label="Pareto front")
+    if best is not None:
+        ax.annotate(f"cheapest meeting SLO: {best['gpu']} tp={best['tp']} pp={best['pp']} "
+                    f"x{best['replicas']}", (best["cost_per_hour"], best["output_tokens_per_s"]),
+                    xytext=(10, -20), textcoords="offset points", fontsize=8,
+                    arrowprops={"arrowstyle": "->"})
+    ax.set_xlabel("cost per hour (GPUs x price)")
+    ax.set_ylabel("output tokens/s")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+__all__ = ["serving_search_figure", "timeline_figure"]

@@ -55,6 +55,10 @@ _SHARED_COSTS: dict[str, dict] = {}
 """Kernel costs by shape, per GPU configuration (its parameter hash): every step model of the
 same GPU in a process shares them (a sweep or a notebook builds many)."""
 
+_SHARED_STEPS: dict[tuple, dict] = {}
+"""Iteration costs by composition, per (GPU, system, GPUs, model, layout, precision, engine
+step): what a configuration search re-uses across its points."""
+
 StepKey = tuple[int, int, tuple[tuple[int, int, int], ...]]
 """(decode rows run, decode mean context, ((chunk tokens, cached, count), ...))."""
 
@@ -110,8 +114,13 @@ class StepModel:
         self.pricers = [CollectivePricer(system, names[s * tp:(s + 1) * tp],
                                          names[(s + 1) * tp] if s + 1 < pp else None)
                         for s in range(pp)]
-        self._costs = _SHARED_COSTS.setdefault(machine_hash(self.gpu), {})
-        self.cache: dict[StepKey, StepCost] = {}
+        gpu_id = machine_hash(self.gpu)
+        self._costs = _SHARED_COSTS.setdefault(gpu_id, {})
+        # iteration costs depend on the GPUs, the model, the layout and the engine's step, not
+        # on its scheduling limits: step models that agree on those share one cache
+        self.cache: dict[StepKey, StepCost] = _SHARED_STEPS.setdefault(
+            (gpu_id, system.name, tuple(names), arch, tp, pp, dtype, engine.lowering,
+             engine.step_overhead_s, engine.cuda_graph_max_batch, engine.cuda_graph_step), {})
         self.evaluations = 0
 
     # --- composition ---------------------------------------------------------------------

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from accelsim.errors import WorkloadError
-from accelsim.limits import MAX_DIM, MAX_FILE_BYTES
+from accelsim.limits import MAX_DIM, MAX_FILE_BYTES, MAX_TENSOR_ELEMENTS, parse_json
 
 FORMAT = "accelsim-program"
 """The ``format`` value of a program file."""
@@ -38,7 +38,8 @@ FORMAT = "accelsim-program"
 VERSION = 1
 """The program file format version this accelsim reads and writes."""
 
-MAX_CALLS = 2_000_000
+MAX_CALLS = 250_000
+"""Calls a program file may hold (a 300,000-call program takes ~44 s and 1.2 GB to run)."""
 """Most calls one program may hold (a 70B decoder step is ~2,500; a 1,000-layer model with
 every view recorded stays far below)."""
 
@@ -217,6 +218,9 @@ def _tensor(file: str, where: str, raw: Any) -> TensorInfo:
         key = sorted(unknown)[0]
         raise _fail(file, f"{where}.{key}", raw[key], "unknown key")
     shape = _ints(file, f"{where}.shape", raw.get("shape"), minimum=0)
+    if math.prod(shape) > MAX_TENSOR_ELEMENTS:
+        raise _fail(file, f"{where}.shape", list(shape),
+                    f"more than the limit of {MAX_TENSOR_ELEMENTS:,} elements")
     dtype = raw.get("dtype")
     if dtype not in DTYPE_BYTES:
         raise _fail(file, f"{where}.dtype", dtype,
@@ -311,11 +315,10 @@ def read_program(path: str | os.PathLike) -> Program:
     if size > MAX_FILE_BYTES:
         raise _fail(file, None, f"{size} bytes", f"larger than {MAX_FILE_BYTES} bytes")
     try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
         raise _fail(file, None, None, f"not valid JSON ({str(exc).splitlines()[0]})") from None
-    except RecursionError:
-        raise _fail(file, None, None, "nested too deeply") from None
+    doc = parse_json(text, file=file, error=WorkloadError)  # nesting bounded, NaN refused
     return program_from_json(doc, file=file)
 
 
