@@ -19,7 +19,8 @@ One event per CTA and transfer, never per cycle. Units: seconds.
 
 Aggregation (``replay_event(..., aggregate=True)``, the default): identical kernels of a
 sequence are replayed once (each starts on an idle GPU, so its time does not depend on its
-neighbours), and a kernel whose CTAs provably never queue (:func:`contention_free`) is
+neighbours; the per-CTA replay, too, runs each kernel on its own clock from 0, so that float
+rounding of the start time cannot reorder its ties: :func:`_kernel_ctas_s`), and a kernel whose CTAs provably never queue (:func:`contention_free`) is
 replayed as one event lasting its list-scheduled time instead of one process per CTA; a
 kernel whose CTAs do queue goes through the per-CTA replay's recurrence
 (:func:`cta_recurrence_s`: first-come-first-served ports and SM slots, CTA after CTA, in the
@@ -105,15 +106,18 @@ def replay_event(kernels: tuple[Kernel, ...] | list[Kernel], m: GpuMachine, *,
     ``aggregate``: identical kernels replayed once, contention-free kernels as one event
     (see the module doc); ``False`` replays every CTA of every kernel.
     """
-    if not aggregate:
-        return _replay_ctas(kernels, m)
+    return _stream(kernels, kernel_time_s if aggregate else _kernel_ctas_s, m)
+
+
+def _stream(kernels: tuple[Kernel, ...] | list[Kernel], kernel_s, m: GpuMachine) -> GpuReplay:
+    """Kernels one after another on one stream, each lasting ``kernel_s(kernel, m)``."""
     env = simpy.Environment()
     ends: list[float] = []
 
     def stream():
         for k in kernels:
             start = env.now
-            yield env.timeout(kernel_time_s(k, m))
+            yield env.timeout(kernel_s(k, m))
             ends.append(env.now - start)
 
     env.process(stream())
@@ -147,7 +151,7 @@ def contended_kernel_s(k: Kernel, m: GpuMachine) -> float:
     time through its recurrence (:func:`cta_recurrence_s`) where that applies, else the SimPy
     replay itself."""
     t = cta_recurrence_s(k, m)
-    return t if t is not None else _replay_ctas((k,), m).time_s
+    return t if t is not None else _kernel_ctas_s(k, m)
 
 
 def cta_recurrence_s(k: Kernel, m: GpuMachine) -> float | None:
@@ -199,7 +203,22 @@ def cta_recurrence_s(k: Kernel, m: GpuMachine) -> float | None:
 
 
 def _replay_ctas(kernels: tuple[Kernel, ...] | list[Kernel], m: GpuMachine) -> GpuReplay:
-    """One SimPy process per CTA, one request per transfer."""
+    """Every CTA of every kernel replayed (:func:`_kernel_ctas_s`), kernel after kernel."""
+    return _stream(kernels, _kernel_ctas_s, m)
+
+
+def _kernel_ctas_s(k: Kernel, m: GpuMachine) -> float:
+    """One kernel on an idle GPU, one SimPy process per CTA and one request per transfer,
+    seconds.
+
+    Each kernel runs on its own clock, from 0: the stream starts a kernel once the last CTA
+    (and so the last transfer) of the one before has ended, so nothing carries over but the
+    time, and replaying on the stream's clock would only change the rounding. That rounding
+    is not harmless: events equal in exact arithmetic (a CTA ending at ``compute_s + post_s =
+    1e-7 + 2e-7`` and another asking at ``pre_s = 3e-7``) compare differently once a start
+    time is added, and the first-come-first-served ports then serve them in the other order
+    (a kernel's time then depended on what ran before it, by up to a whole transfer).
+    """
     env = simpy.Environment()
     sms = simpy.Resource(env, capacity=m.sm_count)
     l2 = simpy.Resource(env, capacity=1)
@@ -207,7 +226,6 @@ def _replay_ctas(kernels: tuple[Kernel, ...] | list[Kernel], m: GpuMachine) -> G
     l2_cap, hbm_cap = sm_bandwidth_caps(m)
     l2_bw = m.memory.l2_bandwidth_bytes_per_s
     hbm_bw = m.memory.hbm.sustained_bytes_per_s
-    ends: list[float] = []
 
     def transfer(port: simpy.Resource, nbytes: float, bw: float, cap: float):
         start = env.now
@@ -232,14 +250,10 @@ def _replay_ctas(kernels: tuple[Kernel, ...] | list[Kernel], m: GpuMachine) -> G
             if c.post_s:
                 yield env.timeout(c.post_s)
 
-    def stream():
-        for k in kernels:
-            start = env.now
-            yield env.timeout(k.launch_s + k.startup_s)
-            procs = [env.process(cta(c)) for n, c in k.groups for _ in range(n)]
-            yield simpy.AllOf(env, procs)
-            ends.append(env.now - start)
+    def grid():
+        yield env.timeout(k.launch_s + k.startup_s)
+        yield simpy.AllOf(env, [env.process(cta(c)) for n, c in k.groups for _ in range(n)])
 
-    env.process(stream())
+    env.process(grid())
     env.run()
-    return GpuReplay(time_s=float(env.now), kernel_s=tuple(ends), mode="event")
+    return float(env.now)

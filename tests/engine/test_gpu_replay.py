@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from accelsim.config.registry import load_machine
@@ -81,9 +81,27 @@ kernels = st.builds(Kernel, name=st.just("k"),
                     launch_s=st.sampled_from([0.0, 2e-6]), startup_s=st.sampled_from([0.0, 1e-6]))
 
 
+# A kernel whose last three CTAs start when a short CTA ends, at 1e-7 + 2e-7 s, the instant
+# (3e-7 s, equal in exact arithmetic) its 8 MB CTAs ask for L2 and HBM: which of them the ports
+# serve first decides 0.2 us, and on the stream's clock, after 2.5 us of other kernels, the float
+# sums used to tip the tie the other way than on an idle GPU's clock from 0.
+_TIED = Kernel(name="k", groups=(
+    (1, CtaCost(compute_s=1e-7, l2_bytes=1e3, hbm_bytes=3.2e4, pre_s=0.0, post_s=2e-7)),
+    (30, CtaCost(compute_s=2e-5, l2_bytes=8e6, hbm_bytes=8e6, pre_s=3e-7, post_s=0.0)),
+    (52, CtaCost(compute_s=1e-7, l2_bytes=1e3, hbm_bytes=1e3, pre_s=0.0, post_s=2e-7))),
+    launch_s=0.0, startup_s=0.0)
+_BEFORE_TIED = [
+    Kernel(name="k", groups=((1, CtaCost(compute_s=1e-8, l2_bytes=0.0, hbm_bytes=0.0)),),
+           launch_s=0.0, startup_s=0.0),
+    Kernel(name="k", groups=((55, CtaCost(compute_s=1e-6, l2_bytes=3.2e4, hbm_bytes=1e3,
+                                          pre_s=3e-7, post_s=2e-7)),),
+           launch_s=0.0, startup_s=1e-6)]
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seq=st.lists(kernels, min_size=1, max_size=3), repeat=st.integers(1, 3),
        machine=st.sampled_from(["h200", "a100", "v100"]))
+@example(seq=[*_BEFORE_TIED, _TIED], repeat=2, machine="v100")
 def test_aggregated_replay_equals_every_cta_replayed(seq, repeat, machine):
     m = load_machine(machine)
     stream = seq * repeat
@@ -95,6 +113,16 @@ def test_aggregated_replay_equals_every_cta_replayed(seq, repeat, machine):
         if contention_free(k, m):  # the proof the aggregation and the auto mode rest on
             assert replay_event([k], m, aggregate=False).time_s == pytest.approx(
                 replay_closed_form([k], m).time_s, rel=1e-9)
+
+
+@pytest.mark.parametrize("machine", ["h200", "a100", "v100"])
+def test_a_kernel_replayed_cta_by_cta_lasts_the_same_whatever_ran_before_it(machine):
+    """The stream starts a kernel on an idle GPU, so its per-CTA replay must not depend on the
+    kernels before it, not even through the rounding of its start time at a tie."""
+    m = load_machine(machine)
+    alone = replay_event([_TIED], m, aggregate=False).kernel_s[0]
+    after = replay_event([*_BEFORE_TIED, _TIED], m, aggregate=False).kernel_s[-1]
+    assert after == alone
 
 
 def test_auto_takes_the_closed_form_only_where_nothing_contends(h200):
