@@ -159,6 +159,10 @@ def compare(kernels: Any = DEFAULT_KERNELS, hw: Sequence[str] | str = DEFAULT_HW
     machine's own. Unknown machines fail before any work, naming the bad name. An alias and
     the config it stands for name one platform (the first mention is kept).
     """
+    if not isinstance(hw, str) and (not isinstance(hw, (list, tuple))
+                                    or not all(isinstance(h, str) for h in hw)):
+        raise ConfigError("--hw", "hw", type(hw).__name__,
+                          "expected machine names (a list of strings, or 'a,b,c')")
     names = [h.strip() for h in hw.split(",")] if isinstance(hw, str) else list(hw)
     names = [n for n in names if n]
     if not names:

@@ -105,7 +105,13 @@ def collective(system: System | str, name: str, nbytes: float, algo: str | None 
     overrides the system's (``nccl`` or ``link``).
     """
     s = get_system(system)
-    r = run_collective(s, name, quantity(nbytes, "nbytes"), algo=algo, ranks=ranks, protocol=protocol, model=model)
+    if ranks is not None and (not isinstance(ranks, (list, tuple))
+                              or not all(isinstance(r, str) for r in ranks)):
+        raise ConfigError(s.name, "ranks", type(ranks).__name__,
+                          "expected a list of device names")
+    r = run_collective(s, name, quantity(nbytes, "nbytes"), algo=algo,
+                       ranks=list(ranks) if ranks is not None else None, protocol=protocol,
+                       model=model)
     r.update(system=s.name, op=name, bytes_per_s=r["algbw_bytes_per_s"],
              gbps=r["algbw_bytes_per_s"] / GB, busbw_gbps=r["busbw_bytes_per_s"] / GB)  # aliases
     return r
@@ -193,8 +199,9 @@ def pipeline(system: System | str, device: str, chunks: int, h2d_bytes: float, k
     s.device(device)
     h2d_bytes, d2h_bytes = quantity(h2d_bytes, "h2d_bytes"), quantity(d2h_bytes, "d2h_bytes")
     kernel_s = quantity(kernel_s, "kernel_s")
-    if chunks < 1:
-        raise ConfigError(s.name, "chunks", chunks, "must be >= 1")
+    if isinstance(chunks, bool) or not hasattr(chunks, "__index__") or not 1 <= chunks <= 10**6:
+        raise ConfigError(s.name, "chunks", chunks, "expected a whole number 1..1000000")
+    chunks = int(chunks)
     hw.check_bytes(h2d_bytes, "h2d_bytes")
     hw.check_bytes(d2h_bytes, "d2h_bytes")
     hw.check_bytes(kernel_s, "kernel_s", "seconds")
@@ -208,6 +215,12 @@ def zero_copy(system: System | str, device: str, nbytes: float, compute_s: float
     """Zero-copy (kernel reads host memory over PCIe) against copy-then-compute."""
     s = get_system(system)
     s.device(device)
+    if isinstance(reads, bool) or not isinstance(reads, int) and not (
+            hasattr(reads, "__index__") and not isinstance(reads, float)):
+        raise ConfigError(s.name, "reads", type(reads).__name__, "expected a whole number >= 1")
+    reads = int(reads)
+    if not 1 <= reads <= 10**6:
+        raise ConfigError(s.name, "reads", reads, "expected a whole number 1..1000000")
     return eng.run_zero_copy(s, device, hw.check_bytes(quantity(nbytes, "nbytes")),
                              quantity(compute_s, "compute_s"), reads=reads)
 

@@ -38,6 +38,11 @@ def run_model(hw: Any, workload: Any, *, exec_mode: str | None = None, replay: s
     :mod:`accelsim.devices.gpu_model`); ``replay="event"`` replays the host and the stream on
     SimPy (same numbers as the default closed form). CPUs run one kernel per operator.
     ``exec_mode`` on a machine without execution modes is a one-line :class:`ConfigError`."""
+    if hasattr(hw, "__fspath__"):
+        hw = str(hw)
+    if not isinstance(hw, str) and not hasattr(hw, "kind"):
+        raise ConfigError(None, "hw", type(hw).__name__,
+                          "expected a machine name, a YAML path or a machine object")
     machine = load_platform(hw) if isinstance(hw, str) else hw
     if replay not in REPLAYS:
         raise ConfigError(None, "replay", replay, f"must be {' or '.join(REPLAYS)}")

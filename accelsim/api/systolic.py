@@ -22,8 +22,14 @@ __all__ = ["Result", "RunResult", "load_hw", "load_wl", "plan_workload", "simula
 
 def load_hw(hw: Any, overrides: Mapping[str, Any] | None = None) -> Any:
     """A machine config object from a built-in name, a path, or an object (returned as is)."""
+    if overrides is not None and not isinstance(overrides, Mapping):
+        raise ConfigError(None, "overrides", type(overrides).__name__,
+                          "expected a mapping of dotted paths to values")
     if isinstance(hw, str) or hasattr(hw, "__fspath__"):
         return load_machine(hw, overrides)
+    if not hasattr(hw, "kind"):
+        raise ConfigError(None, "hw", type(hw).__name__,
+                          "expected a machine name, a YAML path or a machine object")
     if overrides:
         raise ConfigError(None, "overrides", dict(overrides),
                           "overrides need a machine name or path, not an object")
@@ -63,12 +69,35 @@ def simulate(hw: Any, workload: Any, *, dataflow: str | None = None, mode: str =
     """
     machine = load_hw(hw, overrides)
     dev = device_for(machine)
+    sparsity = _checked_sparsity(sparsity)
     options = RunOptions(mode=mode, exec_mode=exec_mode, dataflow=dataflow,
                          loop_order=loop_order, sparsity=sparsity, energy=energy)
     check_run_flags(dev, options.given())
     result = dev.run_model(workload, options, progress=progress)
     result.params = run_params(workload, options, result)
     return result
+
+
+def _checked_sparsity(sparsity: Any) -> Any:
+    """``sparsity`` as given when it is None, a fraction or a mapping of layer -> fraction
+    (each a real number in [0, 1]); else a one-line :class:`ConfigError`."""
+    from accelsim.limits import check_number
+
+    if sparsity is None:
+        return None
+    values = sparsity.items() if isinstance(sparsity, Mapping) else [("sparsity", sparsity)]
+    for key, v in values:
+        field = "sparsity" if key == "sparsity" else f"sparsity.{key}"
+        if isinstance(v, bool) or not isinstance(v, (int, float)) and not hasattr(v, "__float__"):
+            raise ConfigError(None, field, type(v).__name__, "expected a fraction in [0, 1]")
+        try:
+            x = check_number(float(v), file=None, field=field)
+        except (TypeError, ValueError):
+            raise ConfigError(None, field, type(v).__name__,
+                              "expected a fraction in [0, 1]") from None
+        if not 0.0 <= x <= 1.0:
+            raise ConfigError(None, field, v, "expected a fraction in [0, 1]")
+    return sparsity
 
 
 def plan_workload(machine: SystolicMachine, wl: Workload, dataflow: str,

@@ -37,9 +37,7 @@ OTHERS = [None, True, False, b"h200", bytearray(b"\x1b"), [], ["h200"], {}, {"a"
 
 HOSTILE = st.sampled_from(TEXT + NUMBERS + OTHERS) | st.text(max_size=40) | st.integers() \
     | st.floats(allow_nan=True, allow_infinity=True)
-"""Any value a careless or hostile caller may pass as one argument. (``pipeline``'s ``chunks``
-is left out: ``chunks=10**30`` replays that many chunks, a wait without bound, open in
-``accelsim/api/links.py``.)"""
+"""Any value a careless or hostile caller may pass as one argument."""
 
 TINY = Workload("tiny", (Gemm(name="g", m=64, n=64, k=64),), "test")
 
@@ -96,6 +94,7 @@ def _api():  # noqa: ANN202
         "collective.nbytes": lambda v: collective("hgx_h200_x8", "allreduce", v),
         "collective.ranks": lambda v: collective("hgx_h200_x8", "allreduce", 1e6, ranks=v),
         "pipeline.kernel_s": lambda v: pipeline("h200x2", "gpu0", 4, 1e6, v, 1e6),
+        "pipeline.chunks": lambda v: pipeline("h200x2", "gpu0", v, 1e6, 1e-3, 1e6),
         "zero_copy.reads": lambda v: zero_copy("h200x2", "gpu0", 1e6, 1e-3, reads=v),
         "amdahl.fraction": lambda v: amdahl(v, 2.0),
         "amdahl.speedup": lambda v: amdahl(0.5, v),
@@ -122,13 +121,8 @@ def _files(root: Path) -> set[str]:
     return {str(p.relative_to(root)) for p in root.rglob("*")}
 
 
-OPEN = {"simulate.hw", "run_model.hw", "compare.hw", "collective.ranks",
-        "simulate.overrides_mapping", "simulate.sparsity", "zero_copy.reads"}
-"""Open at the time of writing: a machine argument that is neither a name, a path nor a machine
-object (``0``) reaches the device code (``AttributeError``/``TypeError``): the check belongs in
-``accelsim/api`` (``load_hw``, ``run_model``, ``compare``); ``ranks`` that are not a list reach
-``engine/links.py``; ``overrides`` that is not a mapping, a ``sparsity`` string and a
-``reads`` string end in AttributeError/ValueError/TypeError; strict, so the fix flips them."""
+OPEN: set[str] = set()
+"""Arguments whose check is still open (strict xfail, so a fix flips them): none."""
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(
