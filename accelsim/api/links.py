@@ -192,6 +192,10 @@ def latency_bandwidth_curve(system: System | str, src: str, dst: str,
     return df
 
 
+MAX_PIPELINE_CHUNKS = 4096
+"""Chunks one pipelined transfer may be cut into (each is replayed as events)."""
+
+
 def pipeline(system: System | str, device: str, chunks: int, h2d_bytes: float, kernel_s: float,
              d2h_bytes: float, overlap: bool = True) -> dict:
     """H2D -> kernel -> D2H over ``chunks`` chunks, overlapped (streams) or one after another."""
@@ -199,8 +203,10 @@ def pipeline(system: System | str, device: str, chunks: int, h2d_bytes: float, k
     s.device(device)
     h2d_bytes, d2h_bytes = quantity(h2d_bytes, "h2d_bytes"), quantity(d2h_bytes, "d2h_bytes")
     kernel_s = quantity(kernel_s, "kernel_s")
-    if isinstance(chunks, bool) or not hasattr(chunks, "__index__") or not 1 <= chunks <= 10**6:
-        raise ConfigError(s.name, "chunks", chunks, "expected a whole number 1..1000000")
+    if isinstance(chunks, bool) or not hasattr(chunks, "__index__") \
+            or not 1 <= chunks <= MAX_PIPELINE_CHUNKS:
+        raise ConfigError(s.name, "chunks", chunks,
+                          f"expected a whole number 1..{MAX_PIPELINE_CHUNKS}")
     chunks = int(chunks)
     hw.check_bytes(h2d_bytes, "h2d_bytes")
     hw.check_bytes(d2h_bytes, "d2h_bytes")
