@@ -1,5 +1,6 @@
 """Every lab notebook runs top to bottom (executed with nbclient, a real Jupyter kernel) and
-shows its figures: every cell that draws has an image output.
+shows its figures: every cell that draws has an image output. Marked slow: ``pytest -m slow``
+(CI's second pass) runs them.
 
 The kernel keeps matplotlib's own backend choice (inline in Jupyter): nothing here or in the
 labs selects one, so what the test sees is what a student sees.
@@ -11,6 +12,8 @@ from pathlib import Path
 import nbformat
 import pytest
 from nbclient import NotebookClient
+
+pytestmark = pytest.mark.slow  # ~2.5 min on 2 cores: CI runs it in its slow pass (.ci/run)
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
