@@ -33,6 +33,14 @@ PARAMS = {"compute.array.rows": [8, 16, 32, 64, 128], "compute.array.cols": [8, 
 """40 points."""
 
 
+
+def default_sigint() -> None:
+    """In the child: SIGINT back to its default, so Python installs its KeyboardInterrupt
+    handler even when this test runs under a shell that ignores SIGINT (a background job)."""
+    import signal as _signal
+
+    _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
+
 def toy_eval(ctx, point):
     """A deterministic made-up metric (no simulator: the property is about the store)."""
     return {"cycles": float(point["compute.array.rows"] * 1000 + point["compute.array.cols"])}
@@ -123,7 +131,8 @@ def test_real_sigint_sigkill_and_garbage_keep_every_point_once(tmp_path):
            "--workers", "1", "--quiet", "--evaluator", "sleepy:evaluate"]
 
     def start_and_signal(sig: int, extra: list[str], min_lines: int) -> subprocess.Popen:
-        proc = subprocess.Popen(cmd + extra, env=env, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(cmd + extra, env=env, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=default_sigint)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and proc.poll() is None:
             if out.exists() and out.read_bytes().count(b"\n") >= min_lines:

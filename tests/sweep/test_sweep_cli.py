@@ -21,6 +21,14 @@ from accelsim.sweep.store import read_results
 ROOT = Path(__file__).resolve().parents[2]
 
 
+
+def default_sigint() -> None:
+    """In the child: SIGINT back to its default, so Python installs its KeyboardInterrupt
+    handler even when this test runs under a shell that ignores SIGINT (a background job)."""
+    import signal as _signal
+
+    _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
+
 def test_cli_sweep_writes_one_row_per_point(cli, write_spec, tmp_path, capsys):
     spec = write_spec(grid_spec(metrics=["total_cycles", "area_mm2"]))
     out = tmp_path / "r.csv"
@@ -80,7 +88,8 @@ def test_ctrl_c_leaves_a_valid_resumable_file(write_spec, tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(here)])}
     cmd = [sys.executable, "-m", "accelsim", "sweep", str(spec_path), "--out", str(out),
            "--workers", "2", "--evaluator", "sweep_stubs:sleepy_eval"]
-    proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=default_sigint)
     deadline = time.monotonic() + 60
     while not out.exists() and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.02)
