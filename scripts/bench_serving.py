@@ -8,14 +8,16 @@
    composition cache's misses) and what the same run costs without the cache (every iteration
    evaluated: measured on the first N iterations, scaled).
 2. A configuration search of ``--points`` points (GPU kind x TP x replicas x max_num_seqs x
-   max_num_batched_tokens, 300 requests each): wall time, s/point, and the 1,000-point
-   projection at that rate (target <= 10 min on 2 cores).
+   max_num_batched_tokens x 3 seeds' worth of repeats, shuffled with a fixed seed, 300 requests
+   each): wall time, s/point, and the 1,000-point projection at that rate (target <= 10 min
+   on 2 cores).
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import random
 import time
 
 from accelsim.api.serving import serve
@@ -53,6 +55,7 @@ def bench_search(points: int) -> None:
         if tp * rep <= 8:
             chosen.append({"gpu": gpu, "tp": tp, "pp": 1, "replicas": rep,
                            "settings": {"max_num_seqs": seqs, "max_num_batched_tokens": tokens}})
+    random.Random(0).shuffle(chosen)  # a sample across layouts, not the first layout's knobs
     chosen = chosen[:points]
     t0 = time.perf_counter()
     res = search("llama3_8b", chosen, load=Load(isl=1024, osl=128, requests=300, rate=40),
