@@ -104,6 +104,20 @@ def _positive_int(value: Any, field: str) -> int:
     return int(value)
 
 
+def _disaggregation(value: Any) -> tuple[int, int]:
+    """``"P:D"`` (or a pair) -> (prefill replicas, decode replicas), each >= 1."""
+    parts = value.split(":") if isinstance(value, str) else list(value) \
+        if isinstance(value, (list, tuple)) else []
+    try:
+        p, d = (int(x) for x in parts)
+    except (TypeError, ValueError):
+        p = d = 0
+    if len(parts) != 2 or p < 1 or d < 1:
+        raise ConfigError("serve", "disaggregate", value,
+                          "expected P:D, prefill and decode replicas, e.g. 1:3")
+    return p, d
+
+
 def build_requests(*, trace: str | os.PathLike | None = None, requests: int = 100,
                    isl: int = 1024, osl: int = 128, rate: Any = "inf",
                    seed: int = 0) -> list[Request]:
@@ -119,10 +133,20 @@ def serve(machine: Any, model: str, *, engine: str | EngineConfig = "vllm", tp: 
           requests: int | list[Request] = 100, isl: int = 1024, osl: int = 128,
           rate: Any = "inf", trace: str | os.PathLike | None = None,
           slo: str | Mapping[str, Any] | None = None,
-          overrides: Mapping[str, Any] | None = None, seed: int = 0) -> ServeResult:
-    """Serve ``model`` on ``machine`` (see the module doc)."""
+          overrides: Mapping[str, Any] | None = None, seed: int = 0,
+          disaggregate: str | tuple[int, int] | None = None) -> ServeResult:
+    """Serve ``model`` on ``machine`` (see the module doc). ``disaggregate="P:D"``: P prefill
+    and D decode replicas (prefill/decode disaggregation) instead of ``replicas``."""
     tp, pp, replicas = (_positive_int(tp, "tp"), _positive_int(pp, "pp"),
                         _positive_int(replicas, "replicas"))
+    roles = None
+    if disaggregate is not None:
+        split = _disaggregation(disaggregate)
+        if replicas != 1:
+            raise ConfigError("serve", "replicas", replicas,
+                              "give either replicas or disaggregate=P:D, not both")
+        replicas = sum(split)
+        roles = ["prefill"] * split[0] + ["decode"] * split[1]
     eng = engine if isinstance(engine, EngineConfig) else load_engine(engine, overrides)
     from accelsim.config.system import System
 
@@ -154,7 +178,7 @@ def serve(machine: Any, model: str, *, engine: str | EngineConfig = "vllm", tp: 
     if replicas > 1:  # replicas of one GPU kind share their step costs
         for m in models[1:]:
             m.cache = models[0].cache
-    sim = ServingSimulation(models, eng, reqs)
+    sim = ServingSimulation(models, eng, reqs, roles=roles)
     interrupted = False
     try:
         sim.run()
@@ -164,6 +188,8 @@ def serve(machine: Any, model: str, *, engine: str | EngineConfig = "vllm", tp: 
                 "model_spec": str(model), "engine": eng.name, "engine_file": eng.source,
                 "lowering": eng.lowering, "tp": tp, "pp": pp, "replicas": replicas,
                 "gpus": tp * pp * replicas, "dtype": dtype,
+                "disaggregate": None if roles is None else
+                f"{roles.count('prefill')}:{roles.count('decode')}",
                 "kv_cache_dtype": dtype if eng.kv_cache_dtype == "auto" else eng.kv_cache_dtype,
                 "requests": len(reqs), "trace": None if trace is None else str(trace),
                 "isl": None if trace is not None else isl,

@@ -38,6 +38,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--pp", type=int, default=1, help="pipeline stages per replica (1)")
     g.add_argument("--replicas", type=int, default=1, help="data-parallel replicas behind "
                    "the engine's router (1)")
+    g.add_argument("--disaggregate", default=None, metavar="P:D",
+                   help="prefill/decode disaggregation: P prefill and D decode replicas (the "
+                        "KV cache copied over the system's links after the first token)")
     g = p.add_argument_group("engine")
     g.add_argument("--engine", default="vllm", help="configs/engines/ name or YAML: vllm, "
                    "sglang, tensorrt_llm (vllm)")
@@ -83,7 +86,9 @@ def summary_lines(result) -> list[str]:
               f"rate {st['rate']}/s")
     lines = [
         f"{st['model']} on {st['system']} ({st['gpus']}x {st['gpu']}: tp={st['tp']} "
-        f"pp={st['pp']} x{st['replicas']} replicas), {st['engine']}, {st['dtype']} "
+        f"pp={st['pp']} x{st['replicas']} replicas"
+        + (f", prefill:decode {st['disaggregate']}" if st.get("disaggregate") else "")
+        + f"), {st['engine']}, {st['dtype']} "
         f"(KV {st['kv_cache_dtype']})",
         f"  {stream}",
         f"  finished {s['finished']}/{s['requests']} in {format_time(s['makespan_s'])}"
@@ -117,7 +122,8 @@ def run(args: argparse.Namespace) -> int:
     result = serve(args.system, args.model, engine=args.engine, tp=args.tp, pp=args.pp,
                    replicas=args.replicas, dtype=args.dtype, requests=args.requests,
                    isl=args.isl, osl=args.osl, rate=args.rate, trace=args.trace,
-                   slo=args.slo, overrides=overrides, seed=args.seed)
+                   slo=args.slo, overrides=overrides, seed=args.seed,
+                   disaggregate=args.disaggregate)
     if args.json:
         print(result.to_json())
     else:

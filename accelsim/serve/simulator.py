@@ -18,6 +18,10 @@ Per iteration (as vLLM's V1 scheduler does, first come first served):
    a sequence whose prompt completed samples its first token (time to first token), a decoding
    sequence one more; one that has all its output tokens leaves and frees its blocks.
 
+With prefill/decode disaggregation, new requests go to prefill replicas; a sequence whose
+first token is out has its KV cache copied over the system's links to a decode replica
+(the one with the fewest requests), which admits it like a request whose prompt is done.
+
 A pipeline-parallel replica keeps ``pp`` iterations in flight (one per stage, as vLLM's
 virtual engines do): each iteration holds a stage while it runs there, so the stages overlap
 across iterations; each in-flight iteration has ``max_num_seqs / pp`` sequences at most.
@@ -84,6 +88,10 @@ class Replica:
     wake: simpy.Event | None = None
     stages: list = field(default_factory=list)
     outstanding: int = 0
+    role: str = "both"
+    """``both`` (prefill and decode), or with prefill/decode disaggregation ``prefill`` (its
+    sequences leave after their first token, their KV cache copied to a decode replica) or
+    ``decode`` (it admits only prefilled sequences)."""
 
 
 @dataclass
@@ -105,7 +113,7 @@ class ServingSimulation:
     """Requests through ``replicas`` copies of a step model (see the module doc)."""
 
     def __init__(self, models: list[StepModel], engine: EngineConfig,
-                 requests: list[Request]) -> None:
+                 requests: list[Request], roles: list[str] | None = None) -> None:
         if not requests:
             raise UnsupportedError("no requests to serve")
         self.engine = engine
@@ -117,7 +125,8 @@ class ServingSimulation:
             blocks = m.kv_blocks()
             self.replicas.append(Replica(i, m, blocks, blocks,
                                          stages=[simpy.Resource(self.env, 1)
-                                                 for _ in range(m.pp)]))
+                                                 for _ in range(m.pp)],
+                                         role=(roles or ["both"] * len(models))[i]))
         need = max(-(-(r.input_tokens + r.output_tokens) // bt) for r in requests)
         have = min(r.total_blocks for r in self.replicas)
         if need > have:
@@ -136,12 +145,14 @@ class ServingSimulation:
         self.host_link_bytes_per_s = hw_link.payload_bytes_per_s(route.bottleneck)
 
     # --- processes -----------------------------------------------------------------------
-    def _route(self) -> Replica:
+    def _route(self, role: str = "prefill") -> Replica:
+        """The replica a new (``prefill``) or a prefilled (``decode``) sequence goes to."""
+        pool = [r for r in self.replicas if r.role in (role, "both")]
         if self.engine.router == "round_robin":
-            r = self.replicas[self._rr % len(self.replicas)]
+            r = pool[self._rr % len(pool)]
             self._rr += 1
             return r
-        return min(self.replicas, key=lambda r: (r.outstanding, r.index))
+        return min(pool, key=lambda r: (r.outstanding, r.index))
 
     def _arrivals(self):
         for req in self.requests:
@@ -262,8 +273,27 @@ class ServingSimulation:
                 seq.blocks = 0
                 rep.outstanding -= 1
                 self.done += 1
+            elif rep.role == "prefill":  # first token out: the KV cache moves to decode
+                seq.running = False
+                left += 1
+                rep.outstanding -= 1
+                self.env.process(self._hand_over(rep, seq))
         if left:
             rep.running = [s for s in rep.running if s.running]
+
+    def _hand_over(self, rep: Replica, seq: Sequence):
+        """Copy a prefilled sequence's KV cache to a decode replica, then queue it there (the
+        prefill replica's blocks are freed when the copy ends)."""
+        dst = self._route("decode")
+        nbytes = seq.computed * rep.model.kv_bytes_per_token * rep.model.tp * rep.model.pp
+        yield self.env.timeout(rep.model.kv_copy_s(dst.model, nbytes))
+        rep.free_blocks += seq.blocks
+        seq.blocks = 0
+        dst.waiting.append(seq)
+        dst.outstanding += 1
+        for r in (rep, dst):
+            if r.wake is not None and not r.wake.triggered:
+                r.wake.succeed()
 
     def _iteration(self, rep: Replica, chosen, cost, extra: float, preempted: int):
         start = self.env.now

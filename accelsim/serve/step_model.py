@@ -203,6 +203,18 @@ class StepModel:
         layers = max(len(s) for s in self.stages)
         return 2 * layers * rank.kv * rank.dh * PRECISION_BYTES[kv_dtype]
 
+    def kv_copy_s(self, other: StepModel, nbytes: float) -> float:
+        """Seconds to copy ``nbytes`` of KV cache from this group's GPUs to ``other``'s (every
+        rank sends its share at once, GPU i to GPU i: the slowest pair's copy)."""
+        from accelsim.hw import link as hw_link
+
+        pairs = [(a, b) for a, b in zip(self.gpus, other.gpus, strict=False) if a != b]
+        if not nbytes or not pairs:
+            return 0.0
+        share = nbytes / len(self.gpus)
+        return max(hw_link.copy_time_s(hw_link.find_route(self.system, a, b), share)
+                   for a, b in pairs)
+
     def kv_blocks(self) -> int:
         """KV-cache blocks each GPU of the group holds: the engine's share of HBM less the
         weights, peak activations and workspace of the largest stage."""

@@ -205,3 +205,23 @@ def test_the_json_document_has_percentiles(node):
         assert set(doc[key]) == {"mean", "p50", "p90", "p99"}
     assert doc["settings"]["engine"] == "vllm" and doc["output_tokens_per_s"] > 0
     assert math.isfinite(doc["energy_per_output_token_j"])
+
+
+def test_prefill_decode_disaggregation(node):
+    res = serve(node, MODEL, isl=300, osl=30, requests=60, rate=100, disaggregate="1:2")
+    its = res.iterations
+    assert res.summary["finished"] == 60 and (res.requests["generated"] == 30).all()
+    assert (its.loc[its["replica"] == 0, "decode"] == 0).all()          # prefill only
+    assert (its.loc[its["replica"] > 0, "prefill_tokens"] == 0).all()   # decode only
+    assert set(its.loc[its["replica"] > 0, "replica"]) == {1, 2}        # both decode replicas
+    assert res.settings["disaggregate"] == "1:2" and res.settings["gpus"] == 3
+    # the copy of the KV cache sits between the first token and the second
+    lone = serve(node, MODEL, isl=300, osl=2, requests=1, disaggregate="1:1").requests.iloc[0]
+    together = serve(node, MODEL, isl=300, osl=2, requests=1).requests.iloc[0]
+    assert lone["ttft_s"] == pytest.approx(together["ttft_s"], rel=1e-9)
+    assert lone["e2e_s"] > together["e2e_s"]
+    for bad in ("2", "0:1", "a:b", "1:1:1"):
+        with pytest.raises(ConfigError, match="expected P:D"):
+            serve(node, MODEL, requests=2, disaggregate=bad)
+    with pytest.raises(ConfigError, match="not both"):
+        serve(node, MODEL, requests=2, disaggregate="1:1", replicas=2)
