@@ -195,6 +195,7 @@ def serve(machine: Any, model: str, *, engine: str | EngineConfig = "vllm", tp: 
                 "isl": None if trace is not None else isl,
                 "osl": None if trace is not None else osl,
                 "rate": None if trace is not None else str(rate),
+                "validation": str(getattr(models[0].gpu, "validation", "") or "") or None,
                 "step_evaluations": sum(m.evaluations for m in models),
                 "interrupted": interrupted}
     return ServeResult(settings, summary(sim, bounds), request_table(sim), iteration_table(sim),

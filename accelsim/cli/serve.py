@@ -105,6 +105,8 @@ def summary_lines(result) -> list[str]:
         f"  GPU busy {s['gpu_busy_share']:.1%}; energy {s['energy_j']:.4g} J "
         f"({s['energy_per_output_token_j']:.3g} J per output token)",
     ]
+    if st.get("validation") == "unvalidated":
+        lines.insert(1, f"  UNVALIDATED: {st['gpu']}'s values are from its datasheet only")
     if "slo" in s:
         bounds = ", ".join(f"{k}<={format_time(v)}" for k, v in s["slo"].items())
         lines.append(f"  goodput ({bounds}): {s['goodput_requests_per_s']:.4g} req/s, "

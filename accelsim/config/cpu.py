@@ -197,6 +197,10 @@ class CpuMachine:
     energy: CpuEnergy = param("Energy table and core overhead.", default=CpuEnergy())
     tdp_w: float | None = param("Thermal design power, W (informative).", default=None)
     sources: tuple[str, ...] = param("Where the numbers come from.", default=())
+    validation: str = param("What the machine's figures were checked against: empty (see its "
+                            "sources and the validators), or 'unvalidated' (datasheet values "
+                            "only, never compared with a measurement: every figure shown is "
+                            "marked so).", default="", choices=("", "unvalidated"))
 
     def __post_init__(self) -> None:
         if self.compute.simd.macs_per_cycle(self.default_precision) <= 0 and not (

@@ -314,6 +314,10 @@ class GpuMachine:
     energy: EnergySelection = param("Energy table and overrides.", default=EnergySelection())
     conv: GpuConvKernels = param("Convolution and CNN-glue kernel constants.")
     sources: tuple[str, ...] = param("Where the numbers come from.", default=())
+    validation: str = param("What the machine's figures were checked against: empty (see its "
+                            "sources and the validators), or 'unvalidated' (datasheet values "
+                            "only, never compared with a measurement: every figure shown is "
+                            "marked so).", default="", choices=("", "unvalidated"))
 
     def __post_init__(self) -> None:
         if self.stack.architecture != self.architecture:

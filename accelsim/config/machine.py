@@ -55,6 +55,10 @@ class SystolicMachine:
                                    "(dispatch, sustained array rate, precision conversion); "
                                    "None: nothing.", default=None)
     sources: tuple[str, ...] = param("Where the numbers come from.", default=())
+    validation: str = param("What the machine's figures were checked against: empty (see its "
+                            "sources and the validators), or 'unvalidated' (datasheet values "
+                            "only, never compared with a measurement: every figure shown is "
+                            "marked so).", default="", choices=("", "unvalidated"))
 
     @property
     def array(self) -> SystolicArray:

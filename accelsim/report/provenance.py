@@ -43,6 +43,8 @@ class RunInfo:
     energy_node_nm: float | None = None
     overrides: dict[str, Any] = field(default_factory=dict)
     version: str = __version__
+    validation: str = ""
+    """``unvalidated``: the machine's values come from a datasheet only (its YAML says so)."""
 
     def param_text(self) -> str:
         """``batch=8, context=2048 (default), dtype=bf16 (default)``; ``""`` without parameters."""
@@ -62,6 +64,9 @@ class RunInfo:
         head = (f"{show(self.workload)} ({show(self.workload_source)}) on {show(self.machine)} "
                 f"({self.machine_detail})")
         lines = [head]
+        if self.validation == "unvalidated":
+            lines.append(f"UNVALIDATED: {show(self.machine)}'s values are from its datasheet "
+                         "only; no measurement of it was compared with these figures")
         if self.params:
             lines.append(f"parameters: {self.param_text()}")
         if self.overrides:
@@ -77,7 +82,7 @@ class RunInfo:
                 "parameters": dict(self.params), "defaults": list(self.defaults),
                 "engine": self.engine, "energy_table": self.energy_table or None,
                 "energy_node_nm": self.energy_node_nm, "overrides": dict(self.overrides),
-                "accelsim_version": self.version}
+                "accelsim_version": self.version, "validation": self.validation or None}
 
 
 def workload_source(workload: Any) -> str:
@@ -205,7 +210,8 @@ def run_info(result: Any, *, hw: Any, workload: Any, graph_params: dict[str, Any
                    workload_source=spec_source(workload) or workload_source(result.workload),
                    params=params,
                    defaults=defaults, engine=engine, energy_table=table, energy_node_nm=node,
-                   overrides=dict(overrides or {}))
+                   overrides=dict(overrides or {}),
+                   validation=str(getattr(m, "validation", "") or ""))
 
 
 __all__ = ["RunInfo", "machine_file", "run_info", "spec_parameters", "spec_source", "workload_source"]

@@ -46,7 +46,7 @@ def test_list_names_builtins(cli):
 
 @pytest.mark.parametrize("args, needle", [
     (["run", "tpu_v4", "resnet50", "--dataflow", "xs"], "dataflow"),
-    (["run", "tpu_v5", "resnet50"], "did you mean 'tpu_v4'"),
+    (["run", "tpu_v4x", "resnet50"], "did you mean 'tpu_v4'"),
     (["run", "tpu_v4", "no_such_model"], "no such file"),
     (["run", "tpu_v4", "resnet50", "--set", "compute.array.rows=0"], "compute.array.rows = 0"),
     (["run", "tpu_v4", "resnet50", "--set", "compute.array.rowz=8"], "did you mean 'rows'"),

@@ -68,7 +68,7 @@ def test_bad_unit_is_reported():
 
 def test_unknown_builtin_suggests_the_closest():
     with pytest.raises(ConfigError, match="did you mean 'tpu_v4'"):
-        load_machine("tpu_v5")
+        load_machine("tpu_v4x")
 
 
 def test_override_path_into_nothing_is_an_error():

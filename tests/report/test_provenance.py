@@ -64,3 +64,18 @@ def test_a_hugging_face_spec_names_its_config_file():
     assert spec_source("workloads/hf/qwen2.5_7b.json:mode=decode") == \
         "Hugging Face config built-in workloads/hf/qwen2.5_7b.json"
     assert spec_source("llama3_8b_decode:batch=8") == ""
+
+
+def test_an_unvalidated_machine_is_marked_wherever_its_figures_are_shown(capsys):
+    """tpu_v5e is datasheet-only (its YAML says ``validation: unvalidated``): the run header,
+    the JSON's run object and the serving summary say so; a validated machine's do not."""
+    import json
+
+    from accelsim.cli import main
+
+    assert main(["run", "tpu_v5e", "resnet50_convs"]) == 0
+    assert "UNVALIDATED: tpu_v5e" in capsys.readouterr().out
+    assert main(["run", "tpu_v5e", "resnet50_convs", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["run"]["validation"] == "unvalidated"
+    assert main(["run", "tpu_v4", "resnet50_convs"]) == 0
+    assert "UNVALIDATED" not in capsys.readouterr().out
