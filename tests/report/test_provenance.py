@@ -79,3 +79,16 @@ def test_an_unvalidated_machine_is_marked_wherever_its_figures_are_shown(capsys)
     assert json.loads(capsys.readouterr().out)["run"]["validation"] == "unvalidated"
     assert main(["run", "tpu_v4", "resnet50_convs"]) == 0
     assert "UNVALIDATED" not in capsys.readouterr().out
+
+
+def test_a_new_generation_is_yaml_only_and_marked_unvalidated():
+    """B200 (Blackwell) is three YAML files (b200.yaml inheriting h200, the blackwell stack,
+    the HGX B200 board): it runs, serves across GPUs, and every figure says it is unvalidated."""
+    from accelsim.api.serving import serve
+    from accelsim.config.registry import load_machine
+
+    gpu = load_machine("b200")
+    assert gpu.validation == "unvalidated" and gpu.architecture == "blackwell"
+    assert gpu.peak_flops("bf16") == pytest.approx(2.25e15, rel=0.01)  # the datasheet peak
+    res = serve("b200", "gpt2_small", tp=2, isl=100, osl=5, requests=4)
+    assert res.settings["system"] == "hgx_b200_x8" and res.settings["validation"] == "unvalidated"
