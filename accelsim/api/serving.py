@@ -93,13 +93,8 @@ class ServeResult:
 
 
 def _positive_int(value: Any, field: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        try:
-            import numpy as np
-            if isinstance(value, np.integer) and value >= 1:
-                return int(value)
-        except ImportError:  # pragma: no cover
-            pass
+    """``value`` as an int >= 1 (numpy integers too); else a one-line error."""
+    if isinstance(value, bool) or not hasattr(value, "__index__") or int(value) < 1:
         raise ConfigError("serve", field, value, "expected a positive integer")
     return int(value)
 

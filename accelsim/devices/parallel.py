@@ -24,6 +24,7 @@ Imports: config, engine, errors, workload, devices.gpu_model, devices.results.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -58,7 +59,9 @@ def transformer_of(spec: str) -> tuple[TransformerSpec, ModelGraph]:
     graph = zoo.from_spec(spec)
     if is_config_path(name):
         file, cfg = read_config(name)
-        arch = spec_from_config(cfg, name=graph.name, file=file)
+        stem = Path(file).stem
+        arch = spec_from_config(cfg, name=Path(file).parent.name if stem == "config" else stem,
+                                file=file)
     elif name in zoo.SPECS:
         arch = zoo.SPECS[name]
     else:

@@ -33,7 +33,6 @@ Imports: serve.engine, serve.requests, serve.step_model, workload.parallel, hw.l
 
 from __future__ import annotations
 
-import math
 from array import array
 from collections import deque
 from dataclasses import dataclass, field
@@ -336,13 +335,6 @@ class ServingSimulation:
             for _ in range(rep.model.pp):
                 self.env.process(self._engine(rep))
         self.env.run()
-
-    @property
-    def makespan_s(self) -> float:
-        """First arrival to the last finished request (or to now)."""
-        ends = [s.finish_s for s in self.sequences if s.finish_s is not None]
-        start = self.requests[0].arrival_s
-        return (max(ends) if ends else self.env.now) - start if ends else math.nan
 
 
 __all__ = ["Iteration", "Replica", "Sequence", "ServingSimulation"]
