@@ -1,0 +1,137 @@
+# ruff: noqa: E731, B023
+"""Run 10: torch.profiler (Kineto) traces of plain PyTorch programs on one H200, shapes
+recorded, as the input of trace replay (issue 23 point 3), with each step's wall time.
+
+Run on the device machine with the image's python3 (PyTorch):
+
+    PYTHONUNBUFFERED=1 python3 scripts/measure_kineto.py $OUT
+
+Writes ``$OUT/kineto_<case>.json.gz`` (one profiled eager step of each case, exported by
+``torch.profiler.profile(record_shapes=True).export_chrome_trace``) and
+``$OUT/h200_kineto_run10.json`` (per case: the program, its parameters, the eager step's
+median wall time over interleaved rounds with a synchronise after each step, as ``generate``
+runs; the CUDA-graph step's median; the profiled step's own wall time).
+
+The split was fixed before anything was measured (scripts/data/REGISTRY.yaml): every case is
+**held-out**. Trace replay fits nothing: it maps each kernel of the trace to the op cost of
+its shapes on the target machine, so the traces are scored once, after replay is written.
+"""
+
+import gzip
+import json
+import os
+import shutil
+import statistics
+import sys
+import time
+import traceback
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "workloads", "programs"))
+
+import plain  # noqa: E402
+import torch  # noqa: E402
+from torch.profiler import ProfilerActivity, profile  # noqa: E402
+
+DEV = "cuda"
+DT = "bf16"
+CASES = [
+    ("decoder_decode_b8_c2048", "decoder", {"mode": "decode", "batch": 8, "context": 2048}),
+    ("decoder_prefill_b1_s1024", "decoder", {"mode": "prefill", "batch": 1, "seq": 1024}),
+    ("gpt_decode_b16_c512", "gpt", {"mode": "decode", "batch": 16, "context": 512}),
+    ("encoder_b8_s256", "encoder", {"batch": 8, "seq": 256}),
+    ("cnn_b16", "cnn", {"batch": 16}),
+]
+
+
+def sync() -> None:
+    torch.cuda.synchronize()
+
+
+def step_times(fn, steps: int = 10, warm: int = 3) -> list[float]:
+    for _ in range(warm):
+        fn()
+    sync()
+    out = []
+    for _ in range(steps):
+        sync()
+        t = time.perf_counter()
+        fn()
+        sync()
+        out.append(time.perf_counter() - t)
+    return out
+
+
+def graph_of(fn):
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(2):
+            fn()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        fn()
+    return g.replay
+
+
+def traced_step(fn, path: str) -> float:
+    """One profiled eager step exported as a gzipped Chrome trace; returns its wall seconds."""
+    fn()
+    sync()
+    acts = [ProfilerActivity.CPU, ProfilerActivity.CUDA]
+    with profile(activities=acts, record_shapes=True) as prof:
+        t = time.perf_counter()
+        fn()
+        sync()
+        wall = time.perf_counter() - t
+    raw = path[:-3]
+    prof.export_chrome_trace(raw)
+    with open(raw, "rb") as src, gzip.open(path, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    os.remove(raw)
+    return wall
+
+
+def main() -> None:
+    out = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("OUT", ".")
+    doc = {"run": 10, "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu", "torch": torch.__version__,
+           "cuda": torch.version.cuda, "role": "held-out", "about": __doc__.split("\n\n")[0],
+           "cases": [], "errors": {}}
+    built: dict = {}
+    steps = []
+    with torch.inference_mode():
+        for name, prog, params in CASES:
+            try:
+                model, args = getattr(plain, prog)(device=DEV, dtype=DT, model=built.get(prog),
+                                                   **params)
+                built[prog] = model
+                step = lambda m=model, a=args: m(*a)
+                rec = {"case": name, "program": prog, "params": params, "role": "held-out",
+                       "trace": f"kineto_{name}.json.gz"}
+                rec["profiled_step_s"] = traced_step(step, os.path.join(out, rec["trace"]))
+                try:
+                    rec["graph_s"] = statistics.median(step_times(graph_of(step)))
+                except Exception as e:  # noqa: BLE001
+                    rec["graph_error"] = repr(e)[:300]
+                steps.append((rec, step))
+                doc["cases"].append(rec)
+                print(name, f"profiled {rec['profiled_step_s'] * 1e3:.3f} ms", flush=True)
+            except Exception:  # noqa: BLE001
+                doc["errors"][name] = traceback.format_exc()[-800:]
+                print("ERROR", name, doc["errors"][name], flush=True)
+        per = {id(r): [] for r, _ in steps}
+        for _ in range(6):  # interleaved rounds of eager steps
+            for rec, step in steps:
+                per[id(rec)] += step_times(step, 5, warm=1)
+        for rec, _ in steps:
+            rec["eager_s"] = statistics.median(per[id(rec)])
+            rec["eager_all_s"] = [round(t, 7) for t in per[id(rec)]]
+            print(rec["case"], f"eager {rec['eager_s'] * 1e3:.3f} ms graph "
+                  f"{rec.get('graph_s', float('nan')) * 1e3:.3f} ms", flush=True)
+    with open(os.path.join(out, "h200_kineto_run10.json"), "w") as fh:
+        json.dump(doc, fh, indent=1)
+
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    main()
