@@ -38,7 +38,8 @@ launched), on which ``--fit-small`` fits ``compute.gemm_kblock_s`` and
 
 Measured times compared are GPU-side: the CUDA-graph per-call time where the measurement has
 one (kernels short enough for launch gaps to matter), else the back-to-back median. The
-model's ``time_s`` is that same quantity; ``eager_time_s`` is compared with eager launches.
+model's ``time_s`` is that same quantity; eager launches are compared with the op called from
+eager PyTorch (``simulate_op(..., exec="eager")``).
 Predictions come from the model (``accelsim.api.gpu.simulate_op``), never from a table.
 """
 
@@ -97,7 +98,7 @@ def calibration_cases(cal: dict) -> list[tuple[str, str, object, float, str]]:
     cases.append(("launch", "graph, per tiny kernel", tiny, lo["graph_per_kernel_us"] * 1e-6,
                   "time_s"))
     cases.append(("launch", "eager, tiny kernel", tiny, lo["eager_tiny_kernel_us"] * 1e-6,
-                  "eager_time_s"))
+                  "eager"))
     return cases
 
 
@@ -317,8 +318,9 @@ def _row_op(r: dict) -> object:
 def evaluate(machine, cases, mode: str) -> list[dict]:
     rows = []
     for group, label, op, measured, field in cases:
-        doc = simulate_op(machine, op, mode=mode)
-        pred = doc[field]
+        # "eager": the op as users call it from eager PyTorch (--exec eager), per call
+        doc = simulate_op(machine, op, mode=mode, exec="eager" if field == "eager" else None)
+        pred = doc["time_s"]
         rows.append({"group": group, "case": label, "measured_s": measured, "predicted_s": pred,
                      "rel_err": (pred - measured) / measured, "bound": doc["bound"],
                      "tile": doc.get("tile"), "waves": doc.get("waves"),

@@ -13,17 +13,23 @@ as ``seq`` for attention's ``seq_q`` and ``head-dim``/``head_dim``, its defaults
 ``bf16`` unless given).
 
 The document holds ``time_s`` (GPU-side time per call of the op repeated back to back, launch
-gaps included: what a CUDA graph of calls or a busy stream sees; a whole model's stream adds
-``host.kernel_tail_s`` per kernel but a convolution's, ARCHITECTURE.md "GPU per-kernel
-costs"), ``eager_time_s``
-(the same op issued alone by a framework: at least ``host.host_launch_s``), ``cycles`` (at
-the SM clock under
-load for the precision), ``flops``, ``bytes`` (compulsory: inputs read once, outputs written
+gaps included: what a busy stream sees; a whole model's stream adds ``host.kernel_tail_s`` per
+kernel but a convolution's, ARCHITECTURE.md "GPU per-kernel costs"), ``cycles`` (at the SM
+clock under load for the precision), ``flops``, ``bytes`` (compulsory: inputs read once, outputs written
 once), ``hbm_bytes`` and ``l2_bytes`` (modelled traffic), ``flop_per_s`` (achieved FLOP/s)
 and ``peak_flop_per_s`` (the dense peak at the precision it ran), ``bound`` (the resource
 that limits the longest kernel: tensor_core, tensor_core_unaligned, simt, sfu, smem, l2, hbm
 or launch) and explanations (path, tile, split_k, ctas, waves, l2_hit, per-kernel times).
 ``tflops`` and ``peak_tflops`` (the same in TFLOP/s) are kept for one release as aliases.
+
+``exec="eager"`` or ``"graph"``: the op as users call it (``call``: ``nn.Linear``, ``F.linear``
+or ``matmul`` for a GEMM, ``nn.Conv2d``..., default the usual one), a one-op program through
+the mode's lowering table, called back to back (:mod:`accelsim.devices.gpu_op_program`). The
+document then also holds ``exec``, ``call``, ``calls`` (its framework calls with their host
+cost classes and seconds), ``host_s`` and ``gpu_s`` per call (host dispatch, or the graph
+launch spread over the calls; the op's kernels) and ``back_to_back_calls``; ``time_s`` is the
+time per call with host and GPU overlapping (the replay's), ``bound`` is ``host`` when the
+host's time per call exceeds the GPU's, and the rates are per call.
 
 ``sparsity="2:4"`` (GEMMs on Ampere/Hopper, :mod:`accelsim.hw.gpu.sparsity`): the weights are
 2:4 structured-sparse. ``flops``, ``flop_per_s`` and ``peak_flop_per_s`` are then dense-equivalent
@@ -124,13 +130,16 @@ def load_gpu(hw: str | os.PathLike | GpuMachine) -> GpuMachine:
 
 
 def simulate_op(hw: str | os.PathLike | GpuMachine, op: Any, *, mode: str = "event",
-                precision: str | None = None, sparsity: str | None = None, **fields: Any) -> dict:
+                precision: str | None = None, sparsity: str | None = None,
+                exec: str | None = None, call: str | None = None,  # noqa: A002 - the CLI's name
+                **fields: Any) -> dict:
     """Time one operator on a GPU (name, path or object); ``op`` an operator object or an op
-    name with its ``fields`` (:func:`make_op`, as ``accelsim op`` takes them). See the module
-    docstring for the document's keys. Seconds, FLOP, bytes. Other kinds run one op through
-    ``simulate(hw, make_op(...))`` (a whole-run result)."""
+    name with its ``fields`` (:func:`make_op`, as ``accelsim op`` takes them). ``exec``
+    (``eager``, ``graph``; ``call``): the op as users call it in that mode, back to back. See
+    the module docstring for the document's keys. Seconds, FLOP, bytes. Other kinds run one
+    op through ``simulate(hw, make_op(...))`` (a whole-run result)."""
     machine = load_gpu(hw)
     if isinstance(op, str) and precision is not None:
         fields.setdefault("dtype", precision)
     return op_document(machine, make_op(op, **fields), mode=mode, precision=precision,
-                       sparsity=sparsity)
+                       sparsity=sparsity, exec_mode=exec, call=call)

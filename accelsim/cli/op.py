@@ -123,7 +123,8 @@ def op_usage(kind: str) -> str:
 def ops_help() -> str:
     """The operators and their options, for ``accelsim op --help``."""
     lines = ["operators, their options from their fields (accelsim.workload.registry); every op "
-             "also takes --mode event|analytic and --json, on a GPU --dtype and --sparsity, on "
+             "also takes --mode event|analytic and --json, on a GPU --dtype, --sparsity and --exec "
+             "eager|graph [--call CALL] (the op as users call it, back to back), on "
              f"a systolic array ({', '.join(systolic_ops())}) --dataflow:",
              *(op_usage(kind) for kind in OP_TYPES)]
     for kind in dict.fromkeys(k for k, _ in OP_PRESETS.values()):
@@ -174,6 +175,16 @@ def op_parser(hw: str, op: str, systolic: bool = False) -> argparse.ArgumentPars
                             "Ampere and later); default dense")
         p.add_argument("--dtype", default="bf16", help="fp32, tf32, fp16, bf16, fp8 or int8")
     p.add_argument("--mode", default="event", choices=("event", "analytic"))
+    p.add_argument("--exec", dest="exec_mode", default=None, metavar="MODE",
+                   help="time the op as users call it, back to back: eager (the host "
+                        "dispatches every call) or graph (the calls replayed in one CUDA "
+                        "graph); default: the GPU's kernels alone" if not systolic else
+                        "GPUs only (an execution mode is how a framework's host issues calls "
+                        "to a GPU)")
+    p.add_argument("--call", default=None, metavar="CALL",
+                   help="with --exec: the call users make (gemm: nn.Linear, F.linear or "
+                        "matmul; conv2d: nn.Conv2d or F.conv2d; layernorm: nn.LayerNorm, "
+                        "F.layer_norm, F.rms_norm or nn.RMSNorm; default the first)")
     p.add_argument("--json", action="store_true", help="print one JSON document")
     return p
 
@@ -213,13 +224,21 @@ def run_gpu(hw: str, op: str, argv: list[str]) -> int:
     if op not in known:
         raise ConfigError(hw, "OPNAME", op, f"not a GPU operator (known: {', '.join(known)})")
     a = op_parser(hw, op).parse_args(argv)
-    doc = simulate_op(hw, build_op(op, a), mode=a.mode, precision=a.dtype, sparsity=a.sparsity)
+    if a.exec_mode is not None:
+        from accelsim.devices.gpu_op_program import check_exec
+
+        check_exec(a.exec_mode)
+    doc = simulate_op(hw, build_op(op, a), mode=a.mode, precision=a.dtype, sparsity=a.sparsity,
+                      exec=a.exec_mode, call=a.call)
     if a.json:
         print(json.dumps(doc, default=_jsonable))
     else:
         extra = f" tile={doc['tile']} waves={doc['waves']:.2f}" if doc.get("tile") else ""
         if doc.get("sparsity", "dense") != "dense":
             extra += f" sparsity={doc['sparsity']}"
+        if "exec" in doc:
+            extra += (f" exec={doc['exec']} call={doc['call']} host={scaled(doc['host_s'], 's')}"
+                      f" gpu={scaled(doc['gpu_s'], 's')}")
         print(f"{doc['machine']} {op} {doc['precision']}: {scaled(doc['time_s'], 's')}, "
               f"{scaled(doc['flop_per_s'], 'flop_per_s')}, {scaled(doc['bytes'], 'bytes')}, "
               f"bound={doc['bound']}{extra}")
@@ -236,6 +255,10 @@ def run_systolic(hw: str, op: str, argv: list[str]) -> int:
         raise ConfigError(hw, "OPNAME", op, "not an operator of a systolic array (known: "
                           f"{', '.join(known)}; whole models: accelsim run)")
     a = op_parser(hw, op, systolic=True).parse_args(argv)
+    if a.exec_mode is not None or a.call is not None:
+        flag = "--exec" if a.exec_mode is not None else "--call"
+        raise UnsupportedError(f"{hw}: {flag} times an op as a framework's host issues it to a "
+                               "GPU; a systolic array runs the op as one layer (no --exec)")
     r = simulate(hw, build_op(op, a), dataflow=a.dataflow, mode=a.mode)
     if a.json:
         print(dumps(r.to_dict()))

@@ -28,6 +28,7 @@ from accelsim.config.gpu import GpuMachine
 from accelsim.config.lowering import EXEC_MODES
 from accelsim.devices.base import DeviceBase, OpCost, RunOptions
 from accelsim.devices.gpu_model import DEFAULT_EXEC, run_gpu_model
+from accelsim.devices.gpu_op_program import OP_EXEC_MODES, check_exec, op_program
 from accelsim.devices.results import ModelRun, device_op
 from accelsim.engine.gpu_replay import replay_closed_form, replay_event
 from accelsim.errors import ConfigError
@@ -41,13 +42,22 @@ MODES = ("event", "analytic")
 
 
 def op_document(m: GpuMachine, op: object, *, mode: str = "event", precision: str | None = None,
-                sparsity: str | None = None) -> dict:
+                sparsity: str | None = None, exec_mode: str | None = None,
+                call: str | None = None) -> dict:
     """Time one operator on GPU ``m``: the document of :func:`accelsim.api.gpu.simulate_op`
     (seconds, bytes, FLOP; see that module's docstring for the fields). An op the libraries
     run as another (an embedding lookup: a row gather, fused ops) is planned as that op
-    (:func:`~accelsim.devices.results.device_op`, as whole models run it)."""
+    (:func:`~accelsim.devices.results.device_op`, as whole models run it). ``exec_mode``
+    (``eager``, ``graph``): the op as users call it (``call``, default the op's usual call),
+    back to back in that mode (:mod:`accelsim.devices.gpu_op_program`); ``time_s`` is then
+    the time per call, host included."""
     if mode not in MODES:
         raise ConfigError(None, "mode", mode, f"must be one of {', '.join(MODES)}")
+    if exec_mode is not None:
+        check_exec(exec_mode)
+    elif call is not None:
+        raise ConfigError(None, "call", call, "names how users call the op: give an "
+                          f"execution mode with it (exec: {', '.join(OP_EXEC_MODES)})")
     run_as = device_op(op)
     plan = plan_op(m, run_as, precision, sparsity=sparsity)
     macs = float(getattr(op, "macs", 0))
@@ -65,12 +75,18 @@ def op_document(m: GpuMachine, op: object, *, mode: str = "event", precision: st
     tails = [m.host.kernel_tail_s if pays_tail(k) else 0.0 for k in plan.kernels]
     t -= sum(tails)
     longest = max(range(len(plan.kernels)), key=lambda i: rep.kernel_s[i])
+    bound = bound_of(plan.kernels[longest], m)
+    program: dict = {}
+    if exec_mode is not None:  # the op as users call it: a one-op program, back to back
+        program = op_program(m, op, t, exec_mode=exec_mode, call=call, replay=mode)
+        t = program["time_s"]
+        bound = "host" if program["host_s"] > program["gpu_s"] else bound
     clock = m.load_clock_hz(plan.precision)
     return {
         "machine": m.name,
         "op": plan.op_kind if run_as is op else getattr(op, "kind", plan.op_kind),
-        "precision": plan.precision, "mode": mode,
-        "time_s": t, "eager_time_s": max(t, m.host.host_launch_s),
+        "precision": plan.precision, "mode": mode, **program,
+        "time_s": t,
         "cycles": t * clock, "clock_hz": clock,
         "flops": float(plan.flops), "bytes": float(plan.bytes),
         "hbm_bytes": sum(k.hbm_bytes for k in plan.kernels),
@@ -82,7 +98,7 @@ def op_document(m: GpuMachine, op: object, *, mode: str = "event", precision: st
         "peak_tflops": sparse_peak_flops(m, plan.precision, sparsity) / 1e12,  # alias
         "sparsity": plan.explain.get("sparsity", "dense"),
         "macs": macs, "macs_executed": macs * plan.explain.get("density", 1.0),
-        "bound": bound_of(plan.kernels[longest], m),
+        "bound": bound,
         **plan.explain,
         "kernels": [{"name": k.name, "time_s": s - tail, "ctas": k.ctas,
                      "hbm_bytes": k.hbm_bytes, "l2_bytes": k.l2_bytes}

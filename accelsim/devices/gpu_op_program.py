@@ -1,0 +1,88 @@
+"""One op as users call it on a GPU: a one-op program, run back to back in an execution mode.
+
+``accelsim op GPU OP --exec eager|graph`` and ``simulate_op(..., exec=...)`` time the op the way
+a user's code calls it (:mod:`accelsim.workload.op_calls`: ``nn.Linear`` is a module call then
+``F.linear``, ``x @ W`` is ``matmul``, ``nn.Conv2d`` a module call then cuDNN's convolution...)
+through the same path as a captured program: the mode's lowering table
+(``configs/lowering/<mode>.yaml``, ``call.*`` entries, :func:`accelsim.mapping.gpu_lowering.
+lower_sites`) gives each call its host cost class (the machine's ``host.eager_call_s``) and
+says which call launches the op's kernels, and the host and the GPU stream are replayed on one
+clock (:mod:`accelsim.engine.gpu_stream`) for :data:`BACK_TO_BACK_CALLS` calls in a row. The
+per-call time is what those calls take divided by their number: the host dispatch and the
+GPU's kernels overlap as the stream model says (a host-bound op costs its dispatch, a
+GPU-bound op its kernels), with no synchronisation inside (the calls are timed between two
+CUDA events, as ``scripts/measure_e2e.py`` ``time_op`` does). Graph mode replays the same
+kernels from one CUDA graph: one ``host.graph_launch_s`` for the calls, no dispatch per call.
+
+Two choices, stated: the call that computes launches the op's own kernels as
+:func:`accelsim.devices.gpu.op_document` plans and times them for an op repeated back to back
+(warm L2, ``host.launch_s`` per kernel, no ``host.kernel_tail_s``; a table's ``io`` kernel of a
+captured pointwise call is the same kernel, planned from the op here); and a one-op program
+has no model code around its call, so the table's ``per_call_extra`` (Hugging Face model
+code's own Python per call) is not charged: the host classes were measured as loops of the
+call alone. Units: seconds.
+
+Imports: config, workload.op_calls, mapping.gpu_lowering, engine.gpu_stream, errors.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from accelsim.config.gpu import GpuMachine
+from accelsim.config.lowering import load_lowering
+from accelsim.engine import gpu_stream
+from accelsim.errors import ConfigError, UnsupportedError
+from accelsim.mapping.gpu_lowering import lower_sites
+from accelsim.workload.op_calls import op_call_sites
+
+OP_EXEC_MODES = ("eager", "graph")
+"""Execution modes a single op can be timed in (``--exec``)."""
+
+BACK_TO_BACK_CALLS = 20
+"""Calls of a one-op program replayed in a row (the per-call time is their time / this):
+``measure_e2e.time_op``'s 20 calls between two CUDA events."""
+
+
+def check_exec(exec_mode: str) -> str:
+    """``exec_mode`` if it is one of :data:`OP_EXEC_MODES`; else a one-line ConfigError."""
+    if exec_mode not in OP_EXEC_MODES:
+        raise ConfigError("--exec", "exec", exec_mode,
+                          f"must be one of {', '.join(OP_EXEC_MODES)} (a single op as users "
+                          "call it: eager back to back, or replayed in one CUDA graph)")
+    return exec_mode
+
+
+def op_program(m: GpuMachine, op: Any, kernel_s: float, *, exec_mode: str,
+               call: str | None = None, replay: str = "analytic",
+               calls: int = BACK_TO_BACK_CALLS) -> dict[str, Any]:
+    """``op`` called ``calls`` times in a row as ``exec_mode`` runs it on ``m``: the call
+    (``call`` or the op's default user call), its framework calls with their host classes and
+    host seconds, and per call ``host_s`` (host time: dispatch in eager mode, the graph
+    launch spread over the calls in graph mode), ``gpu_s`` (``kernel_s``: the op's kernels)
+    and ``time_s`` (the replay's time / ``calls``). ``replay``: ``event`` (SimPy) or
+    ``analytic`` (the recurrence; equal)."""
+    table = load_lowering(check_exec(exec_mode))
+    chosen, sites = op_call_sites(op, call)
+    lowered = lower_sites(sites, table)
+    if sum(c.work is not None for c in lowered) != 1:
+        raise UnsupportedError(f"the '{table.mode}' lowering ({table.source}) launches "
+                               f"{sum(c.work is not None for c in lowered)} kernels for "
+                               f"{chosen}; a one-op program launches the op's own, once")
+    graph = table.submit == "graph"
+    host = [0.0 if graph else m.host.call_s(c.call) for c in lowered]
+    one = [gpu_stream.StreamCall(h, kernel_s if c.work is not None else 0.0)
+           for h, c in zip(host, lowered, strict=True)]
+    run = gpu_stream.replay_event if replay == "event" else gpu_stream.replay_closed_form
+    tl = run(one * calls, submit=table.submit, graph_launch_s=m.host.graph_launch_s,
+             sync_s=0.0)
+    host_s = (m.host.graph_launch_s if graph else tl.host_busy_s) / calls
+    return {"exec": table.mode, "call": chosen, "back_to_back_calls": calls,
+            "time_s": tl.time_s / calls, "host_s": host_s, "gpu_s": kernel_s,
+            "calls": [{"call": s.name if s.fn == "module" else s.fn, "host_class": c.call,
+                       "host_s": h, "launches": c.work is not None}
+                      for c, h, s in zip(lowered, host, (sites[c.op_index] for c in lowered),
+                                         strict=True)]}
+
+
+__all__ = ["BACK_TO_BACK_CALLS", "OP_EXEC_MODES", "check_exec", "op_program"]

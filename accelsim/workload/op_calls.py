@@ -1,0 +1,106 @@
+"""One op as a user calls it: the framework calls of a one-op program.
+
+An accelsim op (``Gemm``, ``Conv2d``, ``LayerNorm``...) says what is computed; a user computes
+it through a call (``nn.Linear``, ``F.linear`` or ``x @ W`` for a GEMM; ``nn.Conv2d`` for a
+convolution; ``F.rms_norm``...). :func:`op_call_sites` gives that call as the
+:class:`~accelsim.workload.program_ops.CallSite` sequence a captured program of it would
+hold (an ``nn.Module`` call is a ``call.module`` site, then the functional call it makes),
+so an execution mode's lowering table (``configs/lowering/*.yaml``, ``call.*`` entries) prices
+it as it prices a captured program. The site that computes carries the op itself.
+
+:data:`USER_CALLS` lists, per op kind, the calls that compute it (the first is the default,
+:func:`default_call`); a GEMM over independent batched operands is ``matmul`` only (``x @ W``
+with a 3-D ``W``: ``bmm``), an RMS norm is ``F.rms_norm`` by default.
+
+Imports: workload.program_ops, errors.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from accelsim.errors import ConfigError
+from accelsim.workload.program_ops import CallSite
+
+USER_CALLS: dict[str, tuple[str, ...]] = {
+    "gemm": ("nn.Linear", "F.linear", "matmul"),
+    "conv2d": ("nn.Conv2d", "F.conv2d"),
+    "layernorm": ("nn.LayerNorm", "F.layer_norm", "F.rms_norm", "nn.RMSNorm"),
+    "softmax": ("torch.softmax",),
+    "attention": ("F.scaled_dot_product_attention",),
+    "embedding": ("nn.Embedding", "F.embedding"),
+    "batchnorm": ("nn.BatchNorm2d", "F.batch_norm"),
+}
+"""Op kind -> the calls a user computes it with (first: the default). An elementwise op is
+called through its own function (``torch.add``, ``F.gelu``...), a pooling op through the
+function of its mode (``F.max_pool2d``, ``F.avg_pool2d``, ``F.adaptive_avg_pool2d``)."""
+
+_MODULE_FN = {"Linear": "linear", "Conv2d": "conv2d", "LayerNorm": "layer_norm",
+              "RMSNorm": "rms_norm", "Embedding": "embedding", "BatchNorm2d": "batch_norm"}
+"""An ``nn`` module -> the function its forward calls."""
+
+_POINTWISE_FN = {"add": "torch.add", "mul": "torch.mul", "relu": "F.relu", "gelu": "F.gelu",
+                 "gelu_erf": "F.gelu", "silu": "F.silu", "scale": "torch.mul",
+                 "bias": "torch.add", "rope": "torch.mul", "copy": "Tensor.copy_"}
+"""An elementwise op's ``fn`` -> the torch function a user calls for it."""
+
+_POOL_FN = {"max": "max_pool2d", "avg": "avg_pool2d", "global_avg": "adaptive_avg_pool2d"}
+
+
+def user_calls(op: Any) -> tuple[str, ...]:
+    """The calls that compute ``op`` (an accelsim op), default first."""
+    kind = getattr(op, "kind", type(op).__name__.lower())
+    if kind == "elementwise":
+        return (_POINTWISE_FN.get(getattr(op, "fn", "add"), "torch.mul"),)
+    if kind == "pool":
+        return ("F." + _POOL_FN.get(getattr(op, "mode", "max"), "max_pool2d"),)
+    calls = USER_CALLS.get(kind)
+    if calls is None:
+        raise ConfigError(None, "call", kind, "no user call is known for this op kind (known: "
+                          f"{', '.join(USER_CALLS)})")
+    if kind == "gemm" and getattr(op, "batch", 1) > 1 and not getattr(op, "shared_weights", True):
+        return ("matmul",)  # independent right operands: x @ W with a batched W (bmm)
+    if kind == "layernorm":
+        return calls[2:] if getattr(op, "rms", False) else calls[:2]
+    return calls
+
+
+def default_call(op: Any) -> str:
+    """The call a user makes for ``op`` when none is named (the first of :func:`user_calls`)."""
+    return user_calls(op)[0]
+
+
+def _function(op: Any, call: str) -> str:
+    """The torch function (program call ``fn``) that computes ``op`` through ``call``."""
+    kind = getattr(op, "kind", "")
+    if kind == "elementwise":
+        return call.rsplit(".", 1)[-1]
+    if kind == "gemm" and call == "matmul" and getattr(op, "batch", 1) > 1 \
+            and not getattr(op, "shared_weights", True):
+        return "bmm"
+    name = call.split(".", 1)[-1]
+    return _MODULE_FN.get(name, name)
+
+
+def op_call_sites(op: Any, call: str | None = None) -> tuple[str, list[CallSite]]:
+    """``(call, sites)``: the call (``call`` or :func:`default_call`) and the call sites of
+    one such call of ``op``: ``call.module`` for an ``nn.Module`` call, then the function
+    that computes, which carries ``op``. One-line :class:`ConfigError` for a call that does
+    not compute ``op``."""
+    known = user_calls(op)
+    chosen = call if call is not None else known[0]
+    if chosen not in known:
+        raise ConfigError(None, "call", chosen, f"does not compute a "
+                          f"{getattr(op, 'kind', 'op')} like this one (known: {', '.join(known)})")
+    fn = _function(op, chosen)
+    sites: list[CallSite] = []
+    if chosen.startswith("nn."):
+        sites.append(CallSite(index=0, fn="module", key="call.module", name=chosen))
+    group = "copy" if fn == "copy_" else \
+        "pointwise" if getattr(op, "kind", "") == "elementwise" else ""
+    sites.append(CallSite(index=len(sites), fn=fn, key=f"call.{fn}", name=chosen, op=op,
+                          group=group))
+    return chosen, sites
+
+
+__all__ = ["USER_CALLS", "default_call", "op_call_sites", "user_calls"]

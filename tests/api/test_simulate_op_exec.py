@@ -1,0 +1,84 @@
+"""``simulate_op(..., exec=...)``: one op as users call it, through the mode's lowering."""
+
+from __future__ import annotations
+
+import pytest
+
+from accelsim.api.gpu import simulate_op
+from accelsim.config.lowering import load_lowering
+from accelsim.config.registry import load_machine
+from accelsim.errors import ConfigError
+from accelsim.workload.op_calls import default_call, op_call_sites, user_calls
+from accelsim.workload.registry import OP_TYPES
+
+SHAPES = {
+    "gemm": dict(m=64, n=1024, k=1024), "conv2d": dict(n=1, c=64, h=28, w=28, k=64, r=3, s=3,
+                                                     pad=1),
+    "elementwise": dict(rows=128, cols=1024), "layernorm": dict(rows=128, cols=1024),
+    "softmax": dict(rows=128, cols=1024),
+    "attention": dict(batch=1, heads=8, seq=256, head_dim=64, causal=True),
+    "embedding": dict(tokens=16, dim=1024, table_rows=32000),
+    "batchnorm": dict(n=1, c=64, h=28, w=28), "pool": dict(n=1, c=64, h=28, w=28),
+}
+
+
+@pytest.fixture(scope="module")
+def h200():
+    return load_machine("h200")
+
+
+@pytest.mark.parametrize("kind", sorted(OP_TYPES))
+def test_every_op_kind_has_a_user_call_whose_host_classes_the_machine_prices(h200, kind):
+    kern = simulate_op(h200, kind, mode="analytic", **SHAPES[kind])
+    eager = simulate_op(h200, kind, mode="analytic", exec="eager", **SHAPES[kind])
+    graph = simulate_op(h200, kind, mode="analytic", exec="graph", **SHAPES[kind])
+    assert eager["gpu_s"] == graph["gpu_s"] == pytest.approx(kern["time_s"])
+    assert all(c["host_class"] in h200.host.eager_call_s for c in eager["calls"])
+    assert sum(c["launches"] for c in eager["calls"]) == 1
+    assert eager["host_s"] == pytest.approx(sum(c["host_s"] for c in eager["calls"]))
+    # steady state of 20 calls: at least the busier side, at most both sides
+    for doc in (eager, graph):
+        assert max(doc["host_s"], doc["gpu_s"]) <= doc["time_s"] + 1e-15
+        assert doc["time_s"] <= doc["host_s"] + doc["gpu_s"] + 1e-15
+    assert graph["time_s"] <= eager["time_s"]
+
+
+def test_the_replay_and_its_recurrence_agree(h200):
+    ev = simulate_op(h200, "gemm", m=8, n=4096, k=4096, exec="eager")
+    an = simulate_op(h200, "gemm", m=8, n=4096, k=4096, exec="eager", mode="analytic")
+    assert ev["host_s"] == an["host_s"]
+    assert ev["time_s"] - ev["gpu_s"] == pytest.approx(an["time_s"] - an["gpu_s"], rel=1e-9)
+
+
+def test_one_op_programs_take_the_captured_program_keys_of_the_lowering():
+    eager = load_lowering("eager")
+    for kind, fields in SHAPES.items():
+        from accelsim.api.gpu import make_op
+
+        op = make_op(kind, **fields)
+        for call in user_calls(op):
+            chosen, sites = op_call_sites(op, call)
+            assert chosen == call
+            assert sites[-1].op is op  # the computing call carries the op itself
+            assert all(s.key in eager.ops or f"call.{s.group}" in eager.ops for s in sites)
+
+
+def test_default_calls_are_what_users_write():
+    from accelsim.api.gpu import make_op
+
+    assert default_call(make_op("gemm", m=1, n=8, k=8)) == "nn.Linear"
+    assert default_call(make_op("gemm", m=1, n=8, k=8, batch=4)) == "matmul"  # bmm
+    assert default_call(make_op("layernorm", rows=1, cols=8, rms=True)) == "F.rms_norm"
+    assert default_call(make_op("gelu", rows=1, cols=8)) == "F.gelu"
+    _, sites = op_call_sites(make_op("gemm", m=1, n=8, k=8, batch=4))
+    assert sites[0].key == "call.bmm"
+
+
+def test_bad_exec_and_call_are_one_line_errors(h200):
+    with pytest.raises(ConfigError, match="must be one of eager, graph"):
+        simulate_op(h200, "add", rows=8, cols=8, exec="compiled")
+    with pytest.raises(ConfigError, match="known: nn.Conv2d, F.conv2d"):
+        simulate_op(h200, "conv2d", n=1, c=8, h=8, w=8, k=8, r=1, s=1, exec="eager",
+                    call="nn.Linear")
+    with pytest.raises(ConfigError, match="execution mode"):
+        simulate_op(h200, "add", rows=8, cols=8, call="torch.add")
