@@ -2,6 +2,9 @@
 shows its figures: every cell that draws has an image output. Marked slow: ``pytest -m slow``
 (CI's second pass) runs them.
 
+A lab that imports an optional extra (``torch``: ``11_your_own_model`` captures a PyTorch
+model) is skipped where that extra is not installed, as the tests of the code it uses are.
+
 The kernel keeps matplotlib's own backend choice (inline in Jupyter): nothing here or in the
 labs selects one, so what the test sees is what a student sees.
 """
@@ -20,6 +23,14 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 DRAWS = re.compile(r"\bplt\.(?!close)|\bplot_\w+\(|\.(plot|bar|barh|scatter|loglog|semilogx|semilogy|"
                    r"imshow|fill_between|hist|step)\(|subplots\(")
 """A code cell that calls one of these draws a figure."""
+OPTIONAL = re.compile(r"^\s*(?:import|from) (torch)\b", re.MULTILINE)
+"""An import of an optional extra (``pip install 'accelsim[torch]'``) in a code cell."""
+
+
+def optional_imports(nb: nbformat.NotebookNode) -> set[str]:
+    """The optional extras a notebook's code cells import."""
+    return {m for cell in nb.cells if cell.cell_type == "code"
+            for m in OPTIONAL.findall(cell.source)}
 
 
 def drawing_cells_without_image(nb: nbformat.NotebookNode) -> list[int]:
@@ -38,6 +49,8 @@ def test_notebook_runs_top_to_bottom_and_shows_its_figures(path, tmp_path, monke
     monkeypatch.delenv("MPLBACKEND", raising=False)
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
     nb = nbformat.read(path, as_version=4)
+    for module in sorted(optional_imports(nb)):
+        pytest.importorskip(module)
     client = NotebookClient(nb, timeout=300, kernel_name="python3",
                             resources={"metadata": {"path": str(tmp_path)}})
     client.execute()
