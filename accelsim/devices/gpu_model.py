@@ -199,6 +199,22 @@ def _host_s(m: GpuMachine, call: LoweredCall, table: Any,
     return m.host.call_s(call.call) + extra
 
 
+def _given_host(calls: list[LoweredCall], host_s: Any, table: Any) -> list[float | None] | None:
+    """Per lowered call, host seconds a workload gives for its program call (a Kineto trace's
+    measured times, :mod:`accelsim.workload.kineto`): the first call of a site takes the
+    site's value, the others 0; ``None`` (or no ``host_s``): the machine's host table. A CUDA
+    graph has no per-call host time, so it ignores them."""
+    if host_s is None or table.submit == "graph":
+        return None
+    out: list[float | None] = []
+    seen: set[int] = set()
+    for c in calls:
+        h = host_s[c.op_index] if c.op_index < len(host_s) else None
+        out.append(None if h is None else (0.0 if c.op_index in seen else float(h)))
+        seen.add(c.op_index)
+    return out
+
+
 @dataclass
 class _Replayed:
     """A step lowered, costed and replayed: what the tables and the totals are made of."""
@@ -221,6 +237,7 @@ def _replay(m: GpuMachine, workload: Any, *, exec_mode: str, replay: str,
     wl, ops, graph = framework_ops(workload, merge_projections=table.merge_projections)
     program = getattr(wl, "program", None)
     reduce_rows: list[bool] | None = None
+    given: list[float | None] | None = None
     if program is not None:  # a captured program: lowered call by call
         sites = call_sites(program)
         ops = [(s.op if s.op is not None else HostCall(name=s.name, kind=s.fn), s.layer)
@@ -228,6 +245,7 @@ def _replay(m: GpuMachine, workload: Any, *, exec_mode: str, replay: str,
         reduce_rows = [s.rows > 0 for s in sites]
         memory = check_program_memory(m, wl, program)
         calls = lower_sites(sites, table)
+        given = _given_host(calls, getattr(wl, "host_s", None), table)
     else:
         memory = check_memory(m, wl, ops, graph=graph, refuse=check_fit)
         calls = lower(ops, table)
@@ -236,6 +254,7 @@ def _replay(m: GpuMachine, workload: Any, *, exec_mode: str, replay: str,
                              call=table.step_call, work=None,
                              kernel_class=calls[0].kernel_class, layer=calls[0].layer),
                  *calls]
+        given = None if given is None else [None, *given]
     etab = energy_table_for(m)
     cache: dict = {} if cost_cache is None else cost_cache
     costs: list[_Cost | None] = []
@@ -253,8 +272,9 @@ def _replay(m: GpuMachine, workload: Any, *, exec_mode: str, replay: str,
         [0.0 if k is None else k.gpu_s for k in costs],
         [k is not None and k.first_pdl for k in costs],
         [k is not None and k.last_pdl for k in costs], m.host.kernel_tail_s)
-    stream = [gpu_stream.StreamCall(_host_s(m, c, table, collective), g)
-              for c, g in zip(calls, gpu_s, strict=True)]
+    hosts = given or [None] * len(calls)
+    stream = [gpu_stream.StreamCall(_host_s(m, c, table, collective) if h is None else h, g)
+              for c, g, h in zip(calls, gpu_s, hosts, strict=True)]
     run = gpu_stream.replay_event if replay == "event" else gpu_stream.replay_closed_form
     tl = run(stream, submit=table.submit, graph_launch_s=m.host.graph_launch_s,
              sync_s=m.host.sync_s)

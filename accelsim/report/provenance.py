@@ -145,6 +145,13 @@ def spec_parameters(spec: Any, graph_params: dict[str, Any] | None = None
     from accelsim.workload.models.hf_config import config_builder, is_config_path
 
     text = str(spec)
+    from accelsim.workload.kineto import DEFAULT_HOST, is_trace_path
+
+    if isinstance(spec, str) and is_trace_path(text):  # a Kineto trace: its host mode
+        _, _, rest = text.partition(":")
+        given = dict(item.strip().partition("=")[::2] for item in rest.split(",") if "=" in item)
+        host = given.get("host", DEFAULT_HOST).strip()
+        return {"host": host}, () if "host" in given else ("host",)
     if ".onnx:" in text:
         _, given = zoo.parse_spec(text.replace(".onnx:", ":", 1))
         return dict(given), ()

@@ -177,22 +177,35 @@ class Program:
         return write_output(path, self.to_text())
 
 
+def file_head(text: str, size: int, *, gunzip: bool = False) -> bytes | None:
+    """The first ``size`` bytes of the file ``text`` names (a path or a built-in workload),
+    decompressed when ``gunzip`` and the file is gzipped; None when it is no readable file
+    (the other readers then say why)."""
+    try:
+        import gzip
+
+        from accelsim.files import resolve_path
+
+        path = resolve_path(text, "workloads", suffixes=("",))
+        if not path.is_file():
+            return None
+        with open(path, "rb") as fh:
+            head = fh.read(size)
+        if gunzip and head[:2] == b"\x1f\x8b":
+            with gzip.open(path, "rb") as fh:
+                head = fh.read(size)
+    except Exception:  # noqa: BLE001 (not a workload file of this kind)
+        return None
+    return head
+
+
 def is_program_path(name: str | os.PathLike) -> bool:
     """Whether ``name`` is a JSON file whose first bytes say it is an accelsim program."""
     text = str(name).partition(":")[0].strip()
     if not text.lower().endswith(".json"):
         return False
-    try:
-        from accelsim.files import resolve_path
-
-        path = resolve_path(text, "workloads", suffixes=("",))
-        if not path.is_file():
-            return False
-        with open(path, "rb") as fh:
-            head = fh.read(256)
-    except Exception:  # noqa: BLE001 (not a program: the other readers say why)
-        return False
-    return f'"format": "{FORMAT}"'.encode() in head
+    head = file_head(text, 256)
+    return head is not None and f'"format": "{FORMAT}"'.encode() in head
 
 
 def _fail(file: str, where: str, value: Any, reason: str) -> WorkloadError:
@@ -323,4 +336,4 @@ def read_program(path: str | os.PathLike) -> Program:
 
 
 __all__ = ["DTYPE_BYTES", "FORMAT", "MAX_CALLS", "TORCH_DTYPES", "VERSION", "Call", "Program",
-           "TensorInfo", "is_program_path", "program_from_json", "read_program"]
+           "TensorInfo", "file_head", "is_program_path", "program_from_json", "read_program"]

@@ -169,6 +169,12 @@ def load_workload(name_or_path: str | os.PathLike, mode: str = "auto") -> Worklo
     from accelsim.files import builtin_names, resolve_path
 
     text = str(name_or_path)
+    from accelsim.workload.kineto import is_trace_path
+
+    if is_trace_path(text):  # a torch.profiler (Kineto) trace, FILE[:host=measured]
+        from accelsim.workload.kineto import trace_workload
+
+        return trace_workload(text)
     from accelsim.workload.program import is_program_path
 
     if is_program_path(text):  # a captured program (accelsim capture)

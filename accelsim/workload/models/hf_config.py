@@ -64,11 +64,12 @@ PARAMETERS = ("mode", "batch", "seq", "context", "dtype")
 def is_config_path(name: str) -> bool:
     """Whether a spec's name part names a JSON file (a Hugging Face config) or a checkpoint
     folder holding one (``config.json``, as ``from_pretrained(folder)`` reads it)."""
+    from accelsim.workload.kineto import is_trace_path
     from accelsim.workload.program import is_program_path
 
     text = str(name).strip()
-    if is_program_path(text):  # an accelsim program file is a workload of its own
-        return False
+    if is_program_path(text) or is_trace_path(text):  # a program file or a profiler trace
+        return False                                   # is a workload of its own
     if text.lower().endswith(".json"):
         return True
     try:
