@@ -32,7 +32,9 @@ Columns of :attr:`Comparison.table` (one row per kernel x machine):
   one table instead). What is counted per family is in ``accelsim/api/HETEROGENEOUS.md``;
   static power is :func:`accelsim.report.power.static_power_w`;
 * ``bound`` — the platform model's own name of what limits the kernel, and ``bound_class``:
-  ``compute``, ``memory`` or ``overhead``.
+  ``compute``, ``memory`` or ``overhead``;
+* ``validation`` — ``unvalidated`` for a machine known from its datasheet only (its YAML's
+  ``validation:``; ``accelsim compare`` prints a line for each), else ``""``.
 
 Imports: config, workload, devices, report, api.
 """
@@ -71,7 +73,7 @@ PLATFORM_ALIASES: dict[str, str] = {"npu": "npu_ascend910", "cpu": "spr_cpu"}
 
 COLUMNS = ["kernel", "op", "hw", "alias", "family", "requested_precision", "precision", "time_s", "flops", "tflops",
            "peak_tflops", "util", "dram_bytes", "bw_util", "energy_j", "gflops_per_j",
-           "energy_flag", "bound", "bound_class"]
+           "energy_flag", "bound", "bound_class", "validation"]
 
 
 def resolve_alias(name: str) -> str:
@@ -113,6 +115,7 @@ def run_kernel(machine: Any, op: object, *, table: EnergyTable | None = None,
     row = {"kernel": getattr(op, "name", "op"), "op": getattr(op, "kind", ""), "hw": machine.name,
            "alias": alias, "family": dev.kind, **dev.op_row(op, table)}
     row["energy_flag"] = energy_flag(machine, row["gflops_per_j"], row["peak_tflops"] * 1e12)
+    row["validation"] = str(getattr(machine, "validation", "") or "")
     return {c: row[c] for c in COLUMNS}
 
 

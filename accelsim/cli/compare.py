@@ -55,6 +55,8 @@ def format_table(df) -> str:
         d["energy_j"] = d["energy_j"] * 1e3
         if d["alias"]:
             d["hw"] = f"{d['alias']}={d['hw']}"
+        if d.get("validation") == "unvalidated":
+            d["hw"] += "*"
         if d["requested_precision"] != d["precision"]:
             d["precision"] = f"{d['requested_precision']}->{d['precision']}"
         rows.append([show(f.format(d[c]) + ("!" if c == "gflops_per_j" and d.get("energy_flag")
@@ -86,4 +88,6 @@ def run(args: argparse.Namespace) -> int:
     for r in c.table.itertuples(index=False):
         if r.energy_flag:
             print(f"! {show(r.kernel)} on {show(r.hw)}: {show(r.energy_flag)}")
+    for hw in dict.fromkeys(c.table.loc[c.table["validation"] == "unvalidated", "hw"]):
+        print(f"* {show(hw)}: unvalidated (datasheet values only, no measurement compared)")
     return 0

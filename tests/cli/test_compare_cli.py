@@ -48,3 +48,16 @@ def test_v100_runs_the_bf16_suite_at_fp16(cli):
     rows = json.loads(r.stdout)["rows"]
     assert len(rows) == 7
     assert {(x["requested_precision"], x["precision"]) for x in rows} == {("bf16", "fp16")}
+
+
+def test_a_datasheet_only_machine_is_marked_unvalidated_in_table_and_json(cli):
+    r = cli("compare", "--hw", "h200,tpu_v5e")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    body = [line for line in lines[3:] if not line.startswith(("! ", "* "))]
+    assert body and all(("tpu_v5e*" in line) != ("h200" in line.split()[1]) for line in body)
+    assert [line for line in lines if line.startswith("* ")] == [
+        "* tpu_v5e: unvalidated (datasheet values only, no measurement compared)"]
+    doc = json.loads(cli("compare", "--hw", "h200,tpu_v5e", "--json").stdout)
+    assert {row["hw"]: row["validation"] for row in doc["rows"]} == {"h200": "",
+                                                                       "tpu_v5e": "unvalidated"}
