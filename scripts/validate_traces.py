@@ -15,6 +15,8 @@ profiled trace recorded it). Printed per trace:
 * the replayed step, host modelled and measured, vs ``h200_kineto_run10.json`` ``eager_s``
   (HELD-OUT: the median unprofiled eager step; ``--no-score`` leaves it out) and vs the
   trace's own step (first op to last kernel, profiled);
+* the same program captured on ``meta`` (``accelsim capture``) and replayed: the other way
+  into the same lowering;
 * the replay on ``b200`` and ``a100`` (host modelled): predictions, no measurement.
 
 Nothing is fitted here.
@@ -31,13 +33,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "workloads" / "programs"))
 
 from validate_programs import kernel_class, model_classes  # noqa: E402
 
 TRACES = ROOT / "scripts" / "data" / "kineto"
 HELD_OUT = ROOT / "scripts" / "data" / "h200_kineto_run10.json"
-CASES = ("decoder_decode_b8_c2048", "decoder_prefill_b1_s1024", "gpt_decode_b16_c512",
-         "encoder_b8_s256", "cnn_b16")
+CASES = {"decoder_decode_b8_c2048": ("decoder", {"mode": "decode", "batch": 8, "context": 2048}),
+         "decoder_prefill_b1_s1024": ("decoder", {"mode": "prefill", "batch": 1, "seq": 1024}),
+         "gpt_decode_b16_c512": ("gpt", {"mode": "decode", "batch": 16, "context": 512}),
+         "encoder_b8_s256": ("encoder", {"batch": 8, "seq": 256}),
+         "cnn_b16": ("cnn", {"batch": 16})}
+"""Each trace's program and parameters (scripts/measure_kineto.py CASES)."""
 OTHER_GPUS = ("b200", "a100")
 
 
@@ -66,7 +73,24 @@ def evaluate(case: str) -> dict:
             row["trace_host_s"] = sum(wl.trace.host_s)
             for gpu in OTHER_GPUS:
                 row[gpu] = run_model(gpu, wl).step_s
+    row["captured_s"] = _captured_step(case)
     return row
+
+
+def _captured_step(case: str) -> float | None:
+    """The same program captured on ``meta`` (accelsim capture) and replayed on h200, eager:
+    the other way into the same lowering (None without torch)."""
+    try:
+        import plain
+    except ImportError:
+        return None
+    from accelsim.api.model_run import run_model
+    from accelsim.workload.program_ops import program_workload
+    from accelsim.workload.torch_capture import capture_program
+
+    program, params = CASES[case]
+    fn, args = getattr(plain, program)(device="meta", **params)
+    return run_model("h200", program_workload(capture_program(fn, *args))).step_s
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -113,6 +137,12 @@ def main(argv: list[str] | None = None) -> int:
             if e:
                 print(f"  held-out MAPE, host {host}: {sum(abs(x) for x in e) / len(e):.1f}% "
                       f"({len(e)} cases)")
+    print("\nthe same programs captured on meta (accelsim capture), h200 eager, host modelled:")
+    for r in rows:
+        c = r["captured_s"]
+        if c is not None:
+            print(f"  {r['case']:<26} captured {c * 1e3:8.3f} ms  trace replay "
+                  f"{r['modelled']['step_s'] * 1e3:8.3f} ms  ({(r['modelled']['step_s'] / c - 1) * 100:+.1f}%)")
     print("\npredictions (host modelled, eager), no measurement:")
     for r in rows:
         print(f"  {r['case']:<26} " + "  ".join(f"{g} {r[g] * 1e3:8.3f} ms" for g in OTHER_GPUS)

@@ -8,7 +8,13 @@ the program it runs is recorded at the torch-function level
 (:mod:`accelsim.workload.torch_capture`) and written as JSON, which ``accelsim run HW
 prog.json`` runs on any machine. The file is the user's own code and runs as Python.
 
-Imports: workload (program, program_ops, torch_capture), errors.
+``accelsim capture --from-trace TRACE.json.gz -o prog.json`` writes the program a
+torch.profiler (Kineto) trace's step stands for (:mod:`accelsim.workload.kineto`; no torch
+needed; the trace's measured host times stay in the trace, and a GEMM's inner copies, whose
+dispatch a trace replay counts in their GEMM's, pay the ``copy`` host class as calls of their
+own).
+
+Imports: workload (program, program_ops, torch_capture, kineto), errors.
 """
 
 from __future__ import annotations
@@ -26,8 +32,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``capture`` subcommand."""
     p = sub.add_parser("capture", help="capture a PyTorch program (needs torch) into a program file",
                        description=__doc__.split("\n\n")[0])
-    p.add_argument("target", metavar="FILE.py:FACTORY",
+    p.add_argument("target", metavar="FILE.py:FACTORY", nargs="?",
                    help="a Python file and the factory in it that returns (callable, args)")
+    p.add_argument("--from-trace", metavar="TRACE.json[.gz]",
+                   help="convert a torch.profiler (Kineto) trace instead (no torch needed; "
+                        "its measured host times are not kept: `accelsim run HW "
+                        "TRACE:host=measured` replays them)")
     p.add_argument("params", nargs="*", metavar="NAME=VALUE",
                    help="keyword arguments for the factory (e.g. batch=8 context=4096)")
     p.add_argument("-o", "--out", required=True, metavar="PROG.json",
@@ -90,9 +100,16 @@ def _factory(target: str) -> Any:
 def run(args: argparse.Namespace) -> int:
     """Capture the program and write it."""
     from accelsim.files import write_output
-    from accelsim.workload.program_ops import call_sites, unmodelled_calls
     from accelsim.workload.torch_capture import capture_program
 
+    if (args.target is None) == (args.from_trace is None):
+        raise ConfigError("command line", "FILE.py:FACTORY", args.target,
+                          "give a factory to capture or --from-trace TRACE, one of the two")
+    if args.from_trace is not None:
+        if args.params:
+            raise ConfigError("command line", "NAME=VALUE", args.params[0],
+                              "a trace takes no factory arguments")
+        return _from_trace(args.from_trace, args.out)
     factory = _factory(args.target)
     params = _params(args.params)
     try:
@@ -108,12 +125,29 @@ def run(args: argparse.Namespace) -> int:
     label = Path(args.target.rpartition(":")[0]).stem + "." + args.target.rpartition(":")[2]
     program = capture_program(fn, *fargs, name=label, **fkwargs)
     write_output(args.out, program.to_text())
+    _summary(program, args.target, args.out)
+    return 0
+
+
+def _from_trace(trace: str, out: str) -> int:
+    """Write the program a Kineto trace's step stands for."""
+    from accelsim.files import write_output
+    from accelsim.workload.kineto import read_trace
+
+    program = read_trace(trace).program
+    write_output(out, program.to_text())
+    _summary(program, trace, out)
+    return 0
+
+
+def _summary(program: Any, source: str, out: str) -> None:
+    from accelsim.workload.program_ops import call_sites, unmodelled_calls
+
     sites = call_sites(program)
     kernels = sum(1 for s in sites if s.op is not None)
-    print(f"captured {len(program.calls)} calls ({kernels} that compute) from {args.target} "
-          f"with {program.framework}; wrote {args.out}")
+    print(f"captured {len(program.calls)} calls ({kernels} that compute) from {source} "
+          f"with {program.framework}; wrote {out}")
     missing = unmodelled_calls(program)
     if missing:
         listed = ", ".join(f"{k} x{v}" for k, v in sorted(missing.items()))
         print(f"unmodelled calls (costed as one stream kernel over their tensors): {listed}")
-    return 0

@@ -58,8 +58,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"built-in hardware name or YAML path (default {DEFAULT_HW})")
     p.add_argument("workload", nargs="?", default=None,
                    help=f"built-in workload name, YAML, SCALE-Sim CSV, ONNX file, zoo spec "
-                        f"(llama3_8b_decode:batch=8,context=4096) or Hugging Face config.json "
-                        f"(FILE.json:mode=decode,batch=8,context=4096) (default {DEFAULT_WORKLOAD})")
+                        f"(llama3_8b_decode:batch=8,context=4096), Hugging Face config.json "
+                        f"(FILE.json:mode=decode,batch=8,context=4096), captured program or "
+                        f"torch.profiler trace (TRACE.json.gz[:host=measured]) "
+                        f"(default {DEFAULT_WORKLOAD})")
     add_kind_options(p.add_argument_group("machine-kind options (refused by kinds they do not apply to)"))
     add_engine_options(p.add_argument_group("engine"))
     add_output_options(p.add_argument_group("output"))

@@ -11,7 +11,8 @@ programs (:mod:`accelsim.workload.program_ops`, ``configs/lowering/``) prices it
 machine; no kernel duration of the trace is used.
 
 * **Calls**: the top-level CPU ops (a ``cpu_op`` with no enclosing ``cpu_op`` on its thread,
-  nested by ``ts``/``dur``), in time order, each mapped to the torch-function call it stands
+  nested by ``ts``/``dur``; of the last ``ProfilerStep#N`` when a scheduled profile holds
+  several steps), in time order, each mapped to the torch-function call it stands
   for (``aten::linear`` -> ``linear``, ``aten::matmul`` -> ``matmul``/``bmm``,
   ``aten::scaled_dot_product_attention`` and the flash/efficient/cuDNN variants -> SDPA,
   ``aten::rms_norm``, ``aten::layer_norm``, pointwise ops, ``aten::conv2d``,
@@ -77,6 +78,9 @@ HOST_MODES = ("modelled", "measured")
 
 DEFAULT_HOST = "modelled"
 """The default: the target machine's host table (a trace replayed on another machine)."""
+
+STEP_PREFIX = "ProfilerStep#"
+"""Name of the annotation a scheduled profiler puts around each step (the last is replayed)."""
 
 MAX_TRACE_EVENTS = 5_000_000
 """Most events one trace may hold (a 32-layer decoder step is about 7,000)."""
@@ -662,12 +666,13 @@ def trace_from_json(doc: Any, *, file: str = "<trace>", name: str | None = None)
     cpu: list[_Op] = []
     gpu: list[tuple[int, Mapping[str, Any]]] = []
     launches: dict[Any, Any] = {}
-    last_end = 0.0
+    steps: list[tuple[float, float]] = []
     for i, e in enumerate(events):
         if not isinstance(e, Mapping):
             continue
         cat = e.get("cat")
-        if cat not in ("cpu_op", *DEVICE_CATS, *LAUNCH_CATS):
+        step = str(e.get("name", "")).startswith(STEP_PREFIX)
+        if cat not in ("cpu_op", *DEVICE_CATS, *LAUNCH_CATS) and not step:
             continue
         where = f"traceEvents[{i}]"
         ts = _number(file, f"{where}.ts", e.get("ts"))
@@ -675,7 +680,10 @@ def trace_from_json(doc: Any, *, file: str = "<trace>", name: str | None = None)
         args = e.get("args", {})
         if not isinstance(args, Mapping):
             raise _fail(file, f"{where}.args", args, "expected an object")
-        if cat == "cpu_op":
+        if step:
+            if cat in ("cpu_op", "user_annotation"):  # (not its GPU-side twin)
+                steps.append((ts, ts + dur))
+        elif cat == "cpu_op":
             nm = e.get("name")
             if not isinstance(nm, str) or not nm or len(nm) > 1000:
                 raise _fail(file, f"{where}.name", nm, "expected an op name")
@@ -684,7 +692,9 @@ def trace_from_json(doc: Any, *, file: str = "<trace>", name: str | None = None)
             launches[args.get("correlation")] = args.get("External id")
         else:
             gpu.append((i, e))
-            last_end = max(last_end, ts + dur)
+    if steps:  # a scheduled profile of several steps: the last one
+        lo, hi = max(steps)
+        cpu = [o for o in cpu if lo <= o.ts < hi]
     if not cpu:
         raise _fail(file, "traceEvents", "no cpu_op events",
                     "expected the host's aten ops (torch.profiler with ProfilerActivity.CPU)")
@@ -705,6 +715,7 @@ def trace_from_json(doc: Any, *, file: str = "<trace>", name: str | None = None)
             by_ext.setdefault(o.ext, o)
     if len(tops) > MAX_CALLS:
         raise _fail(file, "traceEvents", f"{len(tops)} top-level ops", f"at most {MAX_CALLS:,}")
+    last_end = 0.0
     for _, e in gpu:
         args = e.get("args", {})
         ext = args.get("External id")
@@ -713,6 +724,7 @@ def trace_from_json(doc: Any, *, file: str = "<trace>", name: str | None = None)
             owner = by_ext.get(launches.get(args.get("correlation")))
         if owner is not None:
             owner.gpu.append(e)
+            last_end = max(last_end, float(e["ts"]) + float(e.get("dur", 0.0)))
     t0 = tops[0].ts
     calls: list[Call] = []
     host: list[float] = []

@@ -190,3 +190,27 @@ def test_cli_runs_a_trace_and_says_how_host_time_was_taken(tmp_path, capsys, mon
     assert main(["run", "h200", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "traceEvents" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_scheduled_profile_replays_its_last_step():
+    doc = synthetic()
+    step = {"ph": "X", "cat": "user_annotation", "pid": 1, "tid": 1}
+    doc["traceEvents"] = [
+        {**step, "name": "ProfilerStep#1", "ts": 5.0, "dur": 40.0},
+        _op(99, "aten::relu", 10.0, 5.0, [[4, 256]], [BF16], [[256, 1]]),
+        {**step, "name": "ProfilerStep#2", "ts": 90.0, "dur": 300.0},
+        *doc["traceEvents"]]
+    tr = trace_from_json(doc, file="t.json")
+    assert [c.fn for c in tr.program.calls][:2] == ["linear", "view"]
+    assert len(tr.program.calls) == 7
+
+
+def test_capture_from_trace_writes_a_program_that_runs_the_same(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["capture", "--from-trace", str(TRACES[0]), "-o", "p.json"]) == 0
+    assert "captured 69 calls" in capsys.readouterr().out
+    prog = run_model("h200", load_workload("p.json"))
+    trace = run_model("h200", load_workload(str(TRACES[0])))
+    assert prog.step_s == pytest.approx(trace.step_s)
+    assert main(["capture", "-o", "q.json"]) == 2
+    assert not (tmp_path / "q.json").exists()
