@@ -143,6 +143,23 @@ class GemmStack:
     split_k: tuple[int, ...] = param(
         "Split-K factors the heuristic considers (1 = no split); a split is used only while "
         "the tiles are fewer than the SMs and each slice is at least two K blocks deep.")
+    split_k_max_waves: int = param(
+        "Split-K of the generation's own (persistent) tensor-core kernels only fills SMs the "
+        "tiles leave idle: a split is used while tiles x split fit in this many waves of the "
+        "SMs (1: one wave; 2 x tiles <= SMs to split at all). Fallback kernels split while "
+        "their tiles are fewer than the SMs.",
+        check=positive)
+    split_k_min_k_blocks: int = param(
+        "Split-K of the generation's own tensor-core kernels only for a K of at least this "
+        "many K blocks (BK): a short main loop gains nothing worth a reduce kernel.",
+        check=positive)
+    fit_tiles_to_problem: bool = param(
+        "Tensor-core tiles are no longer along M (N) than M (N) rounded up to a power of two "
+        "(at least the smallest tile side): no tile of mostly padding (cuBLASLt's 64x8, "
+        "64x16, 64x32 nvjet tiles at M = 1..32).")
+    single_tile_max: int = param(
+        "With fit_tiles_to_problem, a GEMM whose M (N) is at most this runs one tile along "
+        "it: the smallest tile side that covers it, elements.", check=positive)
     stream_max_m: int = param(
         "GEMMs with M up to this read each weight element once, with an evict-first hint "
         "(streamed, not kept in L2), elements.", check=positive)
@@ -183,6 +200,16 @@ class ConvStack:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AttentionStack:
+    """The fused-attention kernels' choices on one generation (see ``hw/gpu/attention.py``)."""
+
+    split_kv_min_blocks: int = param(
+        "Decode attention splits a head's K/V sequence over several CTAs (split-KV, "
+        "flash-decoding, then a combine kernel) only when the sequence has at least this "
+        "many K/V blocks and the heads leave SMs idle.", check=positive)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class GpuStack:
     """A GPU generation's library stack (``configs/software/<name>.yaml``)."""
 
@@ -193,6 +220,7 @@ class GpuStack:
                               choices=ARCHITECTURES)
     gemm: GemmStack = param("GEMM kernel families.")
     conv: ConvStack = param("Convolution kernel families.")
+    attention: AttentionStack = param("Fused-attention (SDPA) kernel choices.")
     sources: tuple[str, ...] = param("Where the kernel names and rules come from.", default=())
 
 

@@ -139,7 +139,9 @@ def test_split_kv_decode_is_faster_than_walking_the_cache_on_eight_sms(h200, mon
     import accelsim.hw.gpu.attention as attention
 
     assert attention.kv_splits(h200, ctas=8, q_blocks=1, kv_blocks=64) == 16
-    assert attention.kv_splits(h200, ctas=8, q_blocks=1, kv_blocks=4) == 4
+    assert attention.kv_splits(h200, ctas=8, q_blocks=1, kv_blocks=12) == 12
+    # fewer K/V blocks than the stack's split_kv_min_blocks: one kernel (run 9, 512 keys)
+    assert attention.kv_splits(h200, ctas=8, q_blocks=1, kv_blocks=4) == 1
     assert attention.kv_splits(h200, ctas=8, q_blocks=2, kv_blocks=64) == 1
     split = plan_op(h200, _decode(1, 8192), "bf16")
     t_split = sum(estimate_s(k, h200) for k in split.kernels)

@@ -50,9 +50,11 @@ def attention_blocks(op: Attention) -> tuple[int, int]:
 
 def kv_splits(m: GpuMachine, ctas: int, q_blocks: int, kv_blocks: int) -> int:
     """How many CTAs share one head's K/V sequence (split-KV): enough to fill the SMs in one
-    wave, at most one per K/V block; 1 when the heads already fill the SMs or a head has
-    several query blocks (prefill)."""
-    if q_blocks != 1 or kv_blocks < 2 or ctas >= m.sm_count:
+    wave, at most one per K/V block; 1 when the heads already fill the SMs, a head has
+    several query blocks (prefill) or the sequence is shorter than the stack's
+    ``attention.split_kv_min_blocks`` K/V blocks (cuDNN does not split 512 keys: run 9)."""
+    min_blocks = max(2, m.stack.attention.split_kv_min_blocks)
+    if q_blocks != 1 or kv_blocks < min_blocks or ctas >= m.sm_count:
         return 1
     return max(1, min(kv_blocks, m.sm_count // ctas))
 

@@ -228,6 +228,28 @@ def _candidates(m: GpuMachine, path: str, precision: str, wave_fitting: bool = T
     return sorted(set(out))
 
 
+def fitted_tiles(cands: list[tuple[int, int, int]], M: int, N: int, single_max: int
+                 ) -> list[tuple[int, int, int]]:
+    """The tiles of ``cands`` no longer along M (or N) than that dimension rounded up to a
+    power of two (at least the smallest tile side there): a library does not run a tile that
+    is mostly padding; a dimension of at most ``single_max`` gets one tile along it, the
+    smallest that covers it (each weight element read by one CTA). cuBLASLt on the H200 runs
+    8, 16, 32 rows of tokens per tile at M = 1..8, 16, 32 and 32 or 64 at M = 64 (run 9,
+    ``h200_library_run9.json`` calibration part: ``nvjet_sm90_tst_64x8``, ``64x16``,
+    ``64x32``, the warpgroup MMA's 64 along the weights); a 64-row tile at M = 1 would fill
+    the SMs without split-K where cuBLAS splits. The whole set when none fits."""
+    def keep(side: int, d: int, sides: set[int]) -> bool:
+        cap = max(min(sides), 1 << max(0, d - 1).bit_length())
+        if d <= single_max:
+            cover = min((s for s in sides if s >= d), default=cap)
+            return side == cover
+        return side <= cap
+
+    ms, ns = {t[0] for t in cands}, {t[1] for t in cands}
+    kept = [t for t in cands if keep(t[0], M, ms) and keep(t[1], N, ns)]
+    return kept or cands
+
+
 def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: int = 1,
               shared_weights: bool = True, hbm_unique_bytes: float | None = None,
               leading_dims: tuple[int, ...] | None = None, name: str = "gemm",
@@ -280,7 +302,14 @@ def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: i
     cands = _candidates(m, path, precision, few_waves)
     if tiles is not None:
         cands = [(bm, bn, cands[0][2]) for bm, bn in tiles]
+    if path == "tensor_core" and tiles is None and m.stack.gemm.fit_tiles_to_problem:
+        cands = fitted_tiles(cands, M, N, m.stack.gemm.single_tile_max)
     splits = [s for s in m.stack.gemm.split_k if max_split is None or s <= max_split]
+    # cuBLASLt's persistent nvjet kernels split K only to fill one wave, and only a deep K
+    # (run 9); the CUTLASS 2.x fallbacks split while their tiles are fewer than the SMs
+    nvjet = path == "tensor_core"
+    fill = m.stack.gemm.split_k_max_waves * m.sm_count if nvjet else None
+    min_k = m.stack.gemm.split_k_min_k_blocks if nvjet else 2
     if path in NONPERSISTENT_PATHS:
         cta_fixed_s += m.compute.gemm_nonpersistent_cta_s
     epilogue_s = m.compute.gemm_bias_epilogue_s if bias else 0.0
@@ -288,7 +317,8 @@ def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: i
         n_tiles = math.ceil(M / bm) * math.ceil(N / bn) * batch
         for split in splits:
             kc = math.ceil(K / split)
-            if split > 1 and (n_tiles >= m.sm_count or kc < 2 * bk):
+            over = n_tiles * split > fill if fill is not None else n_tiles >= m.sm_count
+            if split > 1 and (over or kc < 2 * bk or K < min_k * bk):
                 break
             plan = _plan(m, precision, path, bm, bn, bk, split, M, N, K, batch, n_tiles, kc,
                          unique_in, c_bytes, hit, aligned, name, wf, cta_fixed_s,
