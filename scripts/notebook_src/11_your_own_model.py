@@ -116,8 +116,9 @@ class TinyLM(nn.Module):
         half = d // heads // 2
         angles = torch.outer(torch.arange(max_seq).float(),
                              10000.0 ** (-torch.arange(half).float() / half))
-        self.register_buffer("phases", torch.polar(torch.ones_like(angles), angles),
-                             persistent=False)
+        # A plain attribute, as in Meta's code: `.to(torch.bfloat16)` would cast a complex
+        # buffer to real numbers.
+        self.phases = torch.polar(torch.ones_like(angles), angles)
 
     def forward(self, ids):
         x = self.embed(ids)
@@ -276,6 +277,7 @@ for (label, b, mode), r in runs.items():
         per_part[b, label] = t[t > 0]
 per_part = pd.DataFrame(per_part).fillna(0.0)
 per_part.columns.names = ["batch", "machine"]
+per_part.index.name = "part"
 per_part.round(1)
 
 # %%
@@ -334,7 +336,7 @@ fig.tight_layout()
 # %% [markdown]
 # At batch 1 the host needs the same dispatch time whatever the GPU: eager runs the H200 and the
 # A100 at almost the same speed, because neither GPU is the bottleneck. The graph shows what
-# the GPUs can do. At batch 32 the kernels outlast their dispatch: the host runs ahead, the
+# the GPUs can do (the graph's thin grey sliver is its one launch). At batch 32 the kernels outlast their dispatch: the host runs ahead, the
 # queue of launched kernels hides it, and eager comes within a few percent of the graph.
 #
 # ### The timeline
@@ -400,13 +402,14 @@ print("the model file, the program and the run's CSV files are in", workdir)
 #    unmodelled table empty? How many kernels does the rotary embedding launch now, and what
 #    does it cost at batch 1 in eager mode?
 # 3. **Make a copy disappear.** The `reshape` after SDPA copies. What happens to the kernel list
-#    if you write `a.transpose(1, 2).contiguous().view(b, s, d)` instead? And if you skip the
-#    transposes by asking for a different layout? (Predict first, then capture.)
+#    if you write `a.transpose(1, 2).contiguous().view(b, s, d)` instead? (Predict first, then
+#    capture.) Why can no rewrite of this line avoid the copy?
 # 4. **Fuse the projections.** `qkv` is already one GEMM for Q, K and V. Do the same for the
 #    MLP: one `nn.Linear(d, 2 * ffn)` and `chunk(2, dim=-1)`. What changes at batch 1 and
 #    at batch 32, and why more at one than at the other?
-# 5. **Compiled.** Run the programs with `exec_mode="compiled"` (what `torch.compile` does to
-#    the pointwise chains): which parts of the per-part table shrink?
+# 5. **Longer prompts.** Capture `build(batch=1, seq=s)` for `s` in 128, 512, 2048. Which part
+#    grows fastest with the sequence, and on which machine? (Causal attention does about
+#    `s * s / 2` dot products per head; everything else grows with `s`.)
 # 6. **A bigger model.** Change `TinyLM`'s defaults to Llama-3-8B's shape (32 layers,
 #    d=4096, 32 heads, ffn=14336, vocab=128256) and repeat section 4: is batch 1 still host
 #    bound? (Building it on `meta` costs nothing: no weights are allocated.)
