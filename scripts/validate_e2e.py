@@ -410,6 +410,30 @@ def missed_targets(m: pd.DataFrame) -> list[str]:
     return out
 
 
+CALIBRATION_PARTS = {"calibration-run2": "dev_models", "calibration-run3": "compiled_calibration"}
+"""A calibration group -> its part of the set in ``scripts/data/REGISTRY.yaml``."""
+
+
+def fidelity_rows(hw: str = "h200") -> list[dict]:
+    """The fidelity table's rows (``scripts/fidelity.py``): :func:`mape` per (set, group,
+    execution mode) of :data:`DATASETS`, each non-calibration group with the target of
+    :func:`missed_targets` (the exit code of :func:`main`)."""
+    import fidelity
+
+    out = []
+    for name, group_of in DATASETS:
+        df = table(DATA / name, hw=hw, group_of=group_of)
+        for r in mape(df).itertuples(index=False):
+            sel = df[(df["group"] == r.group) & (df["exec"] == r.exec)]
+            cal = r.group.startswith("calibration")
+            out.append(fidelity.row(
+                "validate_e2e", [(name, CALIBRATION_PARTS.get(r.group)) if cal else name],
+                f"{r.group} {r.exec}", errors_pct=list(100 * sel["error"]),
+                target_pct=None if cal else TARGETS_PCT.get(r.exec),
+                metric="whole-model step time"))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--attribution", action="store_true",

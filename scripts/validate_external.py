@@ -358,6 +358,30 @@ def print_table(summary: dict[tuple[str, str, str], dict[str, Any]]) -> None:
               f" {v['mape_floor']:7.1%}")
 
 
+def fidelity_rows(sets: Iterable[str] = SETS) -> list[dict]:
+    """The fidelity table's rows (``scripts/fidelity.py``): :func:`summarise` per (set,
+    family, split) of the scored rows, the held-out ones with :func:`target_of` (the exit code
+    of :func:`main`); the host-floor rows, unscored, in the note."""
+    import fidelity
+
+    rows: list[dict[str, Any]] = []
+    for name in sets:
+        rows += score_rows(name, load_set(name))
+    out = []
+    for (s, fam, split), v in summarise(rows).items():
+        errs = [100 * r["err"] for r in rows
+                if (r["set"], r["family"], r["split"], r["scored"]) == (s, fam, split, True)]
+        tgt = target_of(s, fam) if split == "held_out" else None
+        floor = (f"{v['n_floor']} host-floor rows apart (unscored, MAPE "
+                 f"{100 * v['mape_floor']:.1f} % vs eager time)" if v["n_floor"] else "")
+        out.append(fidelity.row("validate_external", [(s, "calibration") if split ==
+                                                      "calibration" else s],
+                                f"{fam} ({split.replace('_', '-')})", errors_pct=errs,
+                                target_pct=None if tgt is None else 100 * tgt,
+                                metric="time per call", note=floor))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--calibration", action="store_true",

@@ -100,6 +100,43 @@ def fit_report() -> None:
           f"{rate / 1e6:.0f} MB/s (hardware YAML {ey / 1e6:.0f} MB/s)")
 
 
+FITTED_POWER = ("CONV1", "CONV5")
+"""Layers whose power the energy constants are fitted on (REGISTRY.yaml part ``fitted_layers``)."""
+
+
+def fidelity_rows() -> list[dict]:
+    """The fidelity table's rows (``scripts/fidelity.py``): per quantity over the five
+    layers (:func:`validation_table`), each with the per-layer target :func:`check_targets`
+    holds it to (met: every layer within it); power split by role (CONV1 and CONV5 fitted,
+    CONV2-4 held out), the five-layer total power against :data:`POWER_TARGET`; the VGG-16
+    totals (held out, no target)."""
+    import fidelity
+
+    file = "eyeriss_jssc2017.json"
+    held, fitted = (file, "conv2_conv4_and_vgg16"), (file, "fitted_layers")
+    data = load_measurements()
+    v = validation_table(data)
+    layers = v[v["layer"] != "total"]
+    out = []
+    for key, tol in TARGETS.items():
+        errs = [100 * e for e in layers[f"{key}_err"]]
+        out.append(fidelity.row("validate_eyeriss", [held], f"AlexNet {key}", errors_pct=errs,
+                                target_pct=100 * tol, met=all(abs(e) <= 100 * tol for e in errs),
+                                note="target per layer (every layer within it)"))
+    for src, sel, what in ((fitted, layers["layer"].isin(FITTED_POWER), "CONV1, CONV5"),
+                           (held, ~layers["layer"].isin(FITTED_POWER), "CONV2-4")):
+        out.append(fidelity.row("validate_eyeriss", [src], f"AlexNet power_mw {what}",
+                                errors_pct=[100 * e for e in layers[sel]["power_mw_err"]]))
+    tot = v[v["layer"] == "total"].iloc[0]
+    out.append(fidelity.row("validate_eyeriss", [fitted, held], "AlexNet total power (5 layers)",
+                            errors_pct=[100 * tot["power_mw_err"]], target_pct=100 * POWER_TARGET))
+    g = vgg16_heldout(data)
+    for r in g.itertuples(index=False):
+        out.append(fidelity.row("validate_eyeriss", [held], f"VGG-16 {r.quantity}",
+                                errors_pct=[100 * r.err]))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the validation; exit 1 when a target is missed."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

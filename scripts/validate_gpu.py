@@ -520,6 +520,29 @@ def _with_kernels(rows: list[dict], names: dict[str, str], lib: str, title: str)
     return rows
 
 
+def fidelity_rows(hw: str = "h200", mode: str = "event") -> list[dict]:
+    """The fidelity table's rows (``scripts/fidelity.py``): MAPE per calibration group of
+    ``h200_calibration.json`` and per family of ``h200_heldout.json``, each with the target
+    :func:`missed_targets` holds it to (the exit code of :func:`main`)."""
+    import fidelity
+
+    m = load_gpu(hw)
+    cal = evaluate(m, calibration_cases(json.loads((DATA / "h200_calibration.json").read_text())),
+                   mode)
+    dev = evaluate(m, heldout_cases(json.loads((DATA / "h200_heldout.json").read_text())), mode)
+    out = []
+    for sources, rows, targeted in ((["h200_calibration.json"], cal,
+                                     lambda g: g.startswith("gemm_") or g == "hbm_copy"),
+                                    (["h200_heldout.json"], dev, lambda g: True)):
+        for g in dict.fromkeys(r["group"] for r in rows):
+            errs = [100 * r["rel_err"] for r in rows if r["group"] == g]
+            target = (CAL_TARGET_PCT if rows is cal else FAMILY_TARGET_PCT) if targeted(g) else None
+            out.append(fidelity.row("validate_gpu", sources, g, errors_pct=errs,
+                                    target_pct=target, metric="per-call GPU time",
+                                    note=f"{mode} mode"))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hw", default="h200")

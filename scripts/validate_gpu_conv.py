@@ -275,6 +275,38 @@ def fit() -> dict[str, float]:
     return found
 
 
+SOURCES = {"e2e": "h200_e2e.json", "probe2": "h200_probe2.json", "ops4b": "h200_ops4b.json",
+           "ops5": "h200_ops5.json", "heldout": "h200_heldout.json"}
+"""A case's ``source`` -> its file in ``scripts/data``."""
+
+
+def _source(case: dict) -> tuple[str, str | None]:
+    """(file, registry part) of one evaluated case (``h200_e2e.json`` is split by part)."""
+    name = SOURCES[case["source"]]
+    if name == "h200_e2e.json":
+        return name, "calibration" if case["split"] == "calibration" else "ops_batch32"
+    return name, None
+
+
+def fidelity_rows(hw: str = "h200") -> list[dict]:
+    """The fidelity table's rows (``scripts/fidelity.py``): MAPE per (split, family) as
+    :func:`report` prints it, the dev families with the target of :func:`missed_targets`."""
+    import fidelity
+
+    res = evaluate(load_gpu(hw), cases())
+    out = []
+    for split in ("calibration", "dev"):
+        rows = [r for r in res if r["split"] == split]
+        for g in dict.fromkeys(r["group"] for r in rows):
+            sel = [r for r in rows if r["group"] == g]
+            sources = list(dict.fromkeys(_source(r) for r in sel))
+            out.append(fidelity.row("validate_gpu_conv", sources, g,
+                                    errors_pct=[100 * r["rel_err"] for r in sel],
+                                    target_pct=FAMILY_TARGET_PCT if split == "dev" else None,
+                                    metric="per-call GPU time (CUDA graph)"))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hw", default="h200")

@@ -279,6 +279,46 @@ def fit() -> None:
           f"efficiency {eff:.3f}, issue_s {iss * 1e6:.2f} us")
 
 
+def fidelity_rows(system: str = "h200x2") -> list[dict]:
+    """The fidelity table's rows (``scripts/fidelity.py``), at >= 1 MiB and below: each
+    calibration copy curve (target: every point within :data:`COPY_TARGETS`, as :func:`main`
+    holds it), the held-out collectives together (:func:`collectives_met`'s MAPE targets) and
+    each apart, the host-timed peer copies, and the NCCL calibration set's forced and default
+    configurations (no target)."""
+    import fidelity
+
+    out = []
+    bands = (("≥ 1 MiB", lambda n: n >= MIB, 0), ("< 1 MiB", lambda n: n < MIB, 1))
+
+    def add(source, family, rows, target=None, per_point=False, metric="per-call time"):
+        for band, sel, i in bands:
+            errs = [100 * r["err"] for r in rows if sel(r["bytes"])]
+            if not errs:
+                continue
+            t = None if target is None else 100 * target[i]
+            met = (all(abs(e) <= t for e in errs) if per_point else None) if t is not None else None
+            out.append(fidelity.row("validate_links", [source], f"{family} {band}",
+                                    errors_pct=errs, target_pct=t, met=met, metric=metric,
+                                    note="target per point (every point within it)"
+                                    if per_point and t is not None else ""))
+
+    for name, rows in calibration_tables(system).items():
+        add("h200_copy_curves.json", name, rows, COPY_TARGETS, per_point=True)
+    held = heldout_tables(system)
+    coll = [r for n in ("allreduce", "allgather", "reducescatter", "alltoall")
+            for r in held.get(n, [])]
+    add("h200x2_collectives.json", "collectives, all four", coll, COLLECTIVE_TARGETS)
+    for name, rows in held.items():
+        add("h200x2_collectives.json", name, rows)
+    tables = nccl_gpu_tables(system)
+    forced = [r for n, rows in tables.items() if n != "default" for r in rows]
+    add("h200x2_nccl_protocols.json", "NCCL forced protocols/channels", forced,
+        metric="GPU-side time per call")
+    add("h200x2_nccl_protocols.json", "NCCL default choice", tables.get("default", []),
+        metric="GPU-side time per call")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the validation tables; exit 1 if a calibration target is missed."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])

@@ -233,9 +233,46 @@ def fit(max_requests: int | None) -> float:
     return best[0] * 1e-6
 
 
+def fidelity_rows(max_requests: int | None = None) -> list[dict]:
+    """The fidelity table's rows (``scripts/fidelity.py``): what :func:`report` prints, from
+    :func:`score` of every case at ``max_requests`` (said in each row's note): throughput MAPE
+    per split and source, all held-out cases (target :data:`TARGET_THROUGHPUT`), the held-out
+    latencies where published (target :data:`TARGET_LATENCY`), and the cases not run."""
+    import fidelity
+
+    rows = score(json.loads(DATA.read_text())["cases"], max_requests=max_requests,
+                 verbose=False)
+    setting = f"--max-requests {max_requests}" if max_requests else "published request counts"
+    out = []
+    groups: dict[tuple[str, str], list[float]] = {}
+    for r in rows:
+        if r.get("throughput_error_pct") is not None:
+            groups.setdefault((r["split"], r["id"].split("_", 1)[0]), []).append(
+                r["throughput_error_pct"])
+    for (split, source), errs in sorted(groups.items()):
+        out.append(fidelity.row("validate_serving", [fidelity.source_of(DATA.name, split)],
+                                f"{source} ({split})",
+                                errors_pct=errs, metric="output tokens/s", note=setting))
+    held = [e for (split, _), errs in groups.items() if split == "held-out" for e in errs]
+    out.append(fidelity.row("validate_serving", [DATA.name], "all held-out, throughput",
+                            errors_pct=held, target_pct=TARGET_THROUGHPUT,
+                            metric="output tokens/s", note=setting))
+    lat = [100 * (r[key] - r[f"published_{key}"]) / r[f"published_{key}"] for r in rows
+           for key in ("ttft_ms_mean", "itl_ms_mean", "ttft_ms_p50", "tpot_ms_p50")
+           if r.get(f"published_{key}") and r["split"] == "held-out"]
+    if lat:
+        out.append(fidelity.row("validate_serving", [DATA.name], "all held-out, latency",
+                                errors_pct=lat, target_pct=TARGET_LATENCY,
+                                metric="TTFT, TPOT/ITL where published", note=setting))
+    skipped = [r for r in rows if r.get("skipped")]
+    out.append({**fidelity.row("validate_serving", [DATA.name], "not run", cases=len(skipped)),
+                "note": "request lengths not published, or accelsim refuses the case"})
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--split", choices=("calibration", "held-out", "all"), default="all")
+    ap.add_argument("--split", choices=("calibration", "dev", "held-out", "all"), default="all")
     ap.add_argument("--only", default=None, help="case ids starting with this")
     ap.add_argument("--max-requests", type=int, default=None)
     ap.add_argument("--fit", action="store_true")

@@ -11,6 +11,13 @@ objects instead (the TDP checks are tagged ``model``). ``--cases FILE`` that
 cannot be read, is not JSON, or is not a non-empty list of cases is one line
 ``accelsim: error: FILE: ...`` and exit code 2.
 
+``accelsim validate --fidelity [--json]`` prints the fidelity table instead: every validation
+data set (own measurements, public external sets, chip papers) with its role, case count and
+MAPE per family, and the seed cases per tag, by running ``scripts/fidelity.py`` of the source
+checkout the package sits in (in its own process: scripts are not part of the package). From
+an installed wheel there is no ``scripts/``: one line ``accelsim: error: validate --fidelity
+needs a source checkout: ...`` and exit 2. Its exit code is the script's (1: a target missed).
+
 Imports: everything (top layer).
 """
 
@@ -18,7 +25,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
+from accelsim.errors import AccelsimError
 from accelsim.safe_text import show
 from accelsim.validation.seed_cases import CaseResult
 from accelsim.validation.suite import all_checks, run_suite, tag_counts
@@ -33,7 +45,41 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="case file (default: the packaged seed_cases.json)")
     p.add_argument("--verbose", "-v", action="store_true",
                    help="also print which model computed each value")
+    p.add_argument("--fidelity", action="store_true",
+                   help="print the fidelity table of every validation data set instead "
+                   "(runs scripts/fidelity.py: needs a source checkout; minutes)")
     p.set_defaults(func=run)
+
+
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+"""The ``accelsim`` package directory; a source checkout has ``scripts/`` beside it."""
+
+
+def fidelity_script(package_dir: Path | None = None) -> Path:
+    """``scripts/fidelity.py`` of the checkout the package sits in; an
+    :class:`AccelsimError` (one line) when there is none (an installed wheel)."""
+    root = (package_dir or PACKAGE_DIR).parent
+    script = root / "scripts" / "fidelity.py"
+    if not script.is_file():
+        raise AccelsimError(f"validate --fidelity needs a source checkout: no {script} beside "
+                            f"the accelsim package in {root} (clone the repository and run it "
+                            "there)")
+    return script
+
+
+def run_fidelity(args: argparse.Namespace) -> int:
+    """Run ``scripts/fidelity.py`` (its table, or ``--json`` its rows) in a subprocess;
+    its exit code."""
+    script = fidelity_script()
+    root = script.parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (str(root), os.environ.get("PYTHONPATH", "")) if p)}
+    sys.stdout.flush()
+    cmd = [sys.executable, str(script), *(["--json", "-"] if args.json else [])]
+    # progress on stderr as it comes; the table through this process's (escaping) stdout
+    done = subprocess.run(cmd, cwd=root, env=env, stdout=subprocess.PIPE, text=True)
+    sys.stdout.write(done.stdout)
+    return done.returncode
 
 
 def _fmt(v: object) -> str:
@@ -128,6 +174,8 @@ def _power_table(rows: list[tuple]) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Run the suite; exit 1 on any failed check or case."""
+    if args.fidelity:
+        return run_fidelity(args)
     results = run_suite(args.cases)
     checks = all_checks(results)
     broken = [r for r in results if r.reproducible and (r.error or not r.checks)]
