@@ -144,7 +144,7 @@ def build(batch=1, seq=128, device="meta"):
 # `__call__` is recorded with its path. Why at the torch-function level, and not the aten
 # operators below it? Because that is the last level that is the same on every device. Below
 # it, PyTorch picks a device's kernels: on `meta` (and on a CPU) `F.rms_norm` and SDPA are
-# *decomposed* into a dozen small aten ops, while on an H200 each is one fused kernel. The
+# *decomposed* into several small aten ops, while on an H200 each is one fused kernel. The
 # capture keeps `F.rms_norm` as one call, and accelsim's lowering tables
 # (`configs/lowering/eager.yaml`, `graph.yaml`) decide, per machine and execution mode, what
 # each call launches.
