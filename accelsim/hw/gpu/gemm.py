@@ -17,7 +17,11 @@ How a library (cuBLAS / CUTLASS) runs ``C[M,N] = A[M,K] @ B[K,N]`` and what this
   ``legacy_mma_fraction`` of the rate.
 * **Tile** ``BM x BN x BK`` and **split-K** are chosen like a library heuristic: among the
   tiles of the path, the one (with split-K when the tiles are too few to fill the SMs) whose
-  predicted time is least; ties go to fewer CTAs. The kernel families, their tile sets, K
+  predicted time is least; ties go to fewer CTAs. On the persistent tensor-core path split-K
+  only fills the SMs of one wave (``tiles x split <= gemm.split_k_max_waves x SMs``) of a K
+  of at least ``gemm.split_k_min_k_blocks`` blocks, and a skinny GEMM's tile covers M
+  without padding (:func:`fitted_tiles`): cuBLASLt's choices in run 9
+  (``h200_library_run9.json``, accelsim/hw/gpu/README.md "Library choices (run 9)"). The kernel families, their tile sets, K
   blocks and split-K factors are the GPU's library stack (``m.stack.gemm``, from
   ``configs/software/<stack>.yaml``): on Hopper the fallback and legacy paths have the few
   tiles of their CUTLASS 2.x kernels (align1: 128x128, 256x128; align2: 256x128; int8:
