@@ -19,6 +19,11 @@ profiled trace recorded it). Printed per trace:
   into the same lowering;
 * the replay on ``b200`` and ``a100`` (host modelled): predictions, no measurement.
 
+``--run12`` scores ``h200_programs_run12.json`` instead (HELD-OUT, scored once): run 10's
+cases and four new shapes timed in a process that never profiles (run 10 traced each case in
+its timing process, which slows eager dispatch, so its ``eager_s`` are slow): the program
+captured on ``meta``, eager and CUDA graph, and the trace replay where a trace exists.
+
 Nothing is fitted here.
 """
 
@@ -39,6 +44,7 @@ from validate_programs import kernel_class, model_classes  # noqa: E402
 
 TRACES = ROOT / "scripts" / "data" / "kineto"
 HELD_OUT = ROOT / "scripts" / "data" / "h200_kineto_run10.json"
+RUN12 = ROOT / "scripts" / "data" / "h200_programs_run12.json"
 CASES = {"decoder_decode_b8_c2048": ("decoder", {"mode": "decode", "batch": 8, "context": 2048}),
          "decoder_prefill_b1_s1024": ("decoder", {"mode": "prefill", "batch": 1, "seq": 1024}),
          "gpt_decode_b16_c512": ("gpt", {"mode": "decode", "batch": 16, "context": 512}),
@@ -93,11 +99,48 @@ def _captured_step(case: str) -> float | None:
     return run_model("h200", program_workload(capture_program(fn, *args))).step_s
 
 
+def score_run12() -> int:
+    """Run 12 (held out): captured eager and graph steps, and trace replays, vs measured."""
+    import plain
+
+    from accelsim.api.model_run import run_model
+    from accelsim.workload.kineto import trace_workload
+    from accelsim.workload.program_ops import program_workload
+    from accelsim.workload.torch_capture import capture_program
+
+    doc = json.loads(RUN12.read_text())
+    errs: dict[str, list[float]] = {"eager": [], "graph": [], "trace": []}
+    print(f"{RUN12.name} (held out; {doc['protocol']}): h200, predicted vs measured")
+    for c in doc["cases"]:
+        fn, args = getattr(plain, c["program"])(device="meta", **c["params"])
+        wl = program_workload(capture_program(fn, *args))
+        line = f"  {c['case']:<26}"
+        for mode in ("eager", "graph"):
+            pred = run_model("h200", wl, exec_mode=mode).step_s
+            meas = c[f"{mode}_s"]
+            errs[mode].append((pred / meas - 1) * 100)
+            line += f"  {mode} {pred * 1e3:7.3f} / {meas * 1e3:7.3f} ms ({errs[mode][-1]:+6.1f}%)"
+        path = TRACES / f"kineto_{c['case']}.json.gz"
+        if path.exists():
+            pred = run_model("h200", trace_workload(str(path))).step_s
+            errs["trace"].append((pred / c["eager_s"] - 1) * 100)
+            line += f"  trace replay {pred * 1e3:7.3f} ms ({errs['trace'][-1]:+6.1f}%)"
+        print(line)
+    for key, e in errs.items():
+        print(f"  held-out MAPE, {key:<6} {sum(abs(x) for x in e) / len(e):5.1f}% "
+              f"(bias {sum(e) / len(e):+.1f}%, {len(e)} cases)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--no-score", action="store_true",
                     help="leave out the held-out eager step times (h200_kineto_run10.json)")
+    ap.add_argument("--run12", action="store_true",
+                    help="score h200_programs_run12.json (held out, unprofiled timings)")
     args = ap.parse_args(argv)
+    if args.run12:
+        return score_run12()
     measured = {}
     if not args.no_score:
         measured = {c["case"]: c for c in json.loads(HELD_OUT.read_text())["cases"]}
