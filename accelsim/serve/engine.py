@@ -25,6 +25,7 @@ PREEMPTION = ("recompute", "swap")
 ADMISSION = ("greedy", "reserve")
 ROUTERS = ("least_outstanding", "round_robin")
 KV_DTYPES = ("auto", "bf16", "fp16", "fp8")
+MEMORY_BASES = ("total", "free")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -40,8 +41,18 @@ class EngineConfig:
     chunked_prefill: bool = param("Prompts longer than the token budget are split over "
                                   "iterations and mixed with decodes.", default=True)
     kv_block_tokens: int = param("Tokens per KV-cache block (page).", check=positive)
-    gpu_memory_utilization: float = param("Fraction of HBM the engine may use (weights, "
-                                          "activations, KV cache).", check=fraction)
+    gpu_memory_utilization: float = param("Fraction of memory the engine may use: of the "
+                                          "GPU's HBM for weights, activations and KV cache "
+                                          "(gpu_memory_fraction_of: total), or of what is "
+                                          "left after them for the KV cache (free).",
+                                          check=fraction)
+    gpu_memory_fraction_of: str = param("total: the fraction is of the whole HBM and must "
+                                        "hold weights, activations and KV cache (vLLM's "
+                                        "gpu_memory_utilization, SGLang's mem_fraction_static); "
+                                        "free: it is of the memory free once weights and "
+                                        "activations are allocated, and holds the KV cache "
+                                        "alone (TensorRT-LLM's free_gpu_memory_fraction).",
+                                        default="total", choices=MEMORY_BASES)
     max_kv_tokens: int = param("Cap on the KV cache, tokens per GPU group (0: what memory "
                                "allows; SGLang's --max-total-tokens).", default=0,
                                check=lambda v: None if v >= 0 else "must be >= 0")

@@ -31,8 +31,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from accelsim.config.lowering import load_lowering
 from accelsim.config.system import System
-from accelsim.devices.gpu_model import step_totals
+from accelsim.devices.gpu_model import framework_ops, step_totals
 from accelsim.devices.memory_check import check_memory
 from accelsim.devices.parallel import CollectivePricer, check_gpus
 from accelsim.devices.results import machine_hash
@@ -217,7 +218,8 @@ class StepModel:
 
     def kv_blocks(self) -> int:
         """KV-cache blocks each GPU of the group holds: the engine's share of HBM less the
-        weights, peak activations and workspace of the largest stage."""
+        weights, peak activations and workspace of the largest stage (``total``), or its share
+        of what those leave free (``free``: :attr:`EngineConfig.gpu_memory_fraction_of`)."""
         tokens = self.engine.max_num_batched_tokens  # the largest iteration the engine runs
         window = self.arch.context_window or self.arch.max_positions or tokens
         chunks = [PrefillChunk(window)] * (tokens // window)
@@ -228,11 +230,18 @@ class StepModel:
         free = math.inf
         for s in range(self.pp):
             g = stage_graph(full, self.stages, s) if self.pp > 1 else full
-            ops = [(n.op, n.layer) for n in g.nodes]
-            mem = check_memory(self.gpu, g.to_workload(), ops, graph=g, refuse=False)
-            budget = self.engine.gpu_memory_utilization * mem.capacity_bytes
-            free = min(free, budget - mem.weights_bytes - mem.activation_bytes
-                       - mem.workspace_bytes - mem.kv_cache_bytes)
+            # the ops the engine runs: attention fused (FlashAttention materialises no score
+            # matrix), so activations are those of the fused step, as `accelsim run` checks
+            merge = load_lowering(self.engine.lowering).merge_projections
+            wl, ops, _ = framework_ops(g, merge_projections=merge)
+            mem = check_memory(self.gpu, wl, ops, graph=g, refuse=False)
+            # the step's own K/V live in the paged pool: not subtracted from it
+            used = mem.weights_bytes + mem.activation_bytes + mem.workspace_bytes
+            share = self.engine.gpu_memory_utilization
+            if self.engine.gpu_memory_fraction_of == "free":  # TensorRT-LLM
+                free = min(free, share * max(0.0, mem.capacity_bytes - used))
+            else:
+                free = min(free, share * mem.capacity_bytes - used)
         block = self.engine.kv_block_tokens * self.kv_bytes_per_token
         blocks = max(0, int(free // block))
         if self.engine.max_kv_tokens:

@@ -225,3 +225,26 @@ def test_prefill_decode_disaggregation(node):
             serve(node, MODEL, requests=2, disaggregate=bad)
     with pytest.raises(ConfigError, match="not both"):
         serve(node, MODEL, requests=2, disaggregate="1:1", replicas=2)
+
+
+def test_tensorrt_llm_sizes_its_kv_cache_from_the_memory_left_free():
+    """TensorRT-LLM's fraction is of the memory free after weights and activations
+    (free_gpu_memory_fraction), vLLM's of the whole HBM: a 70B FP8 model nearly fills one
+    H100, so vLLM's 0.90 of 80 GB leaves (almost) nothing for the KV cache while TensorRT-LLM
+    keeps 90 % of what is left."""
+    from accelsim.devices.parallel import transformer_of
+
+    arch, _ = transformer_of("workloads/hf/llama3.1_70b.json")
+    h100 = load_machine("hgx_h100_x8")
+    blocks = {}
+    for basis in ("total", "free"):
+        eng = load_engine("tensorrt_llm", {"gpu_memory_fraction_of": basis})
+        sm = StepModel(h100, arch, eng, dtype="fp8")
+        blocks[basis] = sm.kv_blocks()
+        if basis == "free":
+            free_bytes = blocks[basis] * eng.kv_block_tokens * sm.kv_bytes_per_token
+            left = sm.gpu.memory.hbm.capacity_bytes - sm.weights_bytes_per_gpu()
+            assert 0.8 * left * 0.9 < free_bytes < 0.9 * left  # 90 % of what weights leave
+    assert blocks["free"] > 3 * max(blocks["total"], 1)
+    with pytest.raises(ConfigError, match="gpu_memory_fraction_of"):
+        load_engine("tensorrt_llm", {"gpu_memory_fraction_of": "half"})
