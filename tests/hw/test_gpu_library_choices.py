@@ -75,3 +75,15 @@ def test_split_kv_needs_enough_kv_blocks(h200):
     assert kv_splits(h200, ctas=8, q_blocks=1, kv_blocks=least - 1) == 1
     assert kv_splits(h200, ctas=8, q_blocks=1, kv_blocks=least) > 1
     assert kv_splits(h200, ctas=h200.sm_count, q_blocks=1, kv_blocks=256) == 1
+
+
+
+def test_split_k_reduce_keeps_the_dependent_launch_chain(h200):
+    """cuBLASLt's splitKreduce_kernel keeps its GEMM's dependent launch: a GEMM after the
+    reduce launches early as after a GEMM (run 5: the gap after a reduce is a GEMM's
+    0.26 us); the reduce still pays its own completion."""
+    from accelsim.hw.gpu.kernel import pays_tail
+
+    main, reduce = plan_gemm(h200, 1, 4096, 4096, "bf16").kernels
+    assert main.meta["pdl"] and reduce.meta["pdl"]
+    assert pays_tail(reduce)

@@ -376,8 +376,11 @@ def _plan(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, s
     kernels = [Kernel(name=name, groups=((ctas, cta),), launch_s=m.host.kernel_launch_s,
                       startup_s=startup + epilogue_s, meta=meta)]
     if split > 1:
+        # cuBLASLt's splitKreduce_kernel keeps its GEMM's dependent launch: a GEMM after it
+        # launches early as after a GEMM (run 5's switch probe, h200_ops5.json: the gap after
+        # a split-K reduce is a GEMM's 0.26 us); the reduce pays its own completion
         kernels.append(stream_kernel(m, f"{name}.splitk_reduce", read_bytes=partial_bytes,
                                      write_bytes=c_bytes, simt_flops=M * N * batch * split,
-                                     meta={"split_k": split}))
+                                     meta={"split_k": split, "pdl": meta["pdl"]}))
     return GemmPlan(path=path, tile=(bm, bn, bk), split_k=split, kernels=tuple(kernels),
                     waves=ctas / m.sm_count, ctas=ctas, aligned=aligned, l2_hit=hit)
