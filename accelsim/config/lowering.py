@@ -6,7 +6,9 @@ to the calls the framework makes for it: each call has a host cost class (priced
 machine's ``host.eager_call_s``) and, if it computes, the kernel it launches (the op's own
 kernel, or a memory-bound stream kernel described by bytes and instructions per element).
 ``submit`` says how calls reach the GPU: ``per_call`` (the host dispatches each call) or
-``graph`` (one CUDA-graph launch per step). ``inherit`` takes every op a table does not list
+``graph`` (one CUDA-graph launch per step). ``fuse`` (``inductor``) fuses a captured
+program's calls first (:mod:`accelsim.mapping.program_fusion`), each fused kernel paying host
+class ``fuse_call``. ``inherit`` takes every op a table does not list
 from another table; ``host_call`` re-prices every inherited call that launches a kernel
 (and drops inherited host-only calls), as a compiler's generated wrapper does.
 
@@ -32,6 +34,9 @@ EXEC_MODES = ("eager", "graph", "compiled")
 """Built-in execution modes (``configs/lowering/<mode>.yaml``)."""
 
 SUBMITS = ("per_call", "graph")
+FUSE_RULES = ("inductor",)
+"""How a compiler fuses a captured program's calls (``fuse:``): ``inductor``, TorchInductor's
+pointwise/reduction fusion as :mod:`accelsim.mapping.program_fusion` approximates it."""
 KERNELS = ("main", "stream", "io")
 """``main``: the op's own kernel(s); ``stream``: a pointwise/reduction kernel given per element;
 ``io``: a pointwise/reduction kernel over a captured call's own tensors (bytes read and written
@@ -95,6 +100,11 @@ class LoweringTable:
     merge_projections: bool = False
     """GEMMs that read the same input run as one GEMM (N summed): the merged QKV and gate/up
     projections of a serving engine (vLLM's ``QKVParallelLinear``, ``MergedColumnParallelLinear``)."""
+    fuse: str | None = None
+    """A captured program's calls fused by a compiler's rules before they launch (one of
+    :data:`FUSE_RULES`; None: every call launches what its ``call.*`` entry says)."""
+    fuse_call: str = "compiled_kernel"
+    """Host cost class of each fused kernel (a key of ``host.eager_call_s``)."""
 
     def steps(self, key: str) -> tuple[LoweredStep, ...] | None:
         """Calls for op key ``key`` (``elementwise.add`` falls back to ``elementwise``)."""
@@ -192,7 +202,7 @@ def _read_lowering(path: Path, mode: str | Path, _seen: tuple[str, ...]) -> Lowe
     file = str(path)
     data = read_yaml(path)
     known_keys = {"mode", "submit", "description", "inherit", "host_call", "ops",
-                  "per_call_extra", "step_call", "merge_projections"}
+                  "per_call_extra", "step_call", "merge_projections", "fuse", "fuse_call"}
     for key in data:
         if key not in known_keys:
             raise ConfigError(file, str(key), data[key],
@@ -217,7 +227,14 @@ def _read_lowering(path: Path, mode: str | Path, _seen: tuple[str, ...]) -> Lowe
     merge = data.get("merge_projections", base.merge_projections if parent is not None else False)
     if not isinstance(merge, bool):
         raise ConfigError(file, "merge_projections", merge, "expected true or false")
-    return LoweringTable(merge_projections=merge, mode=str(data.get("mode", Path(file).stem)),
+    fuse = data.get("fuse", base.fuse if parent is not None else None)
+    if fuse is not None and fuse not in FUSE_RULES:
+        raise ConfigError(file, "fuse", fuse, f"must be one of {', '.join(FUSE_RULES)}")
+    fuse_call = data.get("fuse_call", base.fuse_call if parent is not None else "compiled_kernel")
+    if not isinstance(fuse_call, str) or not fuse_call:
+        raise ConfigError(file, "fuse_call", fuse_call, "expected a host cost class name")
+    return LoweringTable(merge_projections=merge, fuse=fuse, fuse_call=fuse_call,
+                         mode=str(data.get("mode", Path(file).stem)),
                          description=str(data.get("description", "")), submit=submit,
                          ops=ops, source=file,
                          per_call_extra=None if data.get("per_call_extra") is None
@@ -226,4 +243,4 @@ def _read_lowering(path: Path, mode: str | Path, _seen: tuple[str, ...]) -> Lowe
                          else str(data["step_call"]))
 
 
-__all__ = ["EXEC_MODES", "FAMILIES", "KERNEL_CLASSES", "LoweredStep", "LoweringTable", "load_lowering"]
+__all__ = ["EXEC_MODES", "FAMILIES", "FUSE_RULES", "KERNEL_CLASSES", "LoweredStep", "LoweringTable", "load_lowering"]

@@ -37,6 +37,7 @@ from accelsim.hw.gpu.kernel import bound_of, estimate_s
 from accelsim.hw.gpu.memory import stream_kernel
 from accelsim.hw.gpu.reduce import row_mean_kernel
 from accelsim.mapping.gpu_lowering import LoweredCall, StreamWork, lower, lower_sites
+from accelsim.mapping.program_fusion import fuse_sites
 from accelsim.report.energy import energy_table_for
 from accelsim.report.gpu_power import gpu_energy_j
 from accelsim.report.power import static_power_w
@@ -244,7 +245,7 @@ def _replay(m: GpuMachine, workload: Any, *, exec_mode: str, replay: str,
                for s in sites]
         reduce_rows = [s.rows > 0 for s in sites]
         memory = check_program_memory(m, wl, program)
-        calls = lower_sites(sites, table)
+        calls = fuse_sites(program, sites, table) if table.fuse else lower_sites(sites, table)
         given = _given_host(calls, getattr(wl, "host_s", None), table)
     else:
         memory = check_memory(m, wl, ops, graph=graph, refuse=check_fit)

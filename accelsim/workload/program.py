@@ -13,7 +13,8 @@ A :class:`Program` holds, per call, the function's canonical name (``linear``, `
 view of an input, whether an input is a parameter), its scalar arguments and the module
 path that made it (``layers.3.attn.q_proj``). It is written as JSON (``FORMAT``, one object,
 ``"format"`` first so the file is recognised by its first bytes) and read back with every
-field checked: a bad file is a one-line :class:`~accelsim.errors.WorkloadError` naming the
+field checked (each tensor may carry an ``id``: the same tensor object has the same
+number in every call, the dataflow between calls): a bad file is a one-line :class:`~accelsim.errors.WorkloadError` naming the
 file, the field and the value. Sizes in elements; bytes are decimal.
 
 Imports: errors, limits, precision, files.
@@ -77,6 +78,11 @@ class TensorInfo:
     no kernel made it."""
     param: bool = False
     """An ``nn.Parameter`` or registered buffer (weights: the memory check counts them)."""
+    tensor_id: int | None = None
+    """Which tensor object this is (JSON ``id``): the same number wherever the same tensor is
+    an input or output, so a call's inputs can be traced to the call that made them (the
+    dataflow a compiler fuses along, :mod:`accelsim.mapping.program_fusion`); None in files
+    written without it."""
 
     @property
     def elements(self) -> int:
@@ -111,6 +117,8 @@ class TensorInfo:
             out["view"] = True
         if self.param:
             out["param"] = True
+        if self.tensor_id is not None:
+            out["id"] = self.tensor_id
         return out
 
 
@@ -226,7 +234,7 @@ def _ints(file: str, where: str, raw: Any, *, minimum: int) -> tuple[int, ...]:
 def _tensor(file: str, where: str, raw: Any) -> TensorInfo:
     if not isinstance(raw, Mapping):
         raise _fail(file, where, raw, "expected a tensor object {shape, dtype, stride}")
-    unknown = set(raw) - {"shape", "dtype", "stride", "view", "param"}
+    unknown = set(raw) - {"shape", "dtype", "stride", "view", "param", "id"}
     if unknown:
         key = sorted(unknown)[0]
         raise _fail(file, f"{where}.{key}", raw[key], "unknown key")
@@ -247,7 +255,11 @@ def _tensor(file: str, where: str, raw: Any) -> TensorInfo:
         if not isinstance(v, bool):
             raise _fail(file, f"{where}.{key}", v, "expected true or false")
         flags[key] = v
-    return TensorInfo(shape, str(dtype), stride, **flags)
+    tid = raw.get("id")
+    if tid is not None and (isinstance(tid, bool) or not isinstance(tid, int)
+                            or not 0 <= tid <= 2**62):
+        raise _fail(file, f"{where}.id", tid, "expected an integer 0..2**62")
+    return TensorInfo(shape, str(dtype), stride, **flags, tensor_id=tid)
 
 
 def _scalar_args(file: str, where: str, raw: Any) -> dict[str, Any]:

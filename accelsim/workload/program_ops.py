@@ -50,7 +50,8 @@ VIEW_CALLS = frozenset({
     "view", "view_as", "reshape", "reshape_as", "transpose", "permute", "t", "unsqueeze",
     "squeeze", "expand", "expand_as", "flatten", "unflatten", "split", "chunk", "narrow",
     "select", "as_strided", "contiguous", "detach", "getitem", "unbind", "movedim", "swapaxes",
-    "T", "mT", "H", "real", "split_with_sizes", "alias", "dropout", "identity", "clone_view"})
+    "T", "mT", "H", "real", "split_with_sizes", "alias", "dropout", "identity", "clone_view",
+    "view_as_complex", "view_as_real"})
 """Calls whose result is a view (or the input itself) unless the capture says otherwise."""
 
 POINTWISE = {
@@ -71,7 +72,7 @@ POINTWISE = {
 HOST_CREATORS = frozenset({"empty", "empty_like", "new_empty", "empty_strided"})
 """Calls that allocate without writing (host only: the caching allocator)."""
 
-COPIES = frozenset({"to", "type", "float", "half", "bfloat16", "double", "int", "long",
+COPIES = frozenset({"to", "type", "type_as", "float", "half", "bfloat16", "double", "int", "long",
                     "clone", "copy_", "contiguous", "reshape", "flatten", "cat", "stack",
                     "setitem", "index_copy_", "index_put_", "repeat", "repeat_interleave",
                     "pad", "roll", "flip", "tile", "gather", "index_select", "getitem",

@@ -4,7 +4,9 @@ The mode (:class:`torch.overrides.TorchFunctionMode`) sees every call at the tor
 level (``F.linear``, ``F.rms_norm``, ``F.scaled_dot_product_attention``, ``Tensor.add``,
 ``Tensor.view``, ``Tensor.__setitem__``...) *before* PyTorch chooses a device's kernels, and
 does not see the calls a function makes inside itself (the mode is off while a call runs),
-so ``F.rms_norm`` is one call on every device even though ``meta``/CPU decompose it. Module
+so ``F.rms_norm`` is one call on every device even though ``meta``/CPU decompose it. Each
+tensor is numbered by object (``TensorInfo.tensor_id``): a call's input carries the number of
+the call output it is, the dataflow a compiler fuses along. Module
 boundaries come from global forward hooks: each ``nn.Module.__call__`` is recorded as a
 ``module`` call with its path (``layers.0.attn.q_proj``). Example tensors may live on the
 ``meta`` device: nothing is allocated and no weights are needed.
@@ -20,6 +22,7 @@ Imports: torch (lazily), errors, workload.program.
 from __future__ import annotations
 
 import contextlib
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -112,12 +115,29 @@ class _Recorder:
         self.params = params
         self.names = names
         self.stack: list[str] = []
+        self.ids: dict[int, tuple[Any, int]] = {}
+        self.next_id = 0
+
+    def ident(self, t: Any) -> int:
+        """The program's number of tensor object ``t`` (a new one for a new object, even when
+        Python reuses a dead tensor's ``id``)."""
+        hit = self.ids.get(id(t))
+        if hit is not None and hit[0]() is t:
+            return hit[1]
+        try:
+            ref = weakref.ref(t)
+        except TypeError:  # no weak references: keep it alive so its id is not reused
+            ref = (lambda obj: (lambda: obj))(t)
+        n = self.next_id
+        self.next_id += 1
+        self.ids[id(t)] = (ref, n)
+        return n
 
     def info(self, t: Any, inputs: tuple[Any, ...] = ()) -> TensorInfo:
         view = bool(t._is_view()) or any(t is x for x in inputs)
         return TensorInfo(tuple(int(s) for s in t.shape), str(t.dtype).removeprefix("torch."),
                           tuple(int(s) for s in t.stride()), view=view,
-                          param=id(t) in self.params)
+                          param=id(t) in self.params, tensor_id=self.ident(t))
 
     def add(self, call: Call) -> None:
         if len(self.calls) >= MAX_CALLS:
