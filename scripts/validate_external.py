@@ -4,6 +4,8 @@
     PYTHONPATH=. python scripts/validate_external.py --calibration   # the calibration split only
     PYTHONPATH=. python scripts/validate_external.py --fit           # re-derive the TPU v4 chip
                                                                      # constants (calibration)
+    PYTHONPATH=. python scripts/validate_external.py --fit-ampere    # re-derive the A100's row-
+                                                                     # kernel issue rate
     PYTHONPATH=. python scripts/validate_external.py --copy          # re-copy the sets from
                                                                      # /work/shared (maintainers)
 
@@ -17,7 +19,7 @@ source in ``scripts/data/external/``, registered in ``scripts/data/REGISTRY.yaml
   time of one call), NCCL all-reduce of a 4-GPU node -> ``a100`` / ``dgx_a100``.
 * ``neusight_h100``: H100 SXM fp32 bmm and nn.Linear (CUDA events around one eager call).
 * ``neusight_pcie_variants``: A100 80GB **PCIe** fp32 bmm, linear, layer norm, softmax,
-  elementwise (the same timing) -> ``a100_pcie`` when the project has one, else ``a100``.
+  elementwise (the same timing) -> ``a100_pcie`` (the 300 W board, HBM2e at 1,935 GB/s).
 
 **V100 rows are never read**: the issue holds every V100 measurement back (the V100 is the
 generation modelled from its datasheet alone). :func:`is_held_back` drops any case whose
@@ -47,9 +49,11 @@ TPU v4 chip's GEMMs; exit 1 when one is missed.
 Fitted (``--fit``, calibration split of ``scalesim_tpuv4_gemm`` only; written into
 ``configs/hardware/tpu_v4_chip.yaml`` with the fit named): the XLA call costs
 ``call.dispatch_s``, ``call.sustained_array_fraction``, ``call.convert_elements_per_cycle``
-and ``call.output_elements_per_cycle`` (see :func:`fit_tpu_chip`). Nothing is
-fitted on the GPU sets here: their calibration splits are there for the software-stack fits of
-issue 24 point 1. Nothing is ever chosen by a held-out figure.
+and ``call.output_elements_per_cycle`` (see :func:`fit_tpu_chip`). ``--fit-ampere``
+(calibration splits of ``llmcompass_a100`` and ``neusight_pcie_variants``, scored softmax /
+layer-norm rows): the A100's row-kernel issue rate ``compute.issue_per_clk_per_sm``, written
+into ``configs/hardware/a100.yaml`` (:func:`fit_ampere_rows`; accelsim/hw/gpu/README.md,
+"Ampere row kernels"). Nothing is ever chosen by a held-out figure.
 """
 
 from __future__ import annotations
@@ -143,8 +147,7 @@ def load_set(name: str) -> dict[str, list[dict[str, Any]]]:
 TPU_CHIP = "tpu_v4_chip"
 """The machine of the TPU set (configs/hardware/tpu_v4_chip.yaml)."""
 PCIE_A100 = "a100_pcie"
-"""The A100 PCIe board, used when the project has its config; else :data:`PCIE_FALLBACK`."""
-PCIE_FALLBACK = "a100"
+"""The A100 80GB PCIe board of neusight_pcie_variants (configs/hardware/a100_pcie.yaml)."""
 
 
 def machine_of(set_name: str, case: dict[str, Any]) -> str:
@@ -154,8 +157,7 @@ def machine_of(set_name: str, case: dict[str, Any]) -> str:
     if set_name == "neusight_h100":
         return "h100"
     if set_name == "neusight_pcie_variants":
-        have = (ROOT / "configs" / "hardware" / f"{PCIE_A100}.yaml").is_file()
-        return PCIE_A100 if have else PCIE_FALLBACK
+        return PCIE_A100
     return "dgx_a100" if case["op"] == "allreduce" else "a100"
 
 
@@ -308,6 +310,43 @@ def fit_tpu_chip() -> dict[str, float]:
             "calibration_mape": err, "cases": len(y)}
 
 
+# -- the A100's row-kernel issue rate (calibration split only) ------------------------------
+ISSUE_RATES = list(range(64, 132, 4))
+"""The row kernels' issue rates tried by :func:`fit_ampere_rows`, thread instructions per
+clock per SM (64: the GA100 SM's FP32 lanes, 128: its four schedulers' dispatch)."""
+AMPERE_SETS = ("llmcompass_a100", "neusight_pcie_variants")
+"""The public sets of A100 row kernels (softmax, layer norm)."""
+
+
+def fit_ampere_rows(rates: Iterable[int] = ISSUE_RATES) -> dict[str, Any]:
+    """``compute.issue_per_clk_per_sm`` of the A100 (a100.yaml, inherited by a100_pcie) fitted
+    on the scored ``softmax_norm`` rows of the calibration splits of :data:`AMPERE_SETS`: the
+    rate of least squared log error (each row on its own machine, :func:`machine_of`).
+    Returns the rate, its calibration MAPE and every rate's."""
+    from accelsim.api.gpu import simulate_op
+    from accelsim.config.registry import load_machine
+
+    rows = []
+    for name in AMPERE_SETS:
+        part = fit_data(name, part="calibration")["sections"]["calibration"]["cases"]
+        cases = [c for c in part if not is_held_back(c)]
+        floor = floors(cases)  # the floor of the calibration split alone
+        rows += [(machine_of(name, c), c) for c in cases if family_of(c) == "softmax_norm"
+                 and float(c["measured_s"]) >= FLOOR_FACTOR * floor[
+                     (str(c.get("device", "")), str(c.get("op")) + str(c.get("timing", "")))]]
+    trials = {}
+    for rate in rates:
+        ms = {n: load_machine(n, {"compute.issue_per_clk_per_sm": rate})
+              for n in {n for n, _ in rows}}
+        errs = [math.log(float(simulate_op(ms[n], build_op(c), mode="event")["time_s"])
+                         / float(c["measured_s"])) for n, c in rows]
+        trials[rate] = (sum(e * e for e in errs) / len(errs),
+                        mape([math.expm1(e) for e in errs]))
+    best = min(trials, key=lambda r: trials[r][0])
+    return {"issue_per_clk_per_sm": best, "calibration_mape": trials[best][1],
+            "rows": len(rows), "trials": {r: v[1] for r, v in trials.items()}}
+
+
 # -- tables and targets ----------------------------------------------------------------------
 def mape(errs: list[float]) -> float:
     """Mean absolute relative error (0-1); nan for no rows."""
@@ -388,6 +427,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="show the calibration split only (while modelling)")
     ap.add_argument("--fit", action="store_true",
                     help="re-derive the TPU v4 chip's call costs from the calibration split")
+    ap.add_argument("--fit-ampere", action="store_true",
+                    help="re-derive the A100's row-kernel issue rate from the calibration splits")
     ap.add_argument("--copy", action="store_true",
                     help="re-copy the sets from /work/shared (V100 rows left out)")
     ap.add_argument("--sets", nargs="*", default=list(SETS), choices=SETS, metavar="SET")
@@ -395,6 +436,13 @@ def main(argv: list[str] | None = None) -> int:
     if a.copy:
         for p in copy_sets(a.sets):
             print(f"copied {p.relative_to(ROOT)}")
+    if a.fit_ampere:
+        got = fit_ampere_rows()
+        print(f"a100 compute.issue_per_clk_per_sm, fitted on {got['rows']} scored softmax/layer-"
+              f"norm calibration rows of {', '.join(AMPERE_SETS)}: {got['issue_per_clk_per_sm']}"
+              f" (calibration MAPE {got['calibration_mape']:.1%})")
+        print("  tried: " + ", ".join(f"{r}: {v:.1%}" for r, v in got["trials"].items()))
+        return 0
     if a.fit:
         got = fit_tpu_chip()
         print(f"tpu_v4_chip call costs, fitted on {got['cases']} calibration GEMMs of "

@@ -209,6 +209,39 @@ class AttentionStack:
         "many K/V blocks and the heads leave SMs idle.", check=positive)
 
 
+SOFTMAX_BLOCK_KERNELS = ("reg", "smem", "block")
+"""PyTorch's one-CTA-per-row softmax kernels (``hw/gpu/rows.py`` :func:`softmax_shape`)."""
+SOFTMAX_BLOCK_SIZES = ("cols", "half_vectors")
+"""How PyTorch sizes a softmax CTA: ``cols`` = ``SoftMaxForward_getBlockSize`` (min(cols,
+1024) rounded up to a warp), ``half_vectors`` = ``SoftMax_getBlockSize(ILP, cols)`` (the
+power of two at least half the row's 16-byte vectors, 32-1024)."""
+
+
+def _softmax_kernels(v: Any) -> str | None:
+    """Check (per list item): a softmax block kernel family."""
+    if v in SOFTMAX_BLOCK_KERNELS:
+        return None
+    return f"unknown softmax kernel (known: {', '.join(SOFTMAX_BLOCK_KERNELS)})"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RowStack:
+    """The framework's row-kernel dispatch on one generation (see ``hw/gpu/rows.py``)."""
+
+    softmax_warp_max_cols: int = param(
+        "Rows of at most this many columns (and softmax_warp_max_bytes) run the one-warp-"
+        "per-row softmax_warp_forward kernel, elements.", check=positive)
+    softmax_warp_max_bytes: int = param(
+        "... and of at most this many bytes, bytes.", check=positive)
+    softmax_block_kernels: tuple[str, ...] = param(
+        "The one-CTA-per-row softmax kernels the framework has, in its dispatch order "
+        "(reg: cunn_SoftMaxForwardReg, smem: cunn_SoftMaxForwardSmem, block: "
+        "cunn_SoftMaxForward, the last resort).", check=_softmax_kernels)
+    softmax_block_threads: str = param(
+        "How a one-CTA-per-row softmax sizes its CTA (cols or half_vectors).",
+        choices=SOFTMAX_BLOCK_SIZES)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GpuStack:
     """A GPU generation's library stack (``configs/software/<name>.yaml``)."""
@@ -221,6 +254,7 @@ class GpuStack:
     gemm: GemmStack = param("GEMM kernel families.")
     conv: ConvStack = param("Convolution kernel families.")
     attention: AttentionStack = param("Fused-attention (SDPA) kernel choices.")
+    rows: RowStack = param("Row-wise kernel (softmax) dispatch of the framework.")
     sources: tuple[str, ...] = param("Where the kernel names and rules come from.", default=())
 
 

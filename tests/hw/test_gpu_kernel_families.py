@@ -13,6 +13,9 @@ from accelsim.hw.gpu.rows import layernorm_shape, softmax_shape
 from accelsim.workload.nn_ops import Elementwise, LayerNorm, Softmax
 from accelsim.workload.ops import Gemm
 
+HOPPER = load_machine("h200").stack.rows
+"""PyTorch 2.11's row-kernel dispatch (configs/software/hopper.yaml)."""
+
 
 @pytest.fixture(scope="module")
 def h200():
@@ -53,18 +56,18 @@ def test_four_byte_aligned_rows_take_the_narrow_fallback(h200):
 
 
 def test_softmax_dispatch_follows_row_length():
-    assert softmax_shape(1024, 2).family == "softmax_warp"
-    assert softmax_shape(2048, 2).family == "softmax_warp"
-    assert softmax_shape(2048, 4).family == "softmax_reg"
-    assert softmax_shape(8192, 2).family == "softmax_reg"
-    long = softmax_shape(32768, 2)
+    assert softmax_shape(1024, 2, HOPPER).family == "softmax_warp"
+    assert softmax_shape(2048, 2, HOPPER).family == "softmax_warp"
+    assert softmax_shape(2048, 4, HOPPER).family == "softmax_reg"
+    assert softmax_shape(8192, 2, HOPPER).family == "softmax_reg"
+    long = softmax_shape(32768, 2, HOPPER)
     assert long.family == "softmax_block" and long.passes == ("mem", "l2", "l2")
-    assert softmax_shape(128, 2).rows_per_cta == 8
+    assert softmax_shape(128, 2, HOPPER).rows_per_cta == 8
     assert layernorm_shape(4096, 2).threads == 128
 
 
 def test_one_cta_per_row_holds_few_rows_per_sm():
-    assert softmax_shape(8192, 2).ctas_per_sm == 1  # 1024 threads x (26 + 8) registers
+    assert softmax_shape(8192, 2, HOPPER).ctas_per_sm == 1  # 1024 threads x (26 + 8) registers
     assert layernorm_shape(4096, 2).ctas_per_sm == 16  # 2048 threads / 128
 
 

@@ -33,6 +33,7 @@ import math
 from dataclasses import dataclass
 
 from accelsim.config.gpu import GpuMachine
+from accelsim.config.gpu_stack import RowStack
 from accelsim.hw.gpu.kernel import CtaCost, Kernel
 from accelsim.hw.gpu.memory import l2_hit_fraction, startup_s
 
@@ -90,39 +91,54 @@ def _resident(threads: int, regs: int) -> int:
     return max(1, min(MAX_CTAS_PER_SM, MAX_THREADS_PER_SM // threads, by_regs))
 
 
-def _block_threads(cols: int) -> int:
-    """``SoftMaxForward_getBlockSize``: ``min(cols, 1024)`` rounded up to a warp."""
-    return min(BLOCK_THREADS, 32 * math.ceil(cols / 32))
+def _block_threads(cols: int, elem_bytes: int, rule: str) -> int:
+    """Threads of a one-CTA-per-row softmax: ``cols`` = ``SoftMaxForward_getBlockSize``
+    (``min(cols, 1024)`` rounded up to a warp, PyTorch 2.11); ``half_vectors`` =
+    ``SoftMax_getBlockSize(ILP, cols)`` (PyTorch 2.0/2.1: the power of two at least half of
+    ``min(cols / ILP, 1024)``, ILP the elements of a 16-byte vector, at least a warp)."""
+    if rule == "cols":
+        return min(BLOCK_THREADS, 32 * math.ceil(cols / 32))
+    ilp = max(1, VECTOR_BYTES // elem_bytes)
+    half = min(cols // ilp, BLOCK_THREADS) // (2 if ilp > 1 else 1)
+    return max(32, 1 << max(0, math.ceil(math.log2(max(1, half)))))
 
 
-def softmax_shape(cols: int, elem_bytes: int) -> RowShape:
-    """PyTorch 2.11's softmax dispatch over the last dim (``host_softmax``).
+def softmax_shape(cols: int, elem_bytes: int, rows: RowStack) -> RowShape:
+    """The framework's softmax dispatch over the last dim (``host_softmax``), as the stack's
+    ``rows`` section gives it (``configs/software/*.yaml``: PyTorch 2.11 in ``hopper.yaml``,
+    2.0/2.1 in ``ampere.yaml``).
 
-    * ``softmax_warp``: ``cols <= 2048`` and 4 KiB (``softmax_warp_forward``): a warp per
-      row (two when ``cols <= 128``), 4 warps per CTA, the row in registers
-      (``pow2(cols) / 32`` per thread); scalar loads, all in flight; warp shuffles.
-    * ``softmax_reg``: ``ceil(cols / 1024) < 10`` (``cunn_SoftMaxForwardReg``): a
-      1024-thread CTA per row, each thread ``ceil(cols / 1024)`` scalar (one-element) loads
-      in flight, the row in registers; two block reductions; the epilogue recomputes the exp.
-    * ``softmax_smem``: the row fits 48 KiB of shared memory (``cunn_SoftMaxForwardSmem``):
+    * ``softmax_warp``: ``cols <= softmax_warp_max_cols`` and ``softmax_warp_max_bytes``
+      (``softmax_warp_forward``): a warp per row (two when ``cols <= 128``), 4 warps per
+      CTA, the row in registers (``pow2(cols) / 32`` per thread); scalar loads, all in
+      flight; warp shuffles.
+    * then the first of ``softmax_block_kernels`` that takes the row, a CTA of
+      ``softmax_block_threads`` per row:
+    * ``reg``: ``ceil(cols / threads) < 10`` (``cunn_SoftMaxForwardReg``): each thread
+      ``ceil(cols / threads)`` scalar (one-element) loads in flight, the row in registers;
+      two block reductions; the epilogue recomputes the exp.
+    * ``smem``: the row fits 48 KiB of shared memory (``cunn_SoftMaxForwardSmem``):
       16-byte loads into shared memory, one pass from memory, two block reductions.
-    * ``softmax_block``: longer rows (``cunn_SoftMaxForward``): three passes (max, sum of
-      exp, write), the last two re-reading the row from L2.
+    * ``block``: longer rows (``cunn_SoftMaxForward``): three passes (max, sum of exp,
+      write), the last two re-reading the row from L2.
     """
-    if cols <= 2048 and cols * elem_bytes <= 4096:
-        rows = 8 if cols <= 128 else 4
+    warp_cols, warp_bytes = rows.softmax_warp_max_cols, rows.softmax_warp_max_bytes
+    kernels, rule = rows.softmax_block_kernels, rows.softmax_block_threads
+    if cols <= warp_cols and cols * elem_bytes <= warp_bytes:
+        n_rows = 8 if cols <= 128 else 4
         pow2 = 1 << max(0, math.ceil(math.log2(cols)))
-        return RowShape("softmax_warp", 128, rows, _resident(128, BASE_REGISTERS + pow2 // 32),
+        return RowShape("softmax_warp", 128, n_rows,
+                        _resident(128, BASE_REGISTERS + pow2 // 32),
                         ("mem",), 0, load_bytes=elem_bytes, in_flight=0, exps=1,
                         computed_cols=max(32, pow2))
-    threads = _block_threads(cols)
+    threads = _block_threads(cols, elem_bytes, rule)
     loads = math.ceil(cols / threads)
-    if loads < REG_SOFTMAX_MAX_LOADS:
+    if "reg" in kernels and loads < REG_SOFTMAX_MAX_LOADS:
         return RowShape("softmax_reg", threads, 1,
                         _resident(threads, BASE_REGISTERS + loads), ("mem",), 2,
                         load_bytes=elem_bytes, in_flight=0, exps=2)
     vec = max(1, VECTOR_BYTES // elem_bytes)
-    if cols * elem_bytes + 4 * threads // 32 <= SMEM_PER_CTA:
+    if "smem" in kernels and cols * elem_bytes + 4 * threads // 32 <= SMEM_PER_CTA:
         # global load + shared store, two shared loads, global store: per vector
         return RowShape("softmax_smem", threads, 1, _resident(threads, BASE_REGISTERS),
                         ("mem", "smem", "smem"), 2, in_flight=0, exps=2, mem_instr=5 / vec)
@@ -153,9 +169,13 @@ def row_kernel(m: GpuMachine, name: str, shape: RowShape, rows: int, cols: int,
     elems = shape.rows_per_cta * cols
     computed = shape.rows_per_cta * (shape.computed_cols or cols)
     exp_instr = c.exp_instr or c.transcendental_instr
-    arith = computed * (instr_per_element + shape.exps * exp_instr)
-    issue = (arith + elems * shape.mem_instr * c.row_mem_instr
-             + shape.threads * (c.row_cta_instr + cta_instr)) / (lanes * clk)
+    # FP32 arithmetic (the family's math, expf, Welford combines) runs on the FP32 lanes;
+    # loads, stores and per-thread index work only need an issue slot (sm_80: twice the
+    # FP32 lanes; sm_90: as many)
+    arith = (computed * (instr_per_element + shape.exps * exp_instr)
+             + shape.threads * cta_instr)
+    other = elems * shape.mem_instr * c.row_mem_instr + shape.threads * c.row_cta_instr
+    issue = max((arith + other) / (c.issue_per_clk_per_sm * clk), arith / (lanes * clk))
     sfu = computed * (sfu_per_element + shape.exps) / (c.sfu_ops_per_clk_per_sm * clk)
     issue = max(issue, sfu)
     loads = math.ceil(elems * elem_bytes / (shape.rows_per_cta * shape.threads
@@ -165,15 +185,21 @@ def row_kernel(m: GpuMachine, name: str, shape: RowShape, rows: int, cols: int,
     loads = math.ceil(loads / shape.in_flight) if shape.in_flight else 1
     hbm_lat = mem.loaded_hbm_latency_s or mem.hbm.latency_s
     mem_lat = hit * mem.l2_latency_s + (1.0 - hit) * hbm_lat
-    # a re-read pass hits L1 while the rows of the SM's resident CTAs fit it, else L2
+    # a re-read pass hits L1 while the rows of the SM's resident CTAs fit it, else L2; the
+    # lines of it that L2 no longer holds (the rows every SM holds and the outputs they write
+    # past L2's share: the residency rule of hw/gpu/memory.py) come from HBM again: HBM bytes
+    # (the latency chain keeps L2's round trip, as fitted on the H200)
     per_sm = math.ceil(ctas / m.sm_count)
-    resident = min(shape.ctas_per_sm, per_sm) * elems * elem_bytes + extra_read_bytes
+    units = min(ctas, m.sm_count)
+    r_live = min(shape.ctas_per_sm, per_sm)
+    resident = r_live * elems * elem_bytes + extra_read_bytes
     in_l1 = resident < m.compute.sm_l1_bytes
+    live = units * r_live * elems * elem_bytes
+    reread_hit = max(hit, l2_hit_fraction(m, live + extra_read_bytes, live))
     passes = tuple("l1" if p == "l2" and in_l1 else p for p in shape.passes)
     src = {"mem": mem_lat, "l2": mem.l2_latency_s, "l1": 0.0, "smem": 0.0}
     lat = sum(loads * src[p] for p in passes)
     lat += shape.reductions * c.block_reduce_s
-    units = min(ctas, m.sm_count)
     # a scheduler issues one instruction per clock only with enough warps to cover the
     # dependent-issue latency: with w warps it issues at min(1, w / row_dependent_issue)
     warps = shape.threads / 32 / 4  # per scheduler, one CTA
@@ -189,11 +215,11 @@ def row_kernel(m: GpuMachine, name: str, shape: RowShape, rows: int, cols: int,
     moved = 2 * x + extra_read_bytes
     reread = sum(1 for p in passes[1:] if p == "l2") * x
     cta = CtaCost(compute_s=busy, l2_bytes=(moved + reread) / units,
-                  hbm_bytes=(1.0 - hit) * moved / units,
+                  hbm_bytes=((1.0 - hit) * moved + (1.0 - reread_hit) * reread) / units,
                   parts={"alu_s": per_sm * issue_eff, "latency_s": lat_bound})
     meta = {"l2_hit": hit, "chunks": units, "family": shape.family, "threads": shape.threads,
             "ctas": ctas, "ctas_per_sm": shape.ctas_per_sm, "passes": len(shape.passes),
-            "reread_from": "l1" if in_l1 else "l2"}
+            "reread_from": "l1" if in_l1 else "l2", "reread_l2_hit": reread_hit}
     return Kernel(name=name, groups=((units, cta),), launch_s=m.host.kernel_launch_s,
                   startup_s=startup_s(m, hit), meta=meta)
 
@@ -213,5 +239,6 @@ def softmax_kernel(m: GpuMachine, rows: int, cols: int, elem_bytes: int,
                    flops: float) -> Kernel:
     """Row softmax: ``compute.softmax_instr_per_element`` thread instructions and one exp (on
     the SFU) per element, laid out by :func:`softmax_shape`."""
-    return row_kernel(m, "softmax", softmax_shape(cols, elem_bytes), rows, cols, elem_bytes,
+    return row_kernel(m, "softmax", softmax_shape(cols, elem_bytes, m.stack.rows), rows, cols,
+                      elem_bytes,
                       m.compute.softmax_instr_per_element, sfu_per_element=1.0)
