@@ -4,6 +4,7 @@
     PYTHONPATH=. python scripts/fidelity.py --json out.json      # + every row as JSON
     PYTHONPATH=. python scripts/fidelity.py --write-readme       # + rewrite README's section
     PYTHONPATH=. python scripts/fidelity.py --only validate_gpu validate_links
+    PYTHONPATH=. python scripts/fidelity.py --from-json out.json --write-readme  # no re-run
     accelsim validate --fidelity [--json]                        # the same, from the CLI
 
 **The protocol.** Every ``scripts/validate_*.py`` that defines a top-level function
@@ -337,6 +338,9 @@ def main(argv: list[str] | None = None) -> int:
                     "instead of the table)")
     ap.add_argument("--write-readme", nargs="?", const=str(README), metavar="PATH",
                     help="rewrite the marked section of README.md (or PATH)")
+    ap.add_argument("--from-json", metavar="PATH",
+                    help="take the rows of an earlier --json run instead of running anything "
+                    "(its date line too)")
     ap.add_argument("--one", metavar="VALIDATOR", help=argparse.SUPPRESS)
     ap.add_argument("--opts", default="{}", help=argparse.SUPPRESS)
     ap.add_argument("--scripts", default=str(SCRIPTS), help=argparse.SUPPRESS)
@@ -344,7 +348,11 @@ def main(argv: list[str] | None = None) -> int:
     if a.one:
         print(json.dumps(run_one(a.one, json.loads(a.opts), Path(a.scripts))))
         return 0
-    result = collect(a.only, a.timeout)
+    if a.from_json:
+        result = json.loads(Path(a.from_json).read_text())
+    else:
+        line = stamp()  # the commit the figures are computed at, before minutes of runs
+        result = {**collect(a.only, a.timeout), "stamp": line}
     if a.json == "-":
         print(json.dumps(result, indent=1))
     else:
@@ -355,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
         if a.only:
             raise SystemExit("fidelity.py: error: --write-readme needs every validator "
                              "(no --only)")
-        changed = write_readme(result, Path(a.write_readme))
+        changed = write_readme(result, Path(a.write_readme), result.get("stamp"))
         print(f"{a.write_readme}: fidelity section {'rewritten' if changed else 'unchanged'}",
               file=sys.stderr)
     return exit_code(result)
