@@ -28,12 +28,14 @@ def pcie():
 
 
 def test_a100_pcie_is_the_sxm_chip_on_the_300_w_board(a100, pcie):
-    """Product brief: HBM2e at 1,935 GB/s (SXM4 80 GB: 2,039), 300 W (400 W), base clock
-    1065 MHz as the power cap's floor (SXM4: 1155 MHz default applications clock), PCIe Gen4;
-    the chip and its library stack are the A100's."""
+    """Product brief: HBM2e at 1,935 GB/s (SXM4 80 GB: 2,039), base clock 1065 MHz as a power
+    cap's floor (SXM4: 1155 MHz default applications clock), PCIe Gen4; the chip and its
+    library stack are the A100's. Its 300 W is written down but not applied (the modelled
+    energy would need 344 W at the base clock: a100_pcie.yaml), and the SXM4's 400 W is not
+    inherited."""
     assert pcie.memory.hbm.bandwidth_bytes_per_s == pytest.approx(1935e9)
     assert a100.memory.hbm.bandwidth_bytes_per_s == pytest.approx(2039e9)
-    assert (pcie.energy.tdp_w, a100.energy.tdp_w) == (300, 400)
+    assert pcie.energy.tdp_w is None and a100.energy.tdp_w == 400
     assert pcie.energy.min_clock_hz == pytest.approx(1065e6)
     assert a100.energy.min_clock_hz == pytest.approx(1155e6)
     assert pcie.host.pcie_generation == 4
@@ -51,7 +53,7 @@ def test_an_hbm_bound_op_is_slower_on_the_pcie_board_by_its_bandwidth(a100, pcie
 def test_each_value_of_a100_pcie_has_a_kind():
     res = resolve_machine("a100_pcie")
     assert res.provenance["memory.hbm.bandwidth_bytes_per_s"].kind == "datasheet"
-    assert res.provenance["energy.tdp_w"].kind == "datasheet"
+    assert res.provenance["energy.min_clock_hz"].kind == "datasheet"
     assert res.provenance["compute.issue_per_clk_per_sm"].label().startswith("fitted on a100_pcie")
 
 
