@@ -183,6 +183,28 @@ def print_case(r: Row) -> None:
           f"{r.model_call_s * 1e6:.1f} us{flag}")
 
 
+def fidelity_rows(hw: str = "h200") -> list[dict]:
+    """The fidelity table's rows (``scripts/fidelity.py``): per part and kind, the MAPE of the
+    main kernel's and of all kernels' device time, with the share of cases whose kernel count
+    and split match in the note (no target: the issue sets none)."""
+    import fidelity
+
+    m = load_gpu(hw)
+    out = []
+    for part, role in (("cal", "calibration"), ("held", "held-out")):
+        rows = [row_of(m, c, "analytic") for c in cases_of(part)]
+        src = [fidelity.source_of(DATA.name, role)]
+        for kind in ("linear", "decode_attention"):
+            sel = [r for r in rows if r.kind == kind]
+            s = summary(sel)
+            note = f"kernel count and split match {s['count_pct']:.0f} % of cases"
+            for what, key in (("main kernel", "main_mape"), ("all kernels", "kernels_mape")):
+                out.append(fidelity.row("validate_library_choices", src, f"{kind}: {what}",
+                                        cases=s["n"], mape_pct=s[key], note=note,
+                                        metric="profiled kernel device time"))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--part", choices=tuple(PARTS), required=True,

@@ -143,6 +143,30 @@ def summary(rows: list[dict]) -> dict[str, dict[str, float]]:
     return out
 
 
+def fidelity_rows() -> list[dict]:
+    """The fidelity table's rows (``scripts/fidelity.py``): per held-out run (11, 12) and
+    family, eager and graph MAPE with the 10 % target, as :func:`main` prints them."""
+    import fidelity
+
+    offset = time_op_offset_s(json.loads((DATA / "h200_floor4.json").read_text()))
+    machine = load_machine("h200")
+    out = []
+    for name in (HELD_OUT, RUN12):
+        data = json.loads((DATA / name).read_text())
+        for r in data["ops"]:
+            r.setdefault("run", data.get("run", 11))
+        rows = evaluate(data, offset, machine)
+        for fam in dict.fromkeys(r["family"] for r in rows):
+            sel = [r for r in rows if r["family"] == fam]
+            for mode in ("eager", "graph"):
+                errs = [100 * r[f"{mode}_err"] for r in sel if r[f"{mode}_err"] is not None]
+                out.append(fidelity.row(
+                    "validate_single_ops", [fidelity.source_of(name, "held-out")],
+                    f"{fam} ({mode})", errors_pct=errs, target_pct=FAMILY_TARGET_PCT,
+                    metric=f"per call, {mode}, back to back (accelsim op --exec {mode})"))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--json", metavar="FILE", help="write the rows and the summary as JSON")
