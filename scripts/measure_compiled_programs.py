@@ -47,6 +47,9 @@ import traceback
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                                 "workloads", "programs"))
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import measure_e2e as me  # noqa: E402
 import plain  # noqa: E402
 import torch  # noqa: E402
 
@@ -82,24 +85,12 @@ if SELECT:  # a subset (names or programs): several invocations fill one file
     CASES = [c for c in CASES if c[0] in SELECT or c[1] in SELECT]
 
 
-def sync() -> None:
-    if CUDA:
-        torch.cuda.synchronize()
+sync = me.sync
 
 
 def step_times(fn, steps: int, warm: int = 1) -> list[float]:
-    """Seconds of each of ``steps`` calls of ``fn``, a synchronise before and after each."""
-    for _ in range(warm):
-        fn()
-    sync()
-    out = []
-    for _ in range(steps):
-        sync()
-        t = time.perf_counter()
-        fn()
-        sync()
-        out.append(time.perf_counter() - t)
-    return out
+    """Seconds of each of ``steps`` calls of ``fn`` (:func:`measure_e2e.step_seconds`)."""
+    return me.step_seconds(fn, steps, warm)
 
 
 def allow_recompiles(limit: int = 64) -> None:

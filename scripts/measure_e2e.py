@@ -150,8 +150,9 @@ def sync() -> None:
 
 
 # ----------------------------------------------------------------------------- timing
-def time_steps(fn, steps: int, warm: int = 2) -> dict:
-    """Per-step wall time with a synchronise after each step (as ``generate`` runs)."""
+def step_seconds(fn, steps: int, warm: int = 2) -> list[float]:
+    """Wall seconds of each of ``steps`` calls of ``fn`` after ``warm`` calls, a synchronise
+    before and after each (as ``generate`` runs); no profiler involved."""
     for _ in range(warm):
         fn()
     sync()
@@ -162,6 +163,12 @@ def time_steps(fn, steps: int, warm: int = 2) -> dict:
         fn()
         sync()
         ts.append(time.perf_counter() - t)
+    return ts
+
+
+def time_steps(fn, steps: int, warm: int = 2) -> dict:
+    """Per-step wall time with a synchronise after each step (:func:`step_seconds`)."""
+    ts = step_seconds(fn, steps, warm)
     return {"median_s": statistics.median(ts), "min_s": min(ts), "steps": steps,
             "all_s": [round(t, 7) for t in ts]}
 

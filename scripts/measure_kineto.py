@@ -34,7 +34,9 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "workloads", "programs"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import measure_e2e as me  # noqa: E402
 import plain  # noqa: E402
 import torch  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
@@ -60,35 +62,13 @@ if TIMING_ONLY:
     ]
 
 
-def sync() -> None:
-    torch.cuda.synchronize()
+sync = me.sync
+graph_of = me.graph_of
 
 
 def step_times(fn, steps: int = 10, warm: int = 3) -> list[float]:
-    for _ in range(warm):
-        fn()
-    sync()
-    out = []
-    for _ in range(steps):
-        sync()
-        t = time.perf_counter()
-        fn()
-        sync()
-        out.append(time.perf_counter() - t)
-    return out
-
-
-def graph_of(fn):
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(2):
-            fn()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        fn()
-    return g.replay
+    """Wall seconds of each step (:func:`measure_e2e.step_seconds`)."""
+    return me.step_seconds(fn, steps, warm)
 
 
 def traced_step(fn, path: str) -> float:

@@ -30,6 +30,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import measure_e2e as me  # noqa: E402
+
 DEV, DT = "cuda", torch.bfloat16
 EAGER_CALLS, GRAPH_CALLS, ROUNDS = 200, 20, 7
 BATCHES = (1, 3, 12, 48)
@@ -49,18 +52,11 @@ def eager_s(fn) -> float:
 
 
 def graph_replay(fn):
+    """``GRAPH_CALLS`` calls of ``fn`` captured in one CUDA graph (:func:`measure_e2e.graph_of`)."""
     def burst():
         for _ in range(GRAPH_CALLS):
             fn()
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        burst()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        burst()
-    return g.replay
+    return me.graph_of(burst)
 
 
 def graph_s(replay) -> float:
