@@ -1,7 +1,7 @@
 # ruff: noqa: E731, B023
 """Run 12: single ops timed on one H200 as users call them, with a protocol that leaves the
 host alone (issue 23 point 4; run 11 profiled every case in the timing process, which slows
-eager dispatch for the rest of it: accelsim/hw/gpu/README.md, run 11).
+eager dispatch for the rest of it: docs/gpu_findings_log.md, "Run 11").
 
 Run on the device machine with the image's python3 (PyTorch):
 

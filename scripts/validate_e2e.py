@@ -59,7 +59,7 @@ by ``--fit-stream`` on the 25 CUDA-graph steps of Llama-3-8B and ResNet-50 in ru
 ``calibration-run2``). **dev** = everything else: GPT-2 XL, BERT-base and MobileNetV2 in run 2
 (``dev-run2``), runs 3, 4, 4c, 7 and 7c (``dev-run3`` ...). None of it was fitted on, but the
 figures of each were reported before and after model changes, and fits were rejected when one
-got worse (``accelsim/hw/gpu/README.md``), so they are no longer independent evidence; the
+got worse (``docs/gpu_findings_log.md``), so they are no longer independent evidence; the
 registry gives each set the date it became dev and why. No whole-model set is held out now.
 
 Targets (:data:`TARGETS_PCT`, MAPE per group and execution mode, on every group that is not

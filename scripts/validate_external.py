@@ -52,7 +52,7 @@ Fitted (``--fit``, calibration split of ``scalesim_tpuv4_gemm`` only; written in
 and ``call.output_elements_per_cycle`` (see :func:`fit_tpu_chip`). ``--fit-ampere``
 (calibration splits of ``llmcompass_a100`` and ``neusight_pcie_variants``, scored softmax /
 layer-norm rows): the A100's row-kernel issue rate ``compute.issue_per_clk_per_sm``, written
-into ``configs/hardware/a100.yaml`` (:func:`fit_ampere_rows`; accelsim/hw/gpu/README.md,
+into ``configs/hardware/a100.yaml`` (:func:`fit_ampere_rows`; docs/gpu_findings_log.md,
 "Ampere row kernels"). Nothing is ever chosen by a held-out figure.
 """
 

@@ -65,7 +65,8 @@ MIB = 2 ** 20
 
 CAL_TARGET_PCT = 10.0
 """MAPE target, percent, per calibration group: square GEMMs >= 1024 in each precision and the
-copy curve >= 16 MiB (README "Fidelity", accelsim/hw/gpu/README.md: "targets MAPE <= 10%")."""
+copy curve >= 16 MiB (README "Fidelity"; docs/gpu_findings_log.md, "Calibration set and the
+first fits")."""
 FAMILY_TARGET_PCT = 10.0
 """MAPE target, percent, per operator family of ``h200_heldout.json`` (README: "held-out shapes
 and operators within 10 % per family"; dacdf53: "every held-out single-op family now within

@@ -47,7 +47,7 @@ from data_registry import fit_data  # noqa: E402
 DATA = Path(__file__).resolve().parent / "data"
 FAMILY_TARGET_PCT = 10.0
 """MAPE target per conv / glue family on the dev split, percent (README: single ops "within
-10 % per family"; the GPU README's conv table)."""
+10 % per family"; docs/gpu_findings_log.md, "Run 1 profiles and the convolution families")."""
 FIT_INPUTS = (("h200_e2e.json", "calibration"), ("h200_probe2.json", None),
               ("h200_ops4b.json", None), ("h200_ops5.json", None), ("h200_floor4.json", None))
 """(file, registry part) of every set ``--fit`` reads, all calibration data."""

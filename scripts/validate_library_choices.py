@@ -123,7 +123,8 @@ def row_of(m: GpuMachine, case: dict, mode: str) -> Row:
     """Model and measurement of one case."""
     doc = op_document(m, op_of(case), mode=mode)
     # a profiled kernel's duration holds what the model splits into launch_s and the body
-    # (run 5, GPU README: a tiny kernel profiles 0.98 us, launch_s + one L2 round trip 1.03)
+    # (docs/gpu_findings_log.md, run 5: a tiny kernel profiles 0.98 us, launch_s + one L2
+    # round trip 1.03)
     bodies = tuple(k["time_s"] for k in doc["kernels"])
     host = m.host.call_s(HOST_CLASS[case["kind"]])
     key = "split_k" if case["kind"] == "linear" else "kv_splits"

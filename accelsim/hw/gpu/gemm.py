@@ -21,12 +21,13 @@ How a library (cuBLAS / CUTLASS) runs ``C[M,N] = A[M,K] @ B[K,N]`` and what this
   only fills the SMs of one wave (``tiles x split <= gemm.split_k_max_waves x SMs``) of a K
   of at least ``gemm.split_k_min_k_blocks`` blocks, and a skinny GEMM's tile covers M
   without padding (:func:`fitted_tiles`): cuBLASLt's choices in run 9
-  (``h200_library_run9.json``, accelsim/hw/gpu/README.md "Library choices (run 9)"). The kernel families, their tile sets, K
-  blocks and split-K factors are the GPU's library stack (``m.stack.gemm``, from
-  ``configs/software/<stack>.yaml``): on Hopper the fallback and legacy paths have the few
-  tiles of their CUTLASS 2.x kernels (align1: 128x128, 256x128; align2: 256x128; int8:
-  128x64, 128x256), fp8 ``_scaled_mm`` those of its ``nvjet_sm90_qqtst`` kernels (144x128,
-  128x128, and skinny tiles), so their wave quantization is the library's.
+  (``h200_library_run9.json``, docs/gpu_findings_log.md "Run 9: library choices"). The kernel
+  families, their tile sets, K blocks and split-K factors are the GPU's library stack
+  (``m.stack.gemm``, from ``configs/software/<stack>.yaml``): on Hopper the fallback and
+  legacy paths have the few tiles of their CUTLASS 2.x kernels (align1: 128x128, 256x128;
+  align2: 256x128; int8: 128x64, 128x256), fp8 ``_scaled_mm`` those of its
+  ``nvjet_sm90_qqtst`` kernels (144x128, 128x128, and skinny tiles), so their wave
+  quantization is the library's.
 * **Waves**: one CTA per SM; ``ceil(CTAs / SMs)`` rounds of the same tile time (wave
   quantization), a persistent tile scheduler behaves the same.
 * **Main loop** per CTA: ``k_iters * BK`` deep; bounded by the tensor cores
