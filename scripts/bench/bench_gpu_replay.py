@@ -1,7 +1,8 @@
 """GPU event replay of contended kernels: the SimPy per-CTA replay against its recurrence
 (:func:`accelsim.engine.gpu_replay.cta_recurrence_s`), side by side in one run.
 
-    PYTHONPATH=. python scripts/bench_gpu_replay.py [--hw h200 a100] [--models llama3_8b_prefill]
+    PYTHONPATH=. python scripts/bench/bench_gpu_replay.py [--hw h200 a100] \
+        [--models llama3_8b_prefill]
 
 For each machine and zoo model: every operator through ``simulate_op``'s event mode
 (:func:`accelsim.devices.gpu.op_document`, ``mode="event"``: what ``accelsim op`` runs by
@@ -18,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from accelsim.api.systolic import load_hw, load_wl  # noqa: E402

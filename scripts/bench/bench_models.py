@@ -2,7 +2,7 @@
 and in event mode, wall time and peak RSS, each run in its own process (honest RSS), printed
 beside the start-up time of ``accelsim --version`` measured on the same machine in the same run.
 
-    PYTHONPATH=. python scripts/bench_models.py [--hw tpu_v4 ...] [--models resnet50 ...]
+    PYTHONPATH=. python scripts/bench/bench_models.py [--hw tpu_v4 ...] [--models resnet50 ...]
                                                 [--modes auto event] [--csv out.csv]
 
 Columns: ``sim_s`` the simulation call alone (``accelsim.api.simulate`` on systolic machines,
@@ -27,7 +27,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HW = ("tpu_v4", "h200", "npu_ascend910")
 MODES = ("auto", "event")
 

@@ -1,7 +1,7 @@
 """Benchmark of the serving simulator (issue 28 targets; a benchmark, not a test).
 
-    PYTHONPATH=. python scripts/bench_serving.py                  # both parts
-    PYTHONPATH=. python scripts/bench_serving.py --points 100     # a smaller search
+    PYTHONPATH=. python scripts/bench/bench_serving.py                  # both parts
+    PYTHONPATH=. python scripts/bench/bench_serving.py --points 100     # a smaller search
 
 1. A 10,000-request Poisson stream (Llama-3-70B, TP=8 on an HGX H200; 1,024 in / 128 out) served
    by vLLM: wall time (target <= 10 s on 2 cores), iterations simulated, step evaluations (the

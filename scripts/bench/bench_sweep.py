@@ -1,7 +1,7 @@
 """Sweep speed: design points per second for single-layer systolic evaluations, and the wall
 time of a 1,000-point ResNet-50 array-size x SRAM sweep on 2 cores.
 
-    PYTHONPATH=. python scripts/bench_sweep.py [--workers 2] [--single 4000] [--energy]
+    PYTHONPATH=. python scripts/bench/bench_sweep.py [--workers 2] [--single 4000] [--energy]
 
 Rows of the table:
 
@@ -42,7 +42,7 @@ from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from accelsim.devices import device_for  # noqa: E402

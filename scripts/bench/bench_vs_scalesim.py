@@ -1,6 +1,6 @@
 """Benchmark: the same layers through SCALE-Sim 3.0 and through accelsim, in one run.
 
-    python scripts/bench_vs_scalesim.py [--scalesim-python PY] [--timeout 600] [--repeat 5]
+    python scripts/bench/bench_vs_scalesim.py [--scalesim-python PY] [--timeout 600] [--repeat 5]
 
 Cases: a 1024x1024x1024 GEMM on a 256x256 array (os, SCALE-Sim's default dataflow) and
 ResNet-18 (``workloads/scalesim/resnet18.csv``) on SCALE-Sim's default 32x32 array in os, ws
@@ -40,7 +40,7 @@ import textwrap
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from accelsim.api import simulate  # noqa: E402

@@ -16,7 +16,7 @@ register 0.095 pJ per 8-bit access (0.38 pJ per 32-bit accumulator access); SRAM
 ZigZag runs in its own virtual environment (its dependencies clash with accelsim's), through
 ``zigzag.api`` in a subprocess; accelsim runs in-process. Usage::
 
-    PYTHONPATH=. /work/venv/bin/python scripts/compare_zigzag.py \
+    PYTHONPATH=. /work/venv/bin/python scripts/bench/compare_zigzag.py \
         --zigzag-python /work/zzvenv/bin/python [--json]
 
 Prints, per level / operand / direction, the bits moved and the energy in both tools and the

@@ -1,6 +1,6 @@
 """Fit the two GPU power constants of the energy tables on the H200's measured power.
 
-    PYTHONPATH=. python scripts/fit_gpu_power.py
+    PYTHONPATH=. python scripts/fit/fit_gpu_power.py
 
 One measured point each, from two calibration sections of ``scripts/data/h200_heldout.json``
 (a dev file otherwise: ``scripts/data/REGISTRY.yaml`` parts ``env`` and ``clock_under_load``,
@@ -17,7 +17,7 @@ read through ``data_registry.fit_data``):
 Both are fitted at the H200's table (``scaled_5nm``) and written back to the 45 nm base table
 (``configs/energy/horowitz_45nm.yaml``, ``core.gpu_mac`` and ``leakage.gpu_idle_pe``) by the
 inverse of the scaling law (logic for ``core``, leakage for ``static``), so every scaled table
-carries them to its node (``scripts/scale_energy_table.py``). The other GPUs are predictions.
+carries them to its node (``scripts/fit/scale_energy_table.py``). The other GPUs are predictions.
 ``tests/api/test_power.py`` checks that the shipped tables reproduce this fit.
 """
 
@@ -33,7 +33,7 @@ from accelsim.report.energy import energy_table_for
 from accelsim.report.power import static_inventory, static_power_w
 from accelsim.workload.ops import Gemm
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from data_registry import fit_data  # noqa: E402
 
 SOURCE = "h200_heldout.json"

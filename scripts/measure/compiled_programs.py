@@ -3,13 +3,13 @@
 
 Run on the device machine with the image's python3 (PyTorch 2.11), twice, in two processes:
 
-    PYTHONUNBUFFERED=1 python3 scripts/measure_compiled_programs.py $OUT
-    PYTHONUNBUFFERED=1 python3 scripts/measure_compiled_programs.py --profile $OUT
+    PYTHONUNBUFFERED=1 python3 scripts/measure/compiled_programs.py $OUT
+    PYTHONUNBUFFERED=1 python3 scripts/measure/compiled_programs.py --profile $OUT
 
 Each case is built on the GPU in bf16 and compiled with ``torch.compile(model, dynamic=False)``
 (default mode: Inductor, no CUDA graphs; static shapes so a case's shape never turns another's
 graph dynamic), warmed up (the compile) and timed with a synchronise after each step, as
-``scripts/measure_kineto.py`` (run 12) times eager steps.
+``scripts/measure/kineto_traces.py`` (run 12) times eager steps.
 
 * The first invocation (**timing**) never imports ``torch.profiler`` (a profiler slows eager
   dispatch for the rest of a process): eager and compiled steps of every case in interleaved
@@ -22,7 +22,7 @@ graph dynamic), warmed up (the compile) and timed with a synchronise after each 
 
 The split was decided before anything was measured: **every case is held-out**. Nothing is
 fitted on this run: the compiled host classes (``compiled_kernel``, ``compiled_step``) stay
-as run 7L fitted them, and ``scripts/validate_compiled_programs.py`` scores this file once
+as run 7L fitted them, and ``scripts/validate/validate_compiled_programs.py`` scores this file once
 (kernel count per case and the compiled step's MAPE, target 10 %).
 
 ``MEASURE_CASES=decoder`` (case or program names, comma-separated) measures a subset and
@@ -44,12 +44,12 @@ import tempfile
 import time
 import traceback
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                 "workloads", "programs"))
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import measure_e2e as me  # noqa: E402
+import e2e as me  # noqa: E402
 import plain  # noqa: E402
 import torch  # noqa: E402
 
@@ -89,7 +89,7 @@ sync = me.sync
 
 
 def step_times(fn, steps: int, warm: int = 1) -> list[float]:
-    """Seconds of each of ``steps`` calls of ``fn`` (:func:`measure_e2e.step_seconds`)."""
+    """Seconds of each of ``steps`` calls of ``fn`` (:func:`e2e.step_seconds`)."""
     return me.step_seconds(fn, steps, warm)
 
 

@@ -3,7 +3,7 @@
 
 Run on the device machine (kind ``nvidia-h200``) with the image's python3 (PyTorch):
 
-    PYTHONUNBUFFERED=1 python3 scripts/measure_e2e.py $OUT
+    PYTHONUNBUFFERED=1 python3 scripts/measure/e2e.py $OUT
 
 Writes ``$OUT/h200_e2e.json`` (copied to ``scripts/data/``). Sections, in priority order
 (a time budget, ``MEASURE_BUDGET_S``, cuts from the end; the JSON is rewritten after each
@@ -59,16 +59,16 @@ SHAPE_SET = os.environ.get("MEASURE_SET", "run1")
 ROUNDS = int(os.environ.get("MEASURE_ROUNDS", "0"))
 """Eager protocol. 0: one block of ``STEPS`` steps per case (runs 1-3). N > 0 (run 4): the
 host's dispatch speed drifts between a fast and a slow state every few seconds (a shared
-VM host; see ``h200_ops4.json`` ``host_state``), so the eager steps of all cases of a model
-are taken in interleaved rounds (5 steps per case per round, at least N rounds and 20 s),
+VM host; see ``h200_gemm_rows_run4.json`` ``host_state``), so the eager steps of all cases of a
+model are taken in interleaved rounds (5 steps per case per round, at least N rounds and 20 s),
 and every case sees the same mixture of host states. Profiling is off in this protocol: after
 one ``torch.profiler`` step, eager steps of the same model stay 30-80 % slower for the rest of
-the process (``h200_protocol4.json``: ResNet-50 batch 2, 3.26 ms before, 4.2-5.9 ms after;
-a CUDA-graph capture changes nothing), so runs 2-4 time eager steps in processes that never
+the process (``h200_profiler_slowdown_run4.json``: ResNet-50 batch 2, 3.26 ms before, 4.2-5.9 ms
+after; a CUDA-graph capture changes nothing), so runs 2-4 time eager steps in processes that never
 profiled; run 1's profiles are the attribution data."""
 # (batch, context) decode and (batch, seq) prefill/encoder shapes, or CNN batches, per set:
 # "run1" (runs 1 and 2) and "heldout2" (run 3: shapes and a model, GPT-2 small, never
-# measured before; the held-out set of scripts/validate_e2e.py --run3)
+# measured before; the held-out set of scripts/validate/validate_e2e.py --run3)
 SHAPES = {
     "run1": {
         "llama_dec": [(1, 128), (1, 2048), (1, 2049), (1, 8192), (4, 1024), (16, 512),
@@ -762,7 +762,7 @@ def allow_recompiles(limit: int = 64) -> None:
 
 def _hf_model(name: str) -> nn.Module:
     """The Llama-architecture decoder of ``workloads/hf/NAME.json`` (random weights)."""
-    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "workloads", "hf")
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "workloads", "hf")
     with open(os.path.join(root, name + ".json")) as f:
         c = json.load(f)
     dims = dict(layers=c["num_hidden_layers"], d=c["hidden_size"], h=c["num_attention_heads"],

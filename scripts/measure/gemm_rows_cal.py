@@ -3,12 +3,12 @@
 
 Run on the device machine (kind ``nvidia-h200``) with the image's python3 (PyTorch):
 
-    PYTHONUNBUFFERED=1 python3 scripts/measure_h200_ops4.py $OUT
+    PYTHONUNBUFFERED=1 python3 scripts/measure/gemm_rows_cal.py $OUT
 
-Writes ``$OUT/h200_ops4.json`` (copied to ``scripts/data/``). Every op shape here differs from
-the held-out set of ``scripts/measure_h200.py`` (``h200_heldout.json``): these are
+Writes ``$OUT/h200_gemm_rows_run4.json`` (copied to ``scripts/data/``). Every op shape here differs
+from the held-out set of ``scripts/measure/heldout_ops_links.py`` (``h200_heldout.json``): these are
 CALIBRATION data for the kernel families whose held-out error was above 10 %. Timing is the
-held-out set's own (``measure_h200.timed``: CUDA events around calls queued back to back,
+held-out set's own (``heldout_ops_links.timed``: CUDA events around calls queued back to back,
 and the per-call time inside a CUDA graph), with the kernels one call launches
 (``torch.profiler``: name and duration).
 
@@ -22,10 +22,10 @@ Sections:
   (``torch._scaled_mm``) and int8 (``torch._int_mm``) GEMMs.
 * ``rowops_cal``: ``nn.LayerNorm``, ``F.rms_norm`` and ``torch.softmax`` over the last dim.
 * ``pointwise_cal``: ``a + b``, ``F.relu``, ``F.gelu`` from 0.25 M to 100 M elements.
-* ``small_gemm_cal`` (file ``h200_ops4b.json``): ``nn.Linear`` with bias at encoder shapes,
-  depthwise 3x3 convs and global average pools at shapes apart from the held-out ones.
+* ``small_gemm_cal`` (file ``h200_linear_dw_pool_run4b.json``): ``nn.Linear`` with bias at encoder
+  shapes, depthwise 3x3 convs and global average pools at shapes apart from the held-out ones.
 * ``floor_probe``: the per-kernel floor of short kernels under the two graph timings in use
-  (``measure_h200.timed``: a 50-call graph replayed back to back; ``measure_e2e.time_op``: a
+  (``heldout_ops_links.timed``: a 50-call graph replayed back to back; ``e2e.time_op``: a
   20-call graph replayed once between events), for independent calls (``a + b``) and for a
   dependent chain (``x = x + b``, each kernel reading the previous one's output).
 """
@@ -44,8 +44,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import measure_e2e as e2e  # noqa: E402
-from measure_h200 import gemm, timed  # noqa: E402
+import e2e  # noqa: E402
+from heldout_ops_links import gemm, timed  # noqa: E402
 
 OUTDIR = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("OUT", ".")
 QUICK = os.environ.get("MEASURE_QUICK") == "1"
@@ -55,7 +55,8 @@ T0 = time.time()
 
 def save() -> None:
     R["elapsed_s"] = round(time.time() - T0, 1)
-    with open(os.path.join(OUTDIR, os.environ.get("MEASURE_OUTNAME", "h200_ops4.json")), "w") as f:
+    name = os.environ.get("MEASURE_OUTNAME", "h200_gemm_rows_run4.json")
+    with open(os.path.join(OUTDIR, name), "w") as f:
         json.dump(R, f, indent=1)
 
 

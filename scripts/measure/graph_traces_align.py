@@ -5,22 +5,22 @@ the misaligned-GEMM kernel on shapes with one, two or three odd dimensions.
 Run on the device machine (kind ``nvidia-h200``) with the image's python3 (PyTorch,
 torchvision):
 
-    PYTHONUNBUFFERED=1 python3 scripts/measure_h200_ops6.py $OUT
+    PYTHONUNBUFFERED=1 python3 scripts/measure/graph_traces_align.py $OUT
 
-Writes ``$OUT/h200_ops6.json`` (copied to ``scripts/data/``). Only DEV-split models (the
-Llama-3-8B-shaped decoder and ResNet-50, as ``measure_e2e.py`` builds them) and GEMM shapes
+Writes ``$OUT/h200_graph_align_run6.json`` (copied to ``scripts/data/``). Only DEV-split models (the
+Llama-3-8B-shaped decoder and ResNet-50, as ``measure/e2e.py`` builds them) and GEMM shapes
 apart from the held-out set are measured.
 
 Sections:
 
 * ``graph_traces``: per case, the CUDA-graph step timed back to back between CUDA events
-  (``graph_b2b_s``) and synchronised per step (``graph_sync_s``, as ``measure_e2e`` times
+  (``graph_b2b_s``) and synchronised per step (``graph_sync_s``, as ``e2e`` times
   it), a ``torch.profiler`` trace of one graph replay (every kernel's name, start and
   duration: the gaps between kernels in graph mode) and the kernel durations of one eager
   step (``eager_kernels``).
 * ``align_probe``: bf16 ``a @ b`` on ``cutlass_75`` align1 shapes: every combination of odd
   M, N, K around 3072, and K odd with M, N at several paddings (the leading-dimension pitch),
-  timed like the held-out set (``measure_h200.timed``) with the kernels launched.
+  timed like the held-out set (``heldout_ops_links.timed``) with the kernels launched.
 """
 
 import os
@@ -30,14 +30,14 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import measure_e2e as e2e  # noqa: E402
-import measure_h200_ops4 as ops4  # noqa: E402
-from measure_h200 import gemm  # noqa: E402
-from measure_h200_ops4 import with_kernels  # noqa: E402
-from measure_h200_ops5 import trace_of  # noqa: E402
+import e2e  # noqa: E402
+import gemm_rows_cal as ops4  # noqa: E402
+from gemm_rows_cal import with_kernels  # noqa: E402
+from heldout_ops_links import gemm  # noqa: E402
+from switch_l2_depthwise import trace_of  # noqa: E402
 
 QUICK = os.environ.get("MEASURE_QUICK") == "1"
-R, save = ops4.result_saver(__doc__, "h200_ops6.json", indent=None)
+R, save = ops4.result_saver(__doc__, "h200_graph_align_run6.json", indent=None)
 
 
 def graph_record(case: dict, step) -> dict:

@@ -3,7 +3,7 @@
 
 Run on the device machine (kind ``nvidia-h200-x2``) with the image's python3 (PyTorch):
 
-    PYTHONUNBUFFERED=1 python3 scripts/measure_h200.py $OUT
+    PYTHONUNBUFFERED=1 python3 scripts/measure/heldout_ops_links.py $OUT
 
 Writes, under the output folder:
 
@@ -547,7 +547,8 @@ def collectives():
 
 
 if __name__ == "__main__":
-    C = {"about": "2x NVIDIA H200 (one host), PyTorch/NCCL; measured by scripts/measure_h200.py. "
+    C = {"about": "2x NVIDIA H200 (one host), PyTorch/NCCL; measured by "
+                  "scripts/measure/heldout_ops_links.py. "
                   "size = bytes of the full buffer per rank (all-reduce: the tensor; all-gather: "
                   "the gathered output; reduce-scatter: the input; all-to-all: the send buffer). "
                   "busbw per nccl-tests (all-reduce x 2(n-1)/n, others x (n-1)/n).",

@@ -4,16 +4,16 @@ misaligned-K and batched GEMMs and SDPA actually run (kernel names, grids, times
 
 Run once on the device machine (kind ``nvidia-h200``), with the image's python3:
 
-    PYTHONUNBUFFERED=1 python3 scripts/measure_h200_probe2.py $OUT
+    PYTHONUNBUFFERED=1 python3 scripts/measure/kernel_probe.py $OUT
 
-Writes ``h200_probe2.json`` (kept as ``scripts/data/h200_probe2.json``). The shapes were
-chosen apart from the held-out ones of ``h200_heldout.json``, but a few coincide (the
-16384 x 8192 row ops, bf16 3072^3 and 6144^3): ``scripts/validate_gpu.py`` drops those from
+Writes ``h200_kernel_probe2.json`` (kept as ``scripts/data/h200_kernel_probe2.json``). The shapes
+were chosen apart from the held-out ones of ``h200_heldout.json``, but a few coincide (the
+16384 x 8192 row ops, bf16 3072^3 and 6144^3): ``scripts/validate/validate_gpu.py`` drops those from
 the probe set, so the held-out file stays held out. These points are for understanding the
 kernels and for calibrating physical constants.
 
-Timing as ``measure_h200.py`` (its helpers are reused): ``gpu_ms`` = per-call time replayed
-inside a CUDA graph for short calls, else the median of back-to-back calls between CUDA
+Timing as ``measure/heldout_ops_links.py`` (its helpers are reused): ``gpu_ms`` = per-call time
+replayed inside a CUDA graph for short calls, else the median of back-to-back calls between CUDA
 events; random inputs. ``kernels`` = the CUDA kernels one call launches (torch.profiler:
 name, duration, grid, block, registers, shared memory).
 """
@@ -28,7 +28,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from measure_h200 import gemm, timed  # noqa: E402
+from heldout_ops_links import gemm, timed  # noqa: E402
 
 OUTDIR = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("OUT", ".")
 R: dict = {"sections": {}, "errors": {}, "seconds": {}}
@@ -39,7 +39,7 @@ KEYS = ("grid", "block", "shared memory", "registers per thread", "blocks per SM
 
 
 def save() -> None:
-    with open(os.path.join(OUTDIR, "h200_probe2.json"), "w") as f:
+    with open(os.path.join(OUTDIR, "h200_kernel_probe2.json"), "w") as f:
         json.dump(R, f, indent=1)
 
 

@@ -4,7 +4,7 @@ recorded, as the input of trace replay (issue 23 point 3), with each step's wall
 
 Run on the device machine with the image's python3 (PyTorch):
 
-    PYTHONUNBUFFERED=1 python3 scripts/measure_kineto.py $OUT
+    PYTHONUNBUFFERED=1 python3 scripts/measure/kineto_traces.py $OUT
 
 Writes ``$OUT/kineto_<case>.json.gz`` (one profiled eager step of each case, exported by
 ``torch.profiler.profile(record_shapes=True).export_chrome_trace``) and
@@ -33,10 +33,10 @@ import sys
 import time
 import traceback
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "workloads", "programs"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "workloads", "programs"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import measure_e2e as me  # noqa: E402
+import e2e as me  # noqa: E402
 import plain  # noqa: E402
 import torch  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
@@ -67,7 +67,7 @@ graph_of = me.graph_of
 
 
 def step_times(fn, steps: int = 10, warm: int = 3) -> list[float]:
-    """Wall seconds of each step (:func:`measure_e2e.step_seconds`)."""
+    """Wall seconds of each step (:func:`e2e.step_seconds`)."""
     return me.step_seconds(fn, steps, warm)
 
 

@@ -3,7 +3,7 @@ attention), the library choices run 8 showed accelsim's stack rules get wrong (i
 
 Run on the device machine with the image's python3 (PyTorch):
 
-    PYTHONUNBUFFERED=1 python3 scripts/measure_library_choices.py $OUT
+    PYTHONUNBUFFERED=1 python3 scripts/measure/library_choices.py $OUT
 
 Writes ``$OUT/h200_library_run9.json``: per case the kernels one call launches (names, in
 order), their median device time over 20 profiled calls, and the call's median time by CUDA

@@ -3,7 +3,7 @@
 
 Run on the device machine (kind ``nvidia-h200-x2``) with the image's python3 (PyTorch):
 
-    PYTHONUNBUFFERED=1 python3 scripts/measure_nccl.py $OUT
+    PYTHONUNBUFFERED=1 python3 scripts/measure/nccl_protocols.py $OUT
 
 Writes ``$OUT/h200x2_nccl_protocols.json`` (copied to ``scripts/data/``) and
 ``$OUT/nccl_default_rank*.log`` (head of NCCL's own INFO log for the default configuration).
@@ -20,7 +20,7 @@ configuration's NCCL environment variables; NCCL reads them at communicator init
   bandwidth), 16-256 MiB; ``LL128_ch4``/``LL_ch4`` likewise; ``Tree``: ``NCCL_ALGO=Tree``.
 
 Two timings per (collective, size), bf16 sum, the same buffers and semantics as
-``scripts/measure_h200.py``:
+``scripts/measure/heldout_ops_links.py``:
 
 * ``eager_s``: per-call time of ``reps`` calls queued back to back between CUDA events,
   median of 5 batches: exactly the held-out file's method (host issue cost included).

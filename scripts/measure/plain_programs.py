@@ -3,7 +3,7 @@
 
 Run on the device machine with the image's python3 (PyTorch):
 
-    MEASURE_ROUNDS=4 PYTHONUNBUFFERED=1 python3 scripts/measure_programs.py $OUT
+    MEASURE_ROUNDS=4 PYTHONUNBUFFERED=1 python3 scripts/measure/plain_programs.py $OUT
 
 Writes ``$OUT/h200_programs_run8.json``. The split was fixed before anything was measured
 or fitted (scripts/data/REGISTRY.yaml):
@@ -11,7 +11,7 @@ or fitted (scripts/data/REGISTRY.yaml):
 * **calibration** (``host``): host dispatch per call class on tiny tensors for the call
   classes captured programs use that runs 2 and 7 did not measure (``x @ W``, batched ``@``,
   ``F.layer_norm``, ``F.gelu``, gathers, fills, contiguous copies), same protocol as
-  ``measure_e2e.measure_host_classes``; and ``profile`` of one eager step at the smallest
+  ``e2e.measure_host_classes``; and ``profile`` of one eager step at the smallest
   shape of each program (kernel names only: what each call launches on this PyTorch);
 * **held-out** (``programs``): every step timing (eager: interleaved rounds; CUDA graph) and
   the kernel lists of the other shapes. Never fitted; scored once, after the model is frozen.
@@ -25,9 +25,9 @@ import traceback
 
 os.environ.setdefault("MEASURE_OUTNAME", "h200_programs_run8.json")
 sys.path.insert(0, os.path.dirname(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "workloads", "programs"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "workloads", "programs"))
 
-import measure_e2e as me  # noqa: E402
+import e2e as me  # noqa: E402
 import plain  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402

@@ -1,9 +1,9 @@
 """Probe (evidence only, nothing fitted): does run 11's protocol move eager per-call times?
 
-Run 11 (``measure_single_ops.py``) profiled every case (``measure_e2e.profile_kernels``) in
+Run 11 (``measure/single_ops.py``) profiled every case (``e2e.profile_kernels``) in
 the process that timed the next one; README "Why run 4 exists" found one ``torch.profiler``
 step slows eager dispatch 30-80 % for the rest of a process. This times a few of run 11's
-calls eager back to back (``measure_e2e.time_op``'s eager half: CUDA events around 20 calls,
+calls eager back to back (``e2e.time_op``'s eager half: CUDA events around 20 calls,
 median of 5) and by host clock (300 calls), in interleaved rounds, in a process that has not
 profiled, then again after one profiled call. Prints JSON.
 """

@@ -5,7 +5,7 @@ back to back from eager PyTorch (the module or function a user calls, e.g. ``nn.
 
 Run on the device machine with the image's python3 (PyTorch):
 
-    PYTHONUNBUFFERED=1 python3 scripts/measure_single_ops.py $OUT
+    PYTHONUNBUFFERED=1 python3 scripts/measure/single_ops.py $OUT
 
 Writes ``$OUT/h200_single_ops_run11.json``: per case the op family, its shape fields, the
 per-call time back to back in eager mode (``eager_s``: CUDA events around ``reps`` calls,
@@ -25,7 +25,7 @@ import traceback
 os.environ.setdefault("MEASURE_OUTNAME", "h200_single_ops_run11.json")
 sys.path.insert(0, os.path.dirname(__file__))
 
-import measure_e2e as me  # noqa: E402
+import e2e as me  # noqa: E402
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
@@ -55,7 +55,7 @@ def main() -> None:
     me.RESULT["device"] = {"name": torch.cuda.get_device_name(), "torch": torch.__version__,
                            "cuda": torch.version.cuda}
     me.RESULT["about"] = __doc__.split("\n\n")[0]
-    me.RESULT["protocol"] = ("measure_e2e.time_op: 3 warm calls; eager_s = CUDA events around "
+    me.RESULT["protocol"] = ("e2e.time_op: 3 warm calls; eager_s = CUDA events around "
                              "20 back-to-back calls / 20, median of 5; graph_s = the 20 calls "
                              "captured in one CUDA graph, replayed, / 20, median of 5")
     for k, n in LINEARS:

@@ -5,7 +5,7 @@ eager dispatch for the rest of it: accelsim/hw/gpu/README.md, run 11).
 
 Run on the device machine with the image's python3 (PyTorch):
 
-    PYTHONUNBUFFERED=1 python3 scripts/measure_single_ops_clean.py $OUT
+    PYTHONUNBUFFERED=1 python3 scripts/measure/single_ops_unprofiled.py $OUT
 
 Writes ``$OUT/h200_single_ops_run12.json``. Protocol: no ``torch.profiler`` anywhere in the
 process; every case is built first, then timed in interleaved rounds (each round times every
@@ -31,7 +31,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import measure_e2e as me  # noqa: E402
+import e2e as me  # noqa: E402
 
 DEV, DT = "cuda", torch.bfloat16
 EAGER_CALLS, GRAPH_CALLS, ROUNDS = 200, 20, 7
@@ -52,7 +52,7 @@ def eager_s(fn) -> float:
 
 
 def graph_replay(fn):
-    """``GRAPH_CALLS`` calls of ``fn`` captured in one CUDA graph (:func:`measure_e2e.graph_of`)."""
+    """``GRAPH_CALLS`` calls of ``fn`` captured in one CUDA graph (:func:`e2e.graph_of`)."""
     def burst():
         for _ in range(GRAPH_CALLS):
             fn()

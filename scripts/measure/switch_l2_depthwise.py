@@ -4,10 +4,10 @@ one, the L2 hit curve of streams that write, and depthwise convolutions by strid
 
 Run on the device machine (kind ``nvidia-h200``) with the image's python3 (PyTorch):
 
-    PYTHONUNBUFFERED=1 python3 scripts/measure_h200_ops5.py $OUT
+    PYTHONUNBUFFERED=1 python3 scripts/measure/switch_l2_depthwise.py $OUT
 
-Writes ``$OUT/h200_ops5.json`` (copied to ``scripts/data/``). Every shape differs from the
-held-out set (``h200_heldout.json``); these are CALIBRATION data.
+Writes ``$OUT/h200_switch_l2_dw_run5.json`` (copied to ``scripts/data/``). Every shape differs from
+the held-out set (``h200_heldout.json``); these are CALIBRATION data.
 
 Sections:
 
@@ -19,7 +19,7 @@ Sections:
   kernel's duration and the gap before it.
 * ``l2_write_cliff``: ``F.relu``, ``a + b``, ``a.clone()``, GELU-tanh and ``a.sum()`` (reads
   only) over ``rows x 2048`` bf16 tensors of 8-64 MB each, the held-out set's timing
-  (``measure_h200.timed``): where the L2 stops holding a stream that writes.
+  (``heldout_ops_links.timed``): where the L2 stops holding a stream that writes.
 * ``depthwise_cal``: depthwise 3x3 convolutions (``nn.Conv2d(groups=C)``, channels_last,
   bf16) at stride 1 and 2, batch 4-64, MobileNetV2's channel/size pairs.
 """
@@ -33,13 +33,13 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import measure_e2e as e2e  # noqa: E402
-import measure_h200_ops4 as ops4  # noqa: E402
-from measure_h200 import timed  # noqa: E402
-from measure_h200_ops4 import with_kernels  # noqa: E402
+import e2e  # noqa: E402
+import gemm_rows_cal as ops4  # noqa: E402
+from gemm_rows_cal import with_kernels  # noqa: E402
+from heldout_ops_links import timed  # noqa: E402
 
 QUICK = os.environ.get("MEASURE_QUICK") == "1"
-R, save = ops4.result_saver(__doc__, "h200_ops5.json", indent=1)
+R, save = ops4.result_saver(__doc__, "h200_switch_l2_dw_run5.json", indent=1)
 
 
 def trace_of(fn) -> list:

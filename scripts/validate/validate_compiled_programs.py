@@ -1,9 +1,9 @@
 """Compiled captured programs (issue 23 point 2) against run 13: torch.compile on one H200.
 
-    PYTHONPATH=. python scripts/validate_compiled_programs.py [--data FILE] [--target PCT]
+    PYTHONPATH=. python scripts/validate/validate_compiled_programs.py [--data FILE] [--target PCT]
 
-Each case of ``scripts/data/h200_compiled_programs_run13.json`` (``scripts/measure_compiled_
-programs.py``: a plain program of ``workloads/programs/plain.py`` under
+Each case of ``scripts/data/h200_compiled_programs_run13.json`` (``scripts/measure/
+compiled_programs.py``: a plain program of ``workloads/programs/plain.py`` under
 ``torch.compile(dynamic=False)``, default mode, timed in a process that never profiles; its
 kernels profiled in a second process) is captured on ``meta`` (``accelsim capture``) and run
 on ``h200`` with ``--exec compiled``: the program fused by ``mapping/program_fusion.py``
@@ -23,7 +23,7 @@ import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "workloads" / "programs"))
 
@@ -57,7 +57,7 @@ def load(path: Path) -> dict:
     try:
         doc = json.loads(path.read_text())
     except FileNotFoundError:
-        print(f"{path}: no such file (run scripts/measure_compiled_programs.py on the device, "
+        print(f"{path}: no such file (run scripts/measure/compiled_programs.py on the device, "
               "then its --profile pass)", file=sys.stderr)
         sys.exit(2)
     except (OSError, ValueError) as exc:

@@ -1,15 +1,15 @@
 """Whole models on the H200, end to end: predicted step time vs measured, eager and CUDA graph.
 
-    PYTHONPATH=. python scripts/validate_e2e.py                 # the table and MAPE per group
-    PYTHONPATH=. python scripts/validate_e2e.py --attribution   # + GPU time per kernel class
-    PYTHONPATH=. python scripts/validate_e2e.py --floor         # + per-kernel gap and floor (run 1)
-    PYTHONPATH=. python scripts/validate_e2e.py --fit-tail      # re-fit host.kernel_tail_s (calibration-run2)
-    PYTHONPATH=. python scripts/validate_e2e.py --fit-strided   # re-fit strided index cost (calibration-run2)
-    PYTHONPATH=. python scripts/validate_e2e.py --fit-stream    # both together (calibration-run2, ~30 min)
-    PYTHONPATH=. python scripts/validate_e2e.py --fit-compiled  # compiled host costs (run 7L)
-    PYTHONPATH=. python scripts/validate_e2e.py --csv out.csv
+    PYTHONPATH=. python scripts/validate/validate_e2e.py                 # the table and MAPE per group
+    PYTHONPATH=. python scripts/validate/validate_e2e.py --attribution   # + GPU time per kernel class
+    PYTHONPATH=. python scripts/validate/validate_e2e.py --floor         # + per-kernel gap and floor (run 1)
+    PYTHONPATH=. python scripts/validate/validate_e2e.py --fit-tail      # re-fit host.kernel_tail_s (calibration-run2)
+    PYTHONPATH=. python scripts/validate/validate_e2e.py --fit-strided   # re-fit strided index cost (calibration-run2)
+    PYTHONPATH=. python scripts/validate/validate_e2e.py --fit-stream    # both together (calibration-run2, ~30 min)
+    PYTHONPATH=. python scripts/validate/validate_e2e.py --fit-compiled  # compiled host costs (run 7L)
+    PYTHONPATH=. python scripts/validate/validate_e2e.py --csv out.csv
 
-Data (``scripts/data/``, measured with ``scripts/measure_e2e.py`` on one H200; its docstring
+Data (``scripts/data/``, measured with ``scripts/measure/e2e.py`` on one H200; its docstring
 has the method):
 
 * ``h200_e2e_run2.json``: run 2. Host call costs (``host.call_classes``, the
@@ -22,7 +22,7 @@ has the method):
   ``host.eager_call_s.compiled_kernel`` until run 7L; GPT-2 small: dev). Its host measured host
   calls 5-10 % faster than run 2's; the predictions use the YAML's (run 2) constants as they are.
 * ``h200_e2e_run4.json``: run 4, measured with the model unchanged since run 3, under the
-  interleaved eager protocol (``measure_e2e.py`` ``MEASURE_ROUNDS``: the eager steps of all
+  interleaved eager protocol (``measure/e2e.py`` ``MEASURE_ROUNDS``: the eager steps of all
   cases of a model taken in alternating rounds over >= 20 s, in a process that never ran
   ``torch.profiler``): the run-3 shapes again (group ``dev-run3-shapes-run4``) and new shapes of
   every model (group ``dev-run4``). Its host-call costs match run 2's within 5 %.
@@ -46,9 +46,9 @@ has the method):
   host's fast/slow state: the same calibration shape measured 1.31 ms in run 3 and 1.96 ms
   here.
 * ``h200_e2e.json``: run 1 (another host, 1.4-1.6x slower host calls): single operators
-  timed with ``measure_e2e.time_op`` (one 20-call graph per pair of events: about 1 us per
-  call above a back-to-back timing, ``h200_floor4.json``), ``torch.profiler`` kernel lists of
-  every whole-model case (``--attribution`` compares them per kernel class).
+  timed with ``e2e.time_op`` (one 20-call graph per pair of events: about 1 us per
+  call above a back-to-back timing, ``h200_kernel_floor_run4.json``), ``torch.profiler`` kernel
+  lists of every whole-model case (``--attribution`` compares them per kernel class).
 
 Roles (``scripts/data/REGISTRY.yaml``, what each set was actually used for; group labels say
 it). Fitted on whole models (**calibration**): ``host.eager_call_s.python`` (Llama decode,
@@ -84,10 +84,10 @@ import pandas as pd
 from accelsim.api.model_run import run_model
 from accelsim.workload.models.transformer import LLAMA3_8B, build_transformer
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from data_registry import fit_data  # noqa: E402
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 DEV = ("llama3_8b", "resnet50")
 """Run 2's models whose CUDA-graph steps the whole-model constants are fitted on (calibration,
 group ``calibration-run2``; the name is historical: they were the models looked at while the
@@ -97,12 +97,12 @@ OTHER_RUN2 = ("gpt2_xl", "bert_base", "mobilenet_v2")
 
 TARGETS_PCT = {"graph": 5.0, "eager": 10.0, "compiled": 10.0}
 """MAPE targets per execution mode, percent, on each non-calibration group. Source: issue 23's
-whole-step targets (CUDA graph <= 5 %, eager <= 10 %; ``scripts/validate_programs.py``), which
-issue 26 extends to these sets; compiled steps are host-bound like eager ones and are held to
+whole-step targets (CUDA graph <= 5 %, eager <= 10 %; ``scripts/validate/validate_programs.py``),
+which issue 26 extends to these sets; compiled steps are host-bound like eager ones and are held to
 the eager target."""
 
 
-HF_CONFIGS = Path(__file__).resolve().parent.parent / "workloads" / "hf"
+HF_CONFIGS = Path(__file__).resolve().parents[2] / "workloads" / "hf"
 """Run 7's models: Hugging Face ``config.json`` files, read by accelsim as users pass them."""
 
 

@@ -1,12 +1,12 @@
 """Validate accelsim against the public measurements of other chips (issue 24, point 7).
 
-    PYTHONPATH=. python scripts/validate_external.py                 # every set, both splits
-    PYTHONPATH=. python scripts/validate_external.py --calibration   # the calibration split only
-    PYTHONPATH=. python scripts/validate_external.py --fit           # re-derive the TPU v4 chip
+    PYTHONPATH=. python scripts/validate/validate_external.py                # every set, both splits
+    PYTHONPATH=. python scripts/validate/validate_external.py --calibration  # the calibration split only
+    PYTHONPATH=. python scripts/validate/validate_external.py --fit          # re-derive the TPU v4 chip
                                                                      # constants (calibration)
-    PYTHONPATH=. python scripts/validate_external.py --fit-ampere    # re-derive the A100's row-
+    PYTHONPATH=. python scripts/validate/validate_external.py --fit-ampere  # re-derive the A100's row-
                                                                      # kernel issue rate
-    PYTHONPATH=. python scripts/validate_external.py --copy          # re-copy the sets from
+    PYTHONPATH=. python scripts/validate/validate_external.py --copy  # re-copy the sets from
                                                                      # /work/shared (maintainers)
 
 The sets (``/work/shared/reference/external/``, each with its README; copies with their
@@ -67,10 +67,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from data_registry import fit_data  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXTERNAL = ROOT / "scripts" / "data" / "external"
 SHARED = Path("/work/shared/reference/external")
 SETS = ("scalesim_tpuv4_gemm", "llmcompass_a100", "neusight_h100", "neusight_pcie_variants")
@@ -126,7 +126,7 @@ def copy_sets(sets: Iterable[str] = SETS) -> list[Path]:
                "held_back": "V100 rows (issue 24) and rows the set marks 'excluded' are not "
                             "copied",
                "split_rule": f"calibration iff int(sha256('{name}/<case id>')[:8], 16) % "
-                             f"{CALIBRATION_EVERY} == 0 (scripts/validate_external.py "
+                             f"{CALIBRATION_EVERY} == 0 (scripts/validate/validate_external.py "
                              "split_of), decided before any fit or figure",
                **doc, "sections": sections}
         path = EXTERNAL / f"{name}.json"

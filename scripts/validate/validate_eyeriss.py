@@ -1,8 +1,8 @@
 """Validate the Eyeriss model (row-stationary on configs/hardware/eyeriss.yaml) against the chip.
 
-    PYTHONPATH=. python scripts/validate_eyeriss.py           # per-layer table and targets
-    PYTHONPATH=. python scripts/validate_eyeriss.py --fit     # re-derive the fitted constants
-    PYTHONPATH=. python scripts/validate_eyeriss.py --dataflows  # + ISCA 2016: rs vs ws, os, nlr
+    PYTHONPATH=. python scripts/validate/validate_eyeriss.py              # per-layer table and targets
+    PYTHONPATH=. python scripts/validate/validate_eyeriss.py --fit        # re-derive the fitted constants
+    PYTHONPATH=. python scripts/validate/validate_eyeriss.py --dataflows  # + ISCA 2016: rs vs ws, os, nlr
 
 Measured: Chen et al., JSSC 2017, Table V (``scripts/data/eyeriss_jssc2017.json``, with the
 source of every number): AlexNet CONV1-5 at batch 4, 1 V, 200 MHz core / 60 MHz link clock.
@@ -43,7 +43,7 @@ from accelsim.api.eyeriss import (
 from accelsim.config.energy import load_energy_table
 from accelsim.config.registry import load_machine
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from data_registry import fit_data  # noqa: E402
 
 TARGETS = {"total_latency_ms": 0.15, "processing_latency_ms": 0.15, "dram_access_per_mac": 0.20}

@@ -1,37 +1,37 @@
 """Validate the GPU model against measurements of a real NVIDIA H200.
 
-    PYTHONPATH=. python scripts/validate_gpu.py            # calibration set: the targets
-    PYTHONPATH=. python scripts/validate_gpu.py --heldout  # + the cases of h200_heldout.json (dev)
-    PYTHONPATH=. python scripts/validate_gpu.py --fit      # re-derive the fitted constants
-    PYTHONPATH=. python scripts/validate_gpu.py --probe    # + the probe points (fit quality)
-    PYTHONPATH=. python scripts/validate_gpu.py --cal4     # + GEMM calibration run 4 (fit quality)
-    PYTHONPATH=. python scripts/validate_gpu.py --conv     # + convs and CNN glue kernels
-    PYTHONPATH=. python scripts/validate_gpu.py --rows     # + row-wise/pointwise calibration
-    PYTHONPATH=. python scripts/validate_gpu.py --fit-rows # re-derive the row/pointwise constants
-    PYTHONPATH=. python scripts/validate_gpu.py --small    # + nn.Linear with bias, encoder shapes
-    PYTHONPATH=. python scripts/validate_gpu.py --fit-small  # re-derive the small-GEMM constants
+    PYTHONPATH=. python scripts/validate/validate_gpu.py              # calibration set: the targets
+    PYTHONPATH=. python scripts/validate/validate_gpu.py --heldout    # + the cases of h200_heldout.json (dev)
+    PYTHONPATH=. python scripts/validate/validate_gpu.py --fit        # re-derive the fitted constants
+    PYTHONPATH=. python scripts/validate/validate_gpu.py --probe      # + the probe points (fit quality)
+    PYTHONPATH=. python scripts/validate/validate_gpu.py --cal4       # + GEMM calibration run 4 (fit quality)
+    PYTHONPATH=. python scripts/validate/validate_gpu.py --conv       # + convs and CNN glue kernels
+    PYTHONPATH=. python scripts/validate/validate_gpu.py --rows       # + row-wise/pointwise calibration
+    PYTHONPATH=. python scripts/validate/validate_gpu.py --fit-rows   # re-derive the row/pointwise constants
+    PYTHONPATH=. python scripts/validate/validate_gpu.py --small      # + nn.Linear with bias, encoder shapes
+    PYTHONPATH=. python scripts/validate/validate_gpu.py --fit-small  # re-derive the small-GEMM constants
 
 Calibration set: ``scripts/data/h200_calibration.json`` (a copy of
 ``shared/reference/h200/calibration.json``): square GEMMs in bf16, fp16, tf32 and fp32, the
 HBM copy curve and launch overhead. Targets (:data:`CAL_TARGET_PCT`): MAPE <= 10% on square
 GEMMs >= 1024 in every precision and on the copy curve >= 16 MiB; these reproduce the fit of
 the efficiencies, so they are fit quality, not validation. ``scripts/data/h200_heldout.json``
-(``scripts/measure_h200.py``): never read by ``--fit``, but **dev** data, not held out
+(``scripts/measure/heldout_ops_links.py``): never read by ``--fit``, but **dev** data, not held out
 (``scripts/data/REGISTRY.yaml``): its figures were reported before and after model changes and
 a fit was rejected for one (``gemm_nonpersistent_cta_s``, h200.yaml), and some sections set
 constants (clocks and board power under load, the L2/HBM read curve, kernel names). Its
 target (:data:`FAMILY_TARGET_PCT`): MAPE <= 10 % per operator family; it is scored on every
 run and counts in the exit code (``--heldout`` prints its cases too). Probe set:
-``scripts/data/h200_probe2.json`` (``scripts/measure_h200_probe2.py``), shapes disjoint from
+``scripts/data/h200_kernel_probe2.json`` (``scripts/measure/kernel_probe.py``), shapes disjoint from
 the held-out ones, on which ``--fit`` fits the kernel-family and instruction-cost constants.
-GEMM calibration run 4: ``scripts/data/h200_ops4.json`` ``gemm_cal``
-(``scripts/measure_h200_ops4.py``): misaligned, mixed-alignment, batched, fp8 and int8 GEMMs
+GEMM calibration run 4: ``scripts/data/h200_gemm_rows_run4.json`` ``gemm_cal``
+(``scripts/measure/gemm_rows_cal.py``): misaligned, mixed-alignment, batched, fp8 and int8 GEMMs
 with the kernels cuBLAS launched, also fitted on (groups ``cal4_*``).
-Row-wise and pointwise calibration set: ``scripts/data/h200_ops4.json`` (``rowops_cal``,
-``pointwise_cal``; ``scripts/measure_h200_ops4.py``), on which ``--fit-rows`` fits the
+Row-wise and pointwise calibration set: ``scripts/data/h200_gemm_rows_run4.json`` (``rowops_cal``,
+``pointwise_cal``; ``scripts/measure/gemm_rows_cal.py``), on which ``--fit-rows`` fits the
 row-kernel and erf constants; ``h200_heldout.json``'s ``memory_bound`` operators are never
 fitted.
-Small-GEMM calibration run 4b: ``scripts/data/h200_ops4b.json`` ``small_gemm_cal``
+Small-GEMM calibration run 4b: ``scripts/data/h200_linear_dw_pool_run4b.json`` ``small_gemm_cal``
 (``nn.Linear`` with bias at BERT/GPT-2 shapes, M 64-3072, with the cuBLASLt kernels each call
 launched), on which ``--fit-small`` fits ``compute.gemm_kblock_s`` and
 ``compute.gemm_bias_epilogue_s`` (group ``small_linear_bias``).
@@ -57,10 +57,10 @@ from accelsim.hw.gpu.gemm import unaligned_pitch_class
 from accelsim.workload.nn_ops import Attention, Elementwise, LayerNorm, Softmax
 from accelsim.workload.ops import Conv2d, Gemm
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from data_registry import fit_data  # noqa: E402
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 MIB = 2 ** 20
 
 CAL_TARGET_PCT = 10.0
@@ -143,7 +143,7 @@ out of the probe set, so no fit sees them (a test holds this list equal to the o
 
 
 def probe_cases(pr: dict) -> list[tuple[str, str, object, float, str]]:
-    """(group, label, op, measured seconds, field) of ``h200_probe2.json``, taken to
+    """(group, label, op, measured seconds, field) of ``h200_kernel_probe2.json``, taken to
     understand the kernels and to fit their constants, less :data:`PROBE_ALSO_IN_HELDOUT`."""
     return [c for c in _probe_cases(pr) if (c[0], c[1]) not in PROBE_ALSO_IN_HELDOUT]
 
@@ -188,9 +188,9 @@ CAL4_GROUPS = {"align": "cal4_align", "align_mixed": "cal4_align_mixed",
 
 def cal4_gemm_cases(ops4: dict) -> list[tuple[str, str, object, float, str]]:
     """(group, label, op, measured seconds, field) of the GEMM calibration run 4
-    (``h200_ops4.json`` ``gemm_cal``, ``scripts/measure_h200_ops4.py``): misaligned squares,
-    mixed alignment, batched ``torch.bmm``, fp8 ``_scaled_mm`` and int8 ``_int_mm`` at shapes
-    disjoint from the held-out set. Calibration data: the GEMM kernel-family constants are
+    (``h200_gemm_rows_run4.json`` ``gemm_cal``, ``scripts/measure/gemm_rows_cal.py``): misaligned
+    squares, mixed alignment, batched ``torch.bmm``, fp8 ``_scaled_mm`` and int8 ``_int_mm`` at
+    shapes disjoint from the held-out set. Calibration data: the GEMM kernel-family constants are
     fitted on these (``--fit``), never on ``h200_heldout.json``."""
     cases = []
     for r in ops4["sections"].get("gemm_cal", []):
@@ -207,8 +207,8 @@ def cal4_gemm_cases(ops4: dict) -> list[tuple[str, str, object, float, str]]:
 
 def cal6_align_cases(ops6: dict) -> list[tuple[str, str, object, float, str]]:
     """(group, label, op, measured seconds, field) of run 6's misaligned GEMMs
-    (``h200_ops6.json`` ``align_probe``: every combination of odd M, N, K around 3072 and K odd
-    with M = N at several paddings). Calibration data for the two align1 pitch classes."""
+    (``h200_graph_align_run6.json`` ``align_probe``: every combination of odd M, N, K around 3072
+    and K odd with M = N at several paddings). Calibration data for the two align1 pitch classes."""
     cases = []
     for r in ops6["sections"].get("align_probe", []):
         if "gpu_ms" not in r:
@@ -234,8 +234,8 @@ def cal4_kernels(ops4: dict) -> dict[str, str]:
 
 def small_gemm_cal_cases(ops4b: dict) -> list[tuple[str, str, object, float, str]]:
     """(group, label, op, measured seconds, field) of the small-GEMM calibration run 4b
-    (``h200_ops4b.json`` ``small_gemm_cal``, op ``linear_bias``): ``nn.Linear`` with bias in
-    bf16 at encoder shapes (M tokens 64-3072; N, K 768-3072), per call in a CUDA graph.
+    (``h200_linear_dw_pool_run4b.json`` ``small_gemm_cal``, op ``linear_bias``): ``nn.Linear`` with
+    bias in bf16 at encoder shapes (M tokens 64-3072; N, K 768-3072), per call in a CUDA graph.
     Calibration data: ``--fit-small`` fits on these, never on ``h200_heldout.json``."""
     cases = []
     for r in ops4b["sections"].get("small_gemm_cal", []):
@@ -266,9 +266,9 @@ SMALL_GEMM_GRID = {"compute.gemm_kblock_s": tuple(i * 20e-9 for i in range(0, 8)
 
 def fit_small_gemm() -> dict[str, float]:
     """Joint grid search of :data:`SMALL_GEMM_GRID` minimising the sum of squared log errors
-    over :func:`small_gemm_cal_cases` of ``h200_ops4b.json`` (calibration data,
+    over :func:`small_gemm_cal_cases` of ``h200_linear_dw_pool_run4b.json`` (calibration data,
     ``data_registry.fit_data``). Prints and returns the values."""
-    sel = small_gemm_cal_cases(fit_data("h200_ops4b.json"))
+    sel = small_gemm_cal_cases(fit_data("h200_linear_dw_pool_run4b.json"))
     keys = list(SMALL_GEMM_GRID)
     best: tuple[float, dict[str, float]] | None = None
     for kb in SMALL_GEMM_GRID[keys[0]]:
@@ -289,8 +289,8 @@ ROW_FAMILIES = ("layernorm", "rmsnorm", "softmax", "add", "relu", "gelu_erf")
 
 def rowop_cal_cases(ops4: dict) -> list[tuple[str, str, object, float, str]]:
     """(group, label, op, measured seconds, field) of the row-wise and pointwise calibration
-    run (``h200_ops4.json`` ``rowops_cal``, ``pointwise_cal``: PyTorch 2.11 on one H200, per
-    call in a CUDA graph of back-to-back calls, the held-out set's method). ``F.gelu`` there
+    run (``h200_gemm_rows_run4.json`` ``rowops_cal``, ``pointwise_cal``: PyTorch 2.11 on one H200,
+    per call in a CUDA graph of back-to-back calls, the held-out set's method). ``F.gelu`` there
     is the erf form (``gelu_erf``); ``rmsnorm_fused`` is ``F.rms_norm``. Shapes differ from
     the held-out ones; these are the points the row/pointwise constants are fitted on."""
     s = ops4["sections"]
@@ -404,11 +404,11 @@ def _pitch_class(op: object) -> bool:
 def fit() -> None:
     """Grid search of each fitted constant minimising the sum of squared log errors: the
     efficiencies on the calibration squares; the kernel-family fractions jointly with the
-    non-persistent kernels' per-CTA cost on the probe points (``h200_probe2.json``), GEMM
-    calibration run 4 (``h200_ops4.json``) and run 6 (``h200_ops6.json``) of their own family.
-    Every file through ``data_registry.fit_data`` (calibration data only)."""
-    cal, probe = fit_data("h200_calibration.json"), fit_data("h200_probe2.json")
-    ops4, ops6 = fit_data("h200_ops4.json"), fit_data("h200_ops6.json")
+    non-persistent kernels' per-CTA cost on the probe points (``h200_kernel_probe2.json``), GEMM
+    calibration run 4 (``h200_gemm_rows_run4.json``) and run 6 (``h200_graph_align_run6.json``) of
+    their own family. Every file through ``data_registry.fit_data`` (calibration data only)."""
+    cal, probe = fit_data("h200_calibration.json"), fit_data("h200_kernel_probe2.json")
+    ops4, ops6 = fit_data("h200_gemm_rows_run4.json"), fit_data("h200_graph_align_run6.json")
     cases = calibration_cases(cal)
     for field, groups in (("compute.mma_efficiency", ("gemm_bf16", "gemm_fp16", "gemm_tf32")),
                           ("compute.simt_efficiency", ("gemm_fp32",))):
@@ -457,8 +457,8 @@ def _sq_log_err(m, sel) -> float:
 
 def fit_probe_streams() -> None:
     """``transcendental_instr`` (one ``tanhf``) on the probe's tanh-GELU sweep only
-    (``h200_probe2.json``, calibration data through ``data_registry.fit_data``)."""
-    gelu = [c for c in probe_cases(fit_data("h200_probe2.json")) if c[0] == "probe_gelu"]
+    (``h200_kernel_probe2.json``, calibration data through ``data_registry.fit_data``)."""
+    gelu = [c for c in probe_cases(fit_data("h200_kernel_probe2.json")) if c[0] == "probe_gelu"]
     best = min((_sq_log_err(load_machine("h200", {"compute.transcendental_instr": v}), gelu), v)
                for v in range(0, 41))
     print(f"fit compute.transcendental_instr = {best[1]} (sum sq log err {best[0]:.4f}, "
@@ -484,11 +484,12 @@ ROW_GRID = {"memory.loaded_hbm_latency_s": (0.9e-6, 1.1e-6, 1.3e-6, 1.5e-6, 1.7e
 
 def fit_rows(sweeps: int = 3) -> dict[str, float]:
     """Re-derive the row-kernel constants (coordinate descent over :data:`ROW_GRID`, from
-    the YAML's values, least squares on log time) on the ``h200_ops4.json`` layernorm,
+    the YAML's values, least squares on log time) on the ``h200_gemm_rows_run4.json`` layernorm,
     rmsnorm and softmax points >= :data:`ROW_FIT_MIN_S` (all of them), and ``erf_instr`` on its GELU
     points (calibration data through ``data_registry.fit_data``). Prints and returns the
     fitted values."""
-    cases = [c for c in rowop_cal_cases(fit_data("h200_ops4.json")) if c[3] >= ROW_FIT_MIN_S]
+    cases = [c for c in rowop_cal_cases(fit_data("h200_gemm_rows_run4.json"))
+             if c[3] >= ROW_FIT_MIN_S]
     rows = [c for c in cases if c[0] in ("rows_layernorm", "rows_rmsnorm", "rows_softmax")]
     base = load_gpu("h200")
     cur: dict[str, float] = {}
@@ -551,19 +552,20 @@ def main(argv: list[str] | None = None) -> int:
                     help="also print the cases of h200_heldout.json (dev; always scored)")
     ap.add_argument("--fit", action="store_true", help="re-fit the efficiency constants")
     ap.add_argument("--probe", action="store_true",
-                    help="also the probe measurements (h200_probe2.json)")
+                    help="also the probe measurements (h200_kernel_probe2.json)")
     ap.add_argument("--cal4", action="store_true",
-                    help="also the GEMM calibration run 4 (h200_ops4.json gemm_cal)")
+                    help="also the GEMM calibration run 4 (h200_gemm_rows_run4.json gemm_cal)")
     ap.add_argument("--conv", action="store_true",
-                    help="also the conv / CNN-glue table (scripts/validate_gpu_conv.py)")
+                    help="also the conv / CNN-glue table (scripts/validate/validate_gpu_conv.py)")
     ap.add_argument("--rows", action="store_true",
-                    help="also the row-wise/pointwise calibration (h200_ops4.json)")
+                    help="also the row-wise/pointwise calibration (h200_gemm_rows_run4.json)")
     ap.add_argument("--fit-rows", action="store_true",
-                    help="re-fit the row-kernel and erf constants on h200_ops4.json")
+                    help="re-fit the row-kernel and erf constants on h200_gemm_rows_run4.json")
     ap.add_argument("--small", action="store_true",
-                    help="also the small-GEMM calibration (h200_ops4b.json small_gemm_cal)")
+                    help="also the small-GEMM calibration "
+                         "(h200_linear_dw_pool_run4b.json small_gemm_cal)")
     ap.add_argument("--fit-small", action="store_true",
-                    help="re-fit the small-GEMM constants on h200_ops4b.json")
+                    help="re-fit the small-GEMM constants on h200_linear_dw_pool_run4b.json")
     ap.add_argument("--json", metavar="FILE", help="write all rows to FILE")
     a = ap.parse_args(argv)
     if a.fit:
@@ -577,32 +579,34 @@ def main(argv: list[str] | None = None) -> int:
         fit_small_gemm()
         return 0
     cal = json.loads((DATA / "h200_calibration.json").read_text())
-    probe = json.loads((DATA / "h200_probe2.json").read_text())
-    ops4 = json.loads((DATA / "h200_ops4.json").read_text())
-    ops6 = json.loads((DATA / "h200_ops6.json").read_text())
-    ops4b = json.loads((DATA / "h200_ops4b.json").read_text())
+    probe = json.loads((DATA / "h200_kernel_probe2.json").read_text())
+    ops4 = json.loads((DATA / "h200_gemm_rows_run4.json").read_text())
+    ops6 = json.loads((DATA / "h200_graph_align_run6.json").read_text())
+    ops4b = json.loads((DATA / "h200_linear_dw_pool_run4b.json").read_text())
     m = load_gpu(a.hw)
     rows = evaluate(m, calibration_cases(cal), a.mode)
     res = report(rows, "calibration set (targets; reproduces the efficiency fit)")
     all_rows = list(rows)
     if a.probe:
         prow = evaluate(m, probe_cases(probe), a.mode)
-        report(prow, "probe set (h200_probe2.json: fitted kernel-family constants)")
+        report(prow, "probe set (h200_kernel_probe2.json: fitted kernel-family constants)")
         all_rows += prow
     if a.cal4:
         all_rows += _with_kernels(evaluate(m, cal4_gemm_cases(ops4), a.mode),
                                   cal4_kernels(ops4), "cuBLAS",
-                                  "GEMM calibration run 4 (h200_ops4.json gemm_cal: fitted)")
+                                  "GEMM calibration run 4 "
+                                  "(h200_gemm_rows_run4.json gemm_cal: fitted)")
         crow6 = evaluate(m, cal6_align_cases(ops6), a.mode)
-        report(crow6, "misaligned GEMMs of run 6 (h200_ops6.json align_probe: fitted)")
+        report(crow6, "misaligned GEMMs of run 6 (h200_graph_align_run6.json align_probe: fitted)")
         all_rows += crow6
     if a.small:
         all_rows += _with_kernels(
             evaluate(m, small_gemm_cal_cases(ops4b), a.mode), small_gemm_kernels(ops4b),
-            "cuBLASLt", "small-GEMM calibration run 4b (h200_ops4b.json small_gemm_cal: fitted)")
+            "cuBLASLt", "small-GEMM calibration run 4b "
+                        "(h200_linear_dw_pool_run4b.json small_gemm_cal: fitted)")
     if a.rows:
         rrows = evaluate(m, rowop_cal_cases(ops4), a.mode)
-        report(rrows, "row-wise/pointwise calibration (h200_ops4.json: fitted)")
+        report(rrows, "row-wise/pointwise calibration (h200_gemm_rows_run4.json: fitted)")
         all_rows += rrows
     hrows = evaluate(m, heldout_cases(json.loads((DATA / "h200_heldout.json").read_text())),
                      a.mode)

@@ -1,21 +1,21 @@
 """Validate the GPU convolution families and CNN glue kernels against H200 measurements.
 
-    PYTHONPATH=. python scripts/validate_gpu_conv.py          # the table, calibration + held-out
-    PYTHONPATH=. python scripts/validate_gpu_conv.py --fit    # re-derive the conv: constants
+    PYTHONPATH=. python scripts/validate/validate_gpu_conv.py        # the table, calibration + held-out
+    PYTHONPATH=. python scripts/validate/validate_gpu_conv.py --fit  # re-derive the conv: constants
 
-Data: ``scripts/data/h200_e2e.json`` ``ops`` (``scripts/measure_e2e.py``: single convs and CNN
+Data: ``scripts/data/h200_e2e.json`` ``ops`` (``scripts/measure/e2e.py``: single convs and CNN
 glue kernels as PyTorch calls them, bf16, ``channels_last``, batch 1 and 32, with the kernels
-one call launches), ``scripts/data/h200_probe2.json`` ``conv`` (``measure_h200_probe2.py``)
-and ``scripts/data/h200_heldout.json`` ``conv2d`` (``measure_h200.py``). Measured: ``graph_s``
-(per-call GPU time inside a CUDA graph); predicted: the model's ``time_s``.
+one call launches), ``scripts/data/h200_kernel_probe2.json`` ``conv`` (``measure/kernel_probe.py``)
+and ``scripts/data/h200_heldout.json`` ``conv2d`` (``measure/heldout_ops_links.py``). Measured:
+``graph_s`` (per-call GPU time inside a CUDA graph); predicted: the model's ``time_s``.
 
 Split (``scripts/data/REGISTRY.yaml``): **calibration** = every batch-1 case of
 ``h200_e2e.json`` (all families and glue kernels), the probe's convs (batch 16/64, tiny-C
-stems, 1x1 and 3x3), ``h200_ops4b.json`` and ``h200_ops5.json``'s depthwise convs and pools,
-and one batch-32 case each for the two families whose throughput the batch-1 cases cannot pin
-(depthwise ``dw3x3_32_112``, grouped ``grp32_3x3_512_14``). **dev** = all other batch-32 cases
-and every ``h200_heldout.json`` conv: never fitted (``--fit`` gets its files through
-``data_registry.fit_data`` and never receives ``h200_heldout.json``), but called "held-out"
+stems, 1x1 and 3x3), ``h200_linear_dw_pool_run4b.json`` and ``h200_switch_l2_dw_run5.json``'s
+depthwise convs and pools, and one batch-32 case each for the two families whose throughput the
+batch-1 cases cannot pin (depthwise ``dw3x3_32_112``, grouped ``grp32_3x3_512_14``). **dev** = all
+other batch-32 cases and every ``h200_heldout.json`` conv: never fitted (``--fit`` gets its files
+through ``data_registry.fit_data`` and never receives ``h200_heldout.json``), but called "held-out"
 until issue 26 while conv refits reported their figures before and after, so not independent
 evidence. Target (:data:`FAMILY_TARGET_PCT`): MAPE <= 10 % per family of the dev split; the
 script exits 1 when a family misses it. The family column is
@@ -41,18 +41,19 @@ from accelsim.hw.gpu.conv import conv_family
 from accelsim.workload.nn_ops import BatchNorm2d, Elementwise, Pool2d
 from accelsim.workload.ops import Conv2d
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from data_registry import fit_data  # noqa: E402
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 FAMILY_TARGET_PCT = 10.0
 """MAPE target per conv / glue family on the dev split, percent (README: single ops "within
 10 % per family"; the GPU README's conv table)."""
-FIT_INPUTS = (("h200_e2e.json", "calibration"), ("h200_probe2.json", None),
-              ("h200_ops4b.json", None), ("h200_ops5.json", None), ("h200_floor4.json", None))
+FIT_INPUTS = (("h200_e2e.json", "calibration"), ("h200_kernel_probe2.json", None),
+              ("h200_linear_dw_pool_run4b.json", None), ("h200_switch_l2_dw_run5.json", None),
+              ("h200_kernel_floor_run4.json", None))
 """(file, registry part) of every set ``--fit`` reads, all calibration data."""
-SCORED = ("h200_e2e.json", "h200_probe2.json", "h200_ops4b.json", "h200_ops5.json",
-          "h200_floor4.json", "h200_heldout.json")
+SCORED = ("h200_e2e.json", "h200_kernel_probe2.json", "h200_linear_dw_pool_run4b.json",
+          "h200_switch_l2_dw_run5.json", "h200_kernel_floor_run4.json", "h200_heldout.json")
 """Every set the table reads (the fit's and the dev ``h200_heldout.json`` convs)."""
 CAL_AT_BATCH_32 = ("conv_dw3x3_32_112_n32", "conv_grp32_3x3_512_14_n32")
 US = [i * 0.1e-6 for i in range(0, 41)]
@@ -70,7 +71,8 @@ FITS = ((("conv.tile_fixed_s",), ("gemm_1x1", "implicit_gemm"), 1, (US,)),
 this order, each on the values found before it (fields of one entry: a joint grid). The
 grouped throughput constant is fitted on its batch-32 calibration case only (at batch 1
 that kernel is all fixed cost); depthwise fits its throughput and its fixed cost jointly on
-all its calibration cases (batch 1, the batch-32 one, ``h200_ops4b.json``'s batch 4-128)."""
+all its calibration cases (batch 1, the batch-32 one, ``h200_linear_dw_pool_run4b.json``'s batch
+4-128)."""
 
 
 def measured_family(op: Conv2d, kernels: list[str]) -> str:
@@ -115,11 +117,11 @@ def _glue(r: dict) -> tuple[str, object]:
 
 
 def time_op_offset_s(floor4: dict) -> float:
-    """Per-call seconds that ``measure_e2e.time_op``'s graph timing adds over an op repeated
+    """Per-call seconds that ``e2e.time_op``'s graph timing adds over an op repeated
     back to back (what the model predicts): it replays one 20-call graph between two events, so
     the graph's launch latency is spread over 20 calls. Measured on the same stack as the
-    median of ``e2e_graph_s - graph_ms`` over ``h200_floor4.json`` ``floor_probe`` (the two
-    methods side by side on the same ops)."""
+    median of ``e2e_graph_s - graph_ms`` over ``h200_kernel_floor_run4.json`` ``floor_probe`` (the
+    two methods side by side on the same ops)."""
     recs = floor4["sections"]["floor_probe"]
     return statistics.median(r["e2e_graph_s"] - r["graph_ms"] * 1e-3 for r in recs)
 
@@ -135,7 +137,7 @@ def cases_of(data: dict[str, dict]) -> list[dict]:
     (``method_offset_s``, added to the prediction). The dev ``h200_heldout.json`` convs are
     used only when that file is given; no file is read here."""
     out = []
-    offset = time_op_offset_s(data["h200_floor4.json"])
+    offset = time_op_offset_s(data["h200_kernel_floor_run4.json"])
     e2e = data["h200_e2e.json"]
     for r in e2e["ops"]:
         if r.get("n") is None or "graph_s" not in r:
@@ -149,13 +151,13 @@ def cases_of(data: dict[str, dict]) -> list[dict]:
         out.append({"group": group, "case": r["case"], "op": op, "measured_s": r["graph_s"],
                     "split": "calibration" if cal else "dev", "source": "e2e",
                     "kernel_s": _profiled_s(r), "method_offset_s": offset})
-    probe = data["h200_probe2.json"]
+    probe = data["h200_kernel_probe2.json"]
     for r in probe["sections"].get("conv", []):
         op = _conv(r)
         out.append({"group": measured_family(op, [k["name"] for k in r["kernels"]]),
                     "case": _label(op), "op": op, "measured_s": r["gpu_ms"] * 1e-3,
                     "split": "calibration", "source": "probe2"})
-    ops4b = data["h200_ops4b.json"]
+    ops4b = data["h200_linear_dw_pool_run4b.json"]
     for r in ops4b["sections"].get("small_gemm_cal", []):
         if r.get("op") not in ("depthwise", "avgpool") or "gpu_ms" not in r:
             continue
@@ -167,7 +169,7 @@ def cases_of(data: dict[str, dict]) -> list[dict]:
         out.append({"group": group, "case": _label4b(r), "op": op,
                     "measured_s": r["gpu_ms"] * 1e-3, "split": "calibration",
                     "source": "ops4b", "kernel_s": _profiled_s(r)})
-    ops5 = data["h200_ops5.json"]
+    ops5 = data["h200_switch_l2_dw_run5.json"]
     for r in ops5["sections"].get("depthwise_cal", []):
         if "gpu_ms" not in r:
             continue
@@ -234,7 +236,7 @@ def report(res: list[dict]) -> dict[tuple[str, str], float]:
 KERNEL_GROUPS = ("depthwise", "avgpool")
 """Families whose profiled kernel durations are printed next to the model's (the per-call
 times of short kernels carry the per-kernel floor, which the two timing methods disagree
-on: ``h200_e2e.json`` single replays vs ``h200_ops4b.json`` back-to-back graphs)."""
+on: ``h200_e2e.json`` single replays vs ``h200_linear_dw_pool_run4b.json`` back-to-back graphs)."""
 
 
 def _report_kernels(rows: list[dict]) -> None:
@@ -275,8 +277,9 @@ def fit() -> dict[str, float]:
     return found
 
 
-SOURCES = {"e2e": "h200_e2e.json", "probe2": "h200_probe2.json", "ops4b": "h200_ops4b.json",
-           "ops5": "h200_ops5.json", "heldout": "h200_heldout.json"}
+SOURCES = {"e2e": "h200_e2e.json", "probe2": "h200_kernel_probe2.json",
+           "ops4b": "h200_linear_dw_pool_run4b.json", "ops5": "h200_switch_l2_dw_run5.json",
+           "heldout": "h200_heldout.json"}
 """A case's ``source`` -> its file in ``scripts/data``."""
 
 

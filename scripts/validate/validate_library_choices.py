@@ -1,11 +1,11 @@
 """Validate the library stack's kernel choices against run 9 (which kernels cuBLAS and SDPA
 launch on one H200: split-K GEMMs, split-KV decode attention).
 
-    PYTHONPATH=. python scripts/validate_library_choices.py --part cal    # calibration part
-    PYTHONPATH=. python scripts/validate_library_choices.py --part held   # held-out (once)
-    PYTHONPATH=. python scripts/validate_library_choices.py --part cal --cases  # every case
+    PYTHONPATH=. python scripts/validate/validate_library_choices.py --part cal          # calibration part
+    PYTHONPATH=. python scripts/validate/validate_library_choices.py --part held         # held-out (once)
+    PYTHONPATH=. python scripts/validate/validate_library_choices.py --part cal --cases  # every case
 
-Data: ``scripts/data/h200_library_run9.json`` (``scripts/measure_library_choices.py``): per
+Data: ``scripts/data/h200_library_run9.json`` (``scripts/measure/library_choices.py``): per
 case the kernels ONE call launches (names in order, each kernel's median device time over 20
 profiled calls) and the call's median CUDA-event time. The split was fixed before the run
 (``scripts/data/REGISTRY.yaml``): cases with ``role: cal`` (Llama-3-8B shapes) are the
@@ -51,7 +51,7 @@ from accelsim.devices.gpu import op_document
 from accelsim.workload.nn_ops import Attention
 from accelsim.workload.ops import Gemm
 
-DATA = Path(__file__).resolve().parent / "data" / "h200_library_run9.json"
+DATA = Path(__file__).resolve().parents[1] / "data" / "h200_library_run9.json"
 PARTS = {"cal": "cal", "held": "held"}
 """``--part`` -> the cases' ``role`` in the data file."""
 TILE = re.compile(r"nvjet_sm90_tst_(\d+)x(\d+)_")

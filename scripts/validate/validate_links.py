@@ -1,8 +1,8 @@
 """Hold the link model against measured H200 copy curves (and, held out, NCCL collectives).
 
-    PYTHONPATH=. python scripts/validate_links.py            # tables + pass/fail, exit 1 on a miss
-    PYTHONPATH=. python scripts/validate_links.py --fit      # refit the calibrated copy constants
-    PYTHONPATH=. python scripts/validate_links.py --fit-nccl # refit the 3 collective constants
+    PYTHONPATH=. python scripts/validate/validate_links.py             # tables + pass/fail, exit 1 on a miss
+    PYTHONPATH=. python scripts/validate/validate_links.py --fit       # refit the calibrated copy constants
+    PYTHONPATH=. python scripts/validate/validate_links.py --fit-nccl  # refit the 3 collective constants
 
 Calibration set (``scripts/data/h200_copy_curves.json``, copied from
 ``shared/reference/h200/calibration.json``): pinned host->device and device->host, pageable
@@ -11,19 +11,20 @@ queued back to back between CUDA events. The model's prediction for such a loop 
 ``max(issue_s, copy time)`` per call (pinned, peer) and the synchronous pageable copy time.
 Targets: <= 10 % error at >= 1 MiB, <= 25 % below.
 
-NCCL calibration set (``scripts/data/h200x2_nccl_protocols.json``, ``scripts/measure_nccl.py``):
-collectives with NCCL_PROTO forced to LL / LL128 / Simple and channel counts forced, GPU-side
-and per-call times. Three constants of the ``nccl`` collective model come from it (per-channel
-SM throughput, channel/link saturation exponent, host issue time; ``--fit-nccl``); the rest
-are NCCL's published design constants. Its ``default`` configuration (NCCL's own choice) is
-shown for the protocol NCCL picks, never fitted.
+NCCL calibration set (``scripts/data/h200x2_nccl_protocols.json``,
+``scripts/measure/nccl_protocols.py``): collectives with NCCL_PROTO forced to LL / LL128 / Simple
+and channel counts forced, GPU-side and per-call times. Three constants of the ``nccl`` collective
+model come from it (per-channel SM throughput, channel/link saturation exponent, host issue time;
+``--fit-nccl``); the rest are NCCL's published design constants. Its ``default`` configuration
+(NCCL's own choice) is shown for the protocol NCCL picks, never fitted.
 
-Held out (``scripts/data/h200x2_collectives.json``, measured by ``scripts/measure_h200.py``
-on two H200s; never fitted; ``scripts/data/REGISTRY.yaml``): NCCL all-reduce/all-gather/
-reduce-scatter/all-to-all per call (default protocol), and a host-timed peer-copy curve
-including both directions at once. Collective targets (:data:`COLLECTIVE_TARGETS`): MAPE
-<= 10 % at >= 1 MiB, <= 25 % below, over the four collectives, in the exit code. Today the
->= 1 MiB figure misses it (12.0 %, ``accelsim/hw/LINKS.md``), so the script exits 1.
+Held out (``scripts/data/h200x2_collectives.json``, measured by
+``scripts/measure/heldout_ops_links.py`` on two H200s; never fitted;
+``scripts/data/REGISTRY.yaml``): NCCL all-reduce/all-gather/reduce-scatter/all-to-all per call
+(default protocol), and a host-timed peer-copy curve including both directions at once. Collective
+targets (:data:`COLLECTIVE_TARGETS`): MAPE <= 10 % at >= 1 MiB, <= 25 % below, over the four
+collectives, in the exit code. Today the >= 1 MiB figure misses it (12.0 %,
+``accelsim/hw/LINKS.md``), so the script exits 1.
 """
 
 from __future__ import annotations
@@ -43,10 +44,10 @@ from accelsim.config.system import NCCL_PROTOCOLS
 from accelsim.hw import link as hw
 from accelsim.hw import nccl
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from data_registry import fit_data  # noqa: E402
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 NCCL_DATA = DATA / "h200x2_nccl_protocols.json"
 MIB = 2**20
 COPY_TARGETS = (0.10, 0.25)

@@ -1,6 +1,6 @@
 """Captured plain-PyTorch programs against their H200 measurements (run 8).
 
-    PYTHONPATH=. python scripts/validate_programs.py [--kernels]
+    PYTHONPATH=. python scripts/validate/validate_programs.py [--kernels]
 
 Each case of ``scripts/data/h200_programs_run8.json`` is captured on the ``meta`` device from
 the same factory the measurement ran (``workloads/programs/plain.py``), lowered through the
@@ -24,7 +24,7 @@ import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "workloads" / "programs"))
 
 DATA = ROOT / "scripts" / "data" / "h200_programs_run8.json"

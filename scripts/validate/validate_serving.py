@@ -1,10 +1,10 @@
 """Validate accelsim serve against published, fully specified serving measurements (issue 28,
 point 5).
 
-    PYTHONPATH=. python scripts/validate_serving.py                   # every runnable case
-    PYTHONPATH=. python scripts/validate_serving.py --split calibration
-    PYTHONPATH=. python scripts/validate_serving.py --fit             # fit on calibration only
-    PYTHONPATH=. python scripts/validate_serving.py --max-requests 500 --only trtllm017
+    PYTHONPATH=. python scripts/validate/validate_serving.py        # every runnable case
+    PYTHONPATH=. python scripts/validate/validate_serving.py --split calibration
+    PYTHONPATH=. python scripts/validate/validate_serving.py --fit  # fit on calibration only
+    PYTHONPATH=. python scripts/validate/validate_serving.py --max-requests 500 --only trtllm017
 
 The cases (``scripts/data/serving_published.json``, each with its source: repository, path and
 commit): the TensorRT-LLM performance overview tables (v0.17 engine backend, v1.0 PyTorch
@@ -45,14 +45,14 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from data_registry import fit_data  # noqa: E402
 
 from accelsim.api.serving import serve  # noqa: E402
 from accelsim.errors import AccelsimError  # noqa: E402
 
-DATA = Path(__file__).resolve().parent / "data" / "serving_published.json"
+DATA = Path(__file__).resolve().parents[1] / "data" / "serving_published.json"
 CALIBRATION_PREFIX = "trtllm017_llama3.1-8b_h200_tp1_"
 """The calibration split (see the module doc); decided before any case was simulated."""
 

@@ -1,6 +1,6 @@
 """Single ops as users call them on one H200 (run 11, held out): ``accelsim op --exec``.
 
-``scripts/data/h200_single_ops_run11.json`` (``scripts/measure_single_ops.py``) timed 150 ops
+``scripts/data/h200_single_ops_run11.json`` (``scripts/measure/single_ops.py``) timed 150 ops
 as a user's code calls them (``nn.Linear``, ``x @ W``, ``nn.Conv2d`` channels-last and NCHW,
 ``nn.LayerNorm``, ``F.rms_norm``, ``torch.softmax``, ``F.gelu``, ``x + x``, causal
 ``F.scaled_dot_product_attention``) at batch 1-32, each in eager mode (CUDA events around 20
@@ -15,7 +15,8 @@ program through the mode's lowering table and the host/stream replay,
 * graph: the model's GPU time per call (``gpu_s``) plus the timing method's own per-call
   offset, the graph's launch latency between the two events spread over the calls
   (``validate_gpu_conv.time_op_offset_s``, measured on the calibration file
-  ``h200_floor4.json`` for 20-call graphs; scaled by 20 / calls for the 10-call SDPA graphs).
+  ``h200_kernel_floor_run4.json`` for 20-call graphs; scaled by 20 / calls for the 10-call SDPA
+  graphs).
 
 NCHW convolutions are costed as the model's channels-last ones (it has no layout): cuDNN's
 ``nchwToNhwc``/``nhwcToNchw`` transposes, PyTorch's native NCHW depthwise kernel and the NCHW
@@ -24,7 +25,7 @@ NCHW convolutions are costed as the model's channels-last ones (it has no layout
 Prints per case and per family MAPE (eager and graph) and the target (10 % per family);
 exit 1 when a family misses it. ``--json`` writes the rows.
 
-Run: ``.venv/bin/python scripts/validate_single_ops.py``
+Run: ``.venv/bin/python scripts/validate/validate_single_ops.py``
 """
 
 from __future__ import annotations
@@ -43,10 +44,10 @@ from accelsim.workload.ops import Conv2d, Gemm
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from validate_gpu_conv import time_op_offset_s  # noqa: E402
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 HELD_OUT = "h200_single_ops_run11.json"
 RUN12 = "h200_single_ops_run12.json"
-"""Run 12 (``measure_single_ops_clean.py``): other shapes, eager timed by wall clock around 200
+"""Run 12 (``measure/single_ops_unprofiled.py``): other shapes, eager timed by wall clock around 200
 back-to-back calls in interleaved rounds, no profiler in the process (run 11 profiled each case
 in the process that timed the next, which slows eager dispatch); graphs of 20 calls for every
 op. Held out, scored once with the model frozen at e00d880."""
@@ -54,12 +55,13 @@ FAMILY_TARGET_PCT = 10.0
 """MAPE target per family, percent (issue 23 point 4: single ops as users call them)."""
 
 GRAPH_CALLS = 20
-"""Calls per graph in ``h200_floor4.json``'s ``floor_probe`` (where the offset is measured)."""
+"""Calls per graph in ``h200_kernel_floor_run4.json``'s ``floor_probe`` (where the offset is
+measured)."""
 
 
 def op_and_call(r: dict) -> tuple[object, str | None, int]:
     """The accelsim op of a run-11 record, the call it was made through (``--call``) and the
-    number of back-to-back calls its timing averaged (``measure_single_ops.py``)."""
+    number of back-to-back calls its timing averaged (``measure/single_ops.py``)."""
     fam, dt = r["family"], "bf16"
     if fam in ("linear", "matmul"):
         op = Gemm(name=fam, m=r["m"], n=r["n"], k=r["k"], bias=bool(r.get("bias")), dtype=dt)
@@ -148,7 +150,7 @@ def fidelity_rows() -> list[dict]:
     family, eager and graph MAPE with the 10 % target, as :func:`main` prints them."""
     import fidelity
 
-    offset = time_op_offset_s(json.loads((DATA / "h200_floor4.json").read_text()))
+    offset = time_op_offset_s(json.loads((DATA / "h200_kernel_floor_run4.json").read_text()))
     machine = load_machine("h200")
     out = []
     for name in (HELD_OUT, RUN12):
@@ -179,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     for r in data["ops"]:
         r.setdefault("run", data.get("run", 11))
     print(f"{a.data}: {len(data['ops'])} ops (held out)")
-    offset = time_op_offset_s(json.loads((DATA / "h200_floor4.json").read_text()))
+    offset = time_op_offset_s(json.loads((DATA / "h200_kernel_floor_run4.json").read_text()))
     rows = evaluate(data, offset, load_machine("h200"))
     if not a.quiet:
         print(f"{'case':58s} {'eager meas':>10s} {'pred':>8s} {'err':>7s}  {'host':>7s} "
@@ -192,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{r['host_s'] * 1e6:7.2f} {r['gpu_s'] * 1e6:7.2f}   {g}")
         print("(microseconds per call)\n")
     s = summary(rows)
-    print(f"graph timing offset per call (h200_floor4.json, 20-call graphs): "
+    print(f"graph timing offset per call (h200_kernel_floor_run4.json, 20-call graphs): "
           f"{offset * 1e6:.2f} us")
     print(f"{'family':22s} {'n':>3s} {'eager MAPE':>10s} {'bias':>7s} {'graph MAPE':>10s} "
           f"{'bias':>7s}   target {FAMILY_TARGET_PCT:.0f} %")

@@ -1,16 +1,16 @@
 """Kineto traces replayed (issue 23 point 3): each trace's kernels against the replay, and the
 replayed step against the measured one (run 10).
 
-    PYTHONPATH=. python scripts/validate_traces.py [--no-score]
+    PYTHONPATH=. python scripts/validate/validate_traces.py [--no-score]
 
 Each ``scripts/data/kineto/kineto_<case>.json.gz`` (one profiled eager step on one H200,
-``scripts/measure_kineto.py``) is read by :mod:`accelsim.workload.kineto` into a captured
+``scripts/measure/kineto_traces.py``) is read by :mod:`accelsim.workload.kineto` into a captured
 program and replayed by the one captured-program lowering, eager, on ``h200``, with the host
 ``modelled`` (the machine's host table) and ``measured`` (each top-level op's host time as the
 profiled trace recorded it). Printed per trace:
 
 * kernels in the trace vs in the replay, per class (trace kernels classed by name as
-  ``scripts/validate_programs.py`` does; memsets apart);
+  ``scripts/validate/validate_programs.py`` does; memsets apart);
 * the trace's own kernel-sum time vs the replayed GPU-busy time (both on H200);
 * the replayed step, host modelled and measured, vs ``h200_kineto_run10.json`` ``eager_s``
   (HELD-OUT: the median unprofiled eager step; ``--no-score`` leaves it out) and vs the
@@ -35,7 +35,7 @@ import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "workloads" / "programs"))
@@ -50,7 +50,7 @@ CASES = {"decoder_decode_b8_c2048": ("decoder", {"mode": "decode", "batch": 8, "
          "gpt_decode_b16_c512": ("gpt", {"mode": "decode", "batch": 16, "context": 512}),
          "encoder_b8_s256": ("encoder", {"batch": 8, "seq": 256}),
          "cnn_b16": ("cnn", {"batch": 16})}
-"""Each trace's program and parameters (scripts/measure_kineto.py CASES)."""
+"""Each trace's program and parameters (scripts/measure/kineto_traces.py CASES)."""
 OTHER_GPUS = ("b200", "a100")
 
 
