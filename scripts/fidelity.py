@@ -7,7 +7,7 @@
     PYTHONPATH=. python scripts/fidelity.py --from-json out.json --write-readme  # no re-run
     accelsim validate --fidelity [--json]                        # the same, from the CLI
 
-**The protocol.** Every ``scripts/validate_*.py`` that defines a top-level function
+**The protocol.** Every ``scripts/validate/validate_*.py`` that defines a top-level function
 ``fidelity_rows(**opts) -> list[dict]`` is collected: each in its own subprocess (this file
 run with ``--one NAME``), with a timeout per validator (:data:`TIMEOUT_S`); a validator that
 fails or times out is one row saying so, never a crash. A validator without that function is
@@ -56,6 +56,8 @@ from typing import Any
 
 SCRIPTS = Path(__file__).resolve().parent
 ROOT = SCRIPTS.parent
+VALIDATORS = SCRIPTS / "validate"
+"""Where the validators live (``scripts/validate/validate_*.py``)."""
 README = ROOT / "README.md"
 BEGIN, END = "<!-- fidelity:begin -->", "<!-- fidelity:end -->"
 TIMEOUT_S = 2400.0
@@ -137,7 +139,7 @@ def _num(v: float | None) -> float | None:
 
 
 # -- collection -------------------------------------------------------------------------------
-def validators(scripts: Path = SCRIPTS) -> dict[str, bool]:
+def validators(scripts: Path = VALIDATORS) -> dict[str, bool]:
     """Every ``validate_*.py`` of ``scripts`` (name without ``.py``) -> whether it defines a
     top-level ``fidelity_rows`` (read from its source, nothing imported)."""
     out = {}
@@ -157,8 +159,8 @@ def error_row(validator: str, what: str) -> dict[str, Any]:
 
 
 def run_one(name: str, opts: dict[str, Any] | None = None,
-            scripts: Path = SCRIPTS) -> list[dict[str, Any]]:
-    """``fidelity_rows(**opts)`` of ``scripts/NAME.py``, in this process (what ``--one``
+            scripts: Path = VALIDATORS) -> list[dict[str, Any]]:
+    """``fidelity_rows(**opts)`` of ``scripts/validate/NAME.py``, in this process (what ``--one``
     runs in the subprocess). Whatever the validator prints goes to stderr."""
     for d in (SCRIPTS, scripts):
         if str(d) not in sys.path:
@@ -172,8 +174,8 @@ def run_one(name: str, opts: dict[str, Any] | None = None,
 
 def collect_validator(name: str, opts: dict[str, Any] | None = None,
                       timeout_s: float = TIMEOUT_S,
-                      scripts: Path = SCRIPTS) -> list[dict[str, Any]]:
-    """The rows of ``scripts/NAME.py``, run in its own subprocess; an error or a timeout is
+                      scripts: Path = VALIDATORS) -> list[dict[str, Any]]:
+    """The rows of ``scripts/validate/NAME.py``, run in its own subprocess; an error or a timeout is
     one :func:`error_row`."""
     cmd = [sys.executable, str(SCRIPTS / "fidelity.py"), "--one", name,
            "--opts", json.dumps(opts or {}), "--scripts", str(scripts)]
@@ -218,13 +220,13 @@ def seed_rows() -> list[dict[str, Any]]:
 
 def collect(only: Sequence[str] | None = None, timeout_s: float = TIMEOUT_S,
             opts: dict[str, dict[str, Any]] | None = None, seed: bool = True,
-            scripts: Path = SCRIPTS) -> dict[str, Any]:
+            scripts: Path = VALIDATORS) -> dict[str, Any]:
     """Every validator's rows (or those ``only`` names) and the seed cases: ``{"rows",
     "missing"}`` (``missing``: validators without ``fidelity_rows``)."""
     found = validators(scripts)
     unknown = [n for n in (only or ()) if n not in found]
     if unknown:
-        raise SystemExit(f"fidelity.py: error: no scripts/{unknown[0]}.py")
+        raise SystemExit(f"fidelity.py: error: no scripts/validate/{unknown[0]}.py")
     rows: list[dict[str, Any]] = []
     missing = []
     for name, has in found.items():
@@ -343,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
                     "(its date line too)")
     ap.add_argument("--one", metavar="VALIDATOR", help=argparse.SUPPRESS)
     ap.add_argument("--opts", default="{}", help=argparse.SUPPRESS)
-    ap.add_argument("--scripts", default=str(SCRIPTS), help=argparse.SUPPRESS)
+    ap.add_argument("--scripts", default=str(VALIDATORS), help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.one:
         print(json.dumps(run_one(a.one, json.loads(a.opts), Path(a.scripts))))

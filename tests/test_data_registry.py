@@ -18,7 +18,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ROOT / "scripts"
 DATA = SCRIPTS / "data"
-FIT_SCRIPTS = sorted([*SCRIPTS.glob("validate_*.py"), *SCRIPTS.glob("fit_*.py")])
+FIT_SCRIPTS = sorted([*(SCRIPTS / "validate").glob("validate_*.py"),
+                      *(SCRIPTS / "fit").glob("fit_*.py")])
 """Every script that may hold a fit: its ``fit*`` functions are fitting functions."""
 EXTRA_FITS = {"validate_e2e.py": ("floor_split",)}
 """Fitting functions not named ``fit*`` (``floor_split``: ``compute.reduce_round_trips``)."""
@@ -30,10 +31,11 @@ IO_NAMES = {"open", "DATA", "NCCL_DATA", "REGISTRY", "load_measurements"}
 
 
 def _module(name: str):
-    """``scripts/<name>.py`` imported by name, scripts/ on the path (as the scripts import
-    each other)."""
-    if str(SCRIPTS) not in sys.path:
-        sys.path.insert(0, str(SCRIPTS))
+    """``scripts/<name>.py`` or ``scripts/validate/<name>.py`` imported by name, both folders
+    on the path (as the scripts import each other)."""
+    for d in (SCRIPTS, SCRIPTS / "validate"):
+        if str(d) not in sys.path:
+            sys.path.insert(0, str(d))
     return importlib.import_module(name)
 
 

@@ -37,7 +37,7 @@ very GEMM the check runs (:data:`REPRODUCES_FIT`: the H200, whose ``core.gpu_mac
 ``reproduces fit`` when in its band, and is counted neither as a pass nor as evidence.
 
 GPUs price their datapath overhead and board idle power with two constants of the tables
-fitted on the measured H200 (``scripts/fit_gpu_power.py``); other machines give their measured
+fitted on the measured H200 (``scripts/fit/fit_gpu_power.py``); other machines give their measured
 idle power in their YAML (``energy.idle_w``) and a cube-style matrix unit its operand staging
 (``energy.staging``).
 
@@ -70,7 +70,7 @@ upper end is raised, for a part stating a clock floor, to what its power cap can
 
 REPRODUCES_FIT = {
     "h200": "core.gpu_mac and static.gpu_idle_pe are fitted on this GEMM's measured board power "
-            "and idle power (scripts/fit_gpu_power.py; scripts/data/h200_heldout.json parts "
+            "and idle power (scripts/fit/fit_gpu_power.py; scripts/data/h200_heldout.json parts "
             "clock_under_load, env)",
 }
 """Machines whose check reproduces a fit (verdict ``reproduces fit``), with what was fitted."""

@@ -2,7 +2,7 @@
 
 :func:`scale_table` moves a table to another node and supply by :class:`ScalingRule`
 (``E = C V^2`` with ``C ~ L^a`` per component class; leakage power ``P ~ L V``);
-:func:`table_to_mapping` writes a table back as YAML (``scripts/scale_energy_table.py``
+:func:`table_to_mapping` writes a table back as YAML (``scripts/fit/scale_energy_table.py``
 generates the shipped ``scaled_*`` tables with both). See ``accelsim/report/ENERGY.md``
 section 3.
 

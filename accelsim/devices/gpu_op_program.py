@@ -11,7 +11,7 @@ clock (:mod:`accelsim.engine.gpu_stream`) for :data:`BACK_TO_BACK_CALLS` calls i
 per-call time is what those calls take divided by their number: the host dispatch and the
 GPU's kernels overlap as the stream model says (a host-bound op costs its dispatch, a
 GPU-bound op its kernels), with no synchronisation inside (the calls are timed between two
-CUDA events, as ``scripts/measure_e2e.py`` ``time_op`` does). Graph mode replays the same
+CUDA events, as ``scripts/measure/e2e.py`` ``time_op`` does). Graph mode replays the same
 kernels from one CUDA graph: one ``host.graph_launch_s`` for the calls, no dispatch per call.
 
 Two choices, stated: the call that computes launches the op's own kernels as
@@ -41,7 +41,7 @@ OP_EXEC_MODES = ("eager", "graph")
 
 BACK_TO_BACK_CALLS = 20
 """Calls of a one-op program replayed in a row (the per-call time is their time / this):
-``measure_e2e.time_op``'s 20 calls between two CUDA events."""
+``e2e.time_op``'s 20 calls between two CUDA events."""
 
 
 def check_exec(exec_mode: str) -> str:

@@ -128,7 +128,7 @@ roof.round(2)
 # %% [markdown]
 # ## 4. Measured vs predicted
 #
-# `scripts/validate_gpu.py` compares the model with every measurement: the calibration set
+# `scripts/validate/validate_gpu.py` compares the model with every measurement: the calibration set
 # (square GEMMs, the copy curve, launch overhead), from which a few constants were fitted,
 # and `h200_heldout.json`, never fitted but **dev**, not held out despite its name: its
 # figures were looked at while the model was chosen (`scripts/data/REGISTRY.yaml` says when
@@ -136,7 +136,7 @@ roof.round(2)
 # and their figures are in the README's fidelity table (`accelsim validate --fidelity`).
 
 # %%
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "scripts" / "validate"))
 import validate_gpu as vg  # noqa: E402
 
 cal = json.loads((DATA / "h200_calibration.json").read_text())
@@ -163,7 +163,7 @@ summary.reset_index()
 # 1. Section 1 uses N = 4096. Predict, then check, where the waves fall for N = 5120.
 # 2. int8 (`torch._int_mm`) runs about half as fast as fp8 on the H200 although the datasheet
 #    gives both the same rate. Read `gemm.legacy_precisions` in `configs/software/hopper.yaml`
-#    and the kernel names in `scripts/data/h200_probe2.json`: which instruction does the
+#    and the kernel names in `scripts/data/h200_kernel_probe2.json`: which instruction does the
 #    int8 kernel use, and what would change if cuBLAS shipped a wgmma int8 kernel?
 # 3. Softmax and layernorm reach 0.5-2.7 TB/s, below the copy curve. Use
 #    `accelsim.hw.gpu.rows.softmax_shape` and the model's `explain` to find, for 128-,

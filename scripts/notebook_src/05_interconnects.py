@@ -203,5 +203,5 @@ plt.show()
 #    Sweep `bucket_bytes` from 1 MB to 1 GB.
 # 3. Build a 4-GPU system with no NVSwitch, only PCIe to the host. How much slower is a 1 GB
 #    all-reduce, and which link is the bottleneck?
-# 4. `scripts/validate_links.py` prints the held-out NCCL measurements next to the model. Where
+# 4. `scripts/validate/validate_links.py` prints the held-out NCCL measurements next to the model. Where
 #    does the model go wrong, and which missing mechanism would you add first?

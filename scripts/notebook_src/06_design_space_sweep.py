@@ -165,7 +165,7 @@ fig.tight_layout()
 # The same spec runs on a Dask cluster — `accelsim sweep SPEC.yaml --out r.parquet --scheduler
 # tcp://host:8786` — with the same rows as a local run: each chunk of points is a task; if a
 # worker dies, its chunks run again elsewhere, and the results file keeps exactly one row per
-# point. `scripts/bench_sweep.py` measures the sweep rates.
+# point. `scripts/bench/bench_sweep.py` measures the sweep rates.
 #
 # ## Exercises
 #

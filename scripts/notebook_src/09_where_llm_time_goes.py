@@ -140,10 +140,10 @@ prefill.round(3)
 # %% [markdown]
 # ## 5. Predicted vs measured on an H200
 # `scripts/data/h200_e2e_run2.json` holds steps of the same model measured with PyTorch on one
-# H200 (`scripts/measure_e2e.py`: median of 30 steps, eager and CUDA graph). The host costs
+# H200 (`scripts/measure/e2e.py`: median of 30 steps, eager and CUDA graph). The host costs
 # in `configs/hardware/h200.yaml` were measured on the same host with single calls; nothing
 # was fitted on these steps except the per-call Python overhead (`host.eager_call_s.python`,
-# on the batch >= 64 decode steps). `scripts/validate_e2e.py` prints the whole table,
+# on the batch >= 64 decode steps). `scripts/validate/validate_e2e.py` prints the whole table,
 # including models nothing was fitted on (GPT-2 XL, BERT, MobileNetV2: dev data, since their
 # figures were looked at while the model was chosen).
 

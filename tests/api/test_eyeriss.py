@@ -145,7 +145,7 @@ def test_bad_input_names_machine_field_and_value():
 def test_vgg16_held_out_dram_per_mac(data):
     """Nothing was fitted on VGG-16: its DRAM traffic per MAC (JSSC: 0.0035) comes out within
     20 %. (Its frame rate does not: the model misses the pass ramp-up of the large early
-    layers, see scripts/validate_eyeriss.py.)"""
+    layers, see scripts/validate/validate_eyeriss.py.)"""
     from accelsim.api.eyeriss import vgg16_heldout
 
     g = vgg16_heldout(data).set_index("quantity")

@@ -98,7 +98,7 @@ def _validate_links():
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[2] / "scripts" / "validate_links.py"
+    path = Path(__file__).resolve().parents[2] / "scripts" / "validate" / "validate_links.py"
     spec = importlib.util.spec_from_file_location("validate_links", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

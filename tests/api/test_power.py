@@ -133,12 +133,12 @@ def test_parts_add_up_to_what_the_kernel_run_prices(machine):
 
 
 def test_the_shipped_gpu_constants_reproduce_the_h200_measurement():
-    """The two GPU constants of the tables are the fit of scripts/fit_gpu_power.py: the H200's
+    """The two GPU constants of the tables are the fit of scripts/fit/fit_gpu_power.py: the H200's
     predicted power is its measured GEMM power, its static power its measured idle power."""
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[2] / "scripts" / "fit_gpu_power.py"
+    path = Path(__file__).resolve().parents[2] / "scripts" / "fit" / "fit_gpu_power.py"
     spec = importlib.util.spec_from_file_location("fit_gpu_power", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

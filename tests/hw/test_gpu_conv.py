@@ -1,6 +1,6 @@
 """Convolutions and the CNN glue kernels on a GPU: the kernel family a library picks for each
 kind of convolution, the kernels it launches, and physical properties of their costs
-(never measured numbers: those are in ``scripts/validate_gpu_conv.py``)."""
+(never measured numbers: those are in ``scripts/validate/validate_gpu_conv.py``)."""
 
 from __future__ import annotations
 

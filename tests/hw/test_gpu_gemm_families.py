@@ -1,4 +1,4 @@
-"""GEMM mechanisms behind the H200 kernel families (``h200_ops4.json`` gemm_cal): batched
+"""GEMM mechanisms behind the H200 kernel families (``h200_gemm_rows_run4.json`` gemm_cal): batched
 small GEMMs that cannot keep their operands in L2, epilogue stores that write back through an
 overflowing L2, and the fixed tiles of the CUTLASS fallback and legacy kernels."""
 
@@ -124,7 +124,7 @@ def _run4_gemms() -> list[dict]:
     import json
     from pathlib import Path
 
-    data = Path(__file__).resolve().parents[2] / "scripts" / "data" / "h200_ops4.json"
+    data = Path(__file__).resolve().parents[2] / "scripts" / "data" / "h200_gemm_rows_run4.json"
     return [r for r in json.loads(data.read_text())["sections"]["gemm_cal"] if "kernels" in r]
 
 

@@ -94,8 +94,9 @@ def test_fp8_is_faster_than_bf16_is_faster_than_tf32(h200):
 
 
 def test_skinny_gemm_splits_k_to_fill_the_sms(h200):
-    # cuBLASLt: 64 x 768 x 3072 runs a split-K nvjet kernel + splitKreduce (h200_ops4b.json);
-    # 128 x 4096 x 4096 has enough narrow tiles (64x64: 128 CTAs, h200_heldout.json) not to
+    # cuBLASLt: 64 x 768 x 3072 runs a split-K nvjet kernel + splitKreduce
+    # (h200_linear_dw_pool_run4b.json); 128 x 4096 x 4096 has enough narrow tiles (64x64: 128 CTAs,
+    # h200_heldout.json) not to
     plan = plan_gemm(h200, 64, 768, 3072, "bf16")
     assert plan.split_k > 1 and len(plan.kernels) == 2  # main kernel + split-K reduce
     wide = plan_gemm(h200, 128, 4096, 4096, "bf16")

@@ -1,8 +1,8 @@
-"""Mechanisms behind short GPU kernels (``h200_ops4b.json``): ``nn.Linear`` with bias at
-encoder shapes (cuBLASLt's ``nvjet`` tiles, the K-block hand-off of skinny tiles, the bias
+"""Mechanisms behind short GPU kernels (``h200_linear_dw_pool_run4b.json``): ``nn.Linear`` with bias
+at encoder shapes (cuBLASLt's ``nvjet`` tiles, the K-block hand-off of skinny tiles, the bias
 epilogue), PyTorch's launch of the global average pool (``Reduce.cuh``), the depthwise
 kernel's fixed cost and the softmax's ``expf``. Properties of the model, never measured
-numbers (those are in ``scripts/validate_gpu.py --small`` and ``validate_gpu_conv.py``)."""
+numbers (those are in ``scripts/validate/validate_gpu.py --small`` and ``validate_gpu_conv.py``)."""
 
 from __future__ import annotations
 

@@ -237,7 +237,7 @@ def test_plots_are_built_from_the_tables(run_tpu, tmp_path):
 
 @pytest.mark.slow
 def test_zigzag_agrees_on_the_same_accelerator_and_loop_order(peer_missing):
-    """scripts/compare_zigzag.py: with the same per-access costs and loop order, accelsim's
+    """scripts/bench/compare_zigzag.py: with the same per-access costs and loop order, accelsim's
     and ZigZag's (3.9.1) energies agree within 1 % per level and operand (ENERGY.md sec. 6)."""
     import importlib.util
     import os
@@ -246,7 +246,7 @@ def test_zigzag_agrees_on_the_same_accelerator_and_loop_order(peer_missing):
     zz_python = Path(os.environ.get("ACCELSIM_ZIGZAG_PYTHON", "/work/zzvenv/bin/python"))
     if not zz_python.exists():
         peer_missing("needs a Python with zigzag-dse==3.9.1 and six: set ACCELSIM_ZIGZAG_PYTHON")
-    path = Path(__file__).resolve().parents[2] / "scripts" / "compare_zigzag.py"
+    path = Path(__file__).resolve().parents[2] / "scripts" / "bench" / "compare_zigzag.py"
     spec = importlib.util.spec_from_file_location("compare_zigzag", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

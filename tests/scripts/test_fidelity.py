@@ -18,9 +18,11 @@ SCRIPTS = ROOT / "scripts"
 
 
 def _module(name: str):
-    """``scripts/NAME.py`` imported as a module (scripts/ on ``sys.path``)."""
-    if str(SCRIPTS) not in sys.path:
-        sys.path.insert(0, str(SCRIPTS))
+    """``scripts/NAME.py`` or ``scripts/validate/NAME.py`` imported as a module (both on
+    ``sys.path``)."""
+    for d in (SCRIPTS, SCRIPTS / "validate"):
+        if str(d) not in sys.path:
+            sys.path.insert(0, str(d))
     return importlib.import_module(name)
 
 

@@ -1,5 +1,5 @@
-"""scripts/validate_compiled_programs.py can fail: on a synthetic run-13 file (one tiny case,
-its "measurements" made up from the model's own figures, scaled) it passes, misses, and
+"""scripts/validate/validate_compiled_programs.py can fail: on a synthetic run-13 file (one tiny
+case, its "measurements" made up from the model's own figures, scaled) it passes, misses, and
 refuses a missing file. No measured data is involved (run 13 is scored once, on the device's
 file)."""
 
@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
+SCRIPTS = Path(__file__).resolve().parents[2] / "scripts" / "validate"
 CASE = {"case": "encoder_tiny", "program": "encoder", "params": {"batch": 1, "seq": 16,
                                                                 "layers": 1}}
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
+VALIDATORS = SCRIPTS / "validate"
 DATA = SCRIPTS / "data"
 
 MARGIN_POINTS = 1.0
@@ -21,9 +22,10 @@ deterministic; the margin is for model changes too small to call a regression.""
 
 
 def _module(name: str):
-    if str(SCRIPTS) not in sys.path:
-        sys.path.insert(0, str(SCRIPTS))
-    spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
+    for d in (SCRIPTS, VALIDATORS):
+        if str(d) not in sys.path:
+            sys.path.insert(0, str(d))
+    spec = importlib.util.spec_from_file_location(name, VALIDATORS / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -40,7 +42,7 @@ def test_the_probe_points_left_out_are_exactly_those_the_held_out_file_measures_
     is the overlap of the probe set with h200_heldout.json."""
     vg = _module("validate_gpu")
     held = [c[2] for c in vg.heldout_cases(json.loads((DATA / "h200_heldout.json").read_text()))]
-    probe = vg._probe_cases(json.loads((DATA / "h200_probe2.json").read_text()))
+    probe = vg._probe_cases(json.loads((DATA / "h200_kernel_probe2.json").read_text()))
     assert sorted((c[0], c[1]) for c in probe if c[2] in held) == sorted(vg.PROBE_ALSO_IN_HELDOUT)
 
 

@@ -6,7 +6,7 @@ and returns ``(callable, args)``: what one step runs. Capture one with
     accelsim capture workloads/programs/plain.py:decoder mode=decode batch=8 context=4096 -o dec.json
     accelsim run h200 dec.json --exec graph
 
-``scripts/measure_programs.py`` times the same factories on a GPU.
+``scripts/measure/plain_programs.py`` times the same factories on a GPU.
 
 * ``decoder``: a Llama-3-8B-shaped decoder written with ``F.rms_norm``,
   ``F.scaled_dot_product_attention`` (``enable_gqa``), a slice-assigned static KV cache, SwiGLU

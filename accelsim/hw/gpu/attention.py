@@ -43,7 +43,7 @@ def attention_blocks(op: Attention) -> tuple[int, int]:
     """(Br, Bc): query and key block sizes (smaller query blocks for decode, 64 for d > 128).
 
     The kernel PyTorch's SDPA runs on the H200 (cuDNN
-    ``sdpa_sm90_flash_fprop_wgmma_..._64x128x{d}``, 384 threads, h200_probe2.json) gives each
+    ``sdpa_sm90_flash_fprop_wgmma_..._64x128x{d}``, 384 threads, h200_kernel_probe2.json) gives each
     of its two consumer warpgroups 64 queries: 128 per CTA share the K/V loads."""
     br = 64 if op.head_dim > 128 or op.seq_q <= 64 else 128
     return br, 128

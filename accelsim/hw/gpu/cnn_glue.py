@@ -30,7 +30,7 @@ stays in L2, HBM's when it does not (hit-weighted in between).
   ``ceil(positions / 4)`` round trips, each the latency plus the SM's share of the step's
   bytes through its L2 port (:func:`accelsim.hw.gpu.kernel.sm_bandwidth_caps`): many CTAs
   per SM lengthen every step (measured 4.3 -> 6.1 us kernels from 20 to 512 CTAs,
-  ``h200_ops4b.json``).
+  ``h200_linear_dw_pool_run4b.json``).
 
 Units: seconds, bytes. Imports: config, hw.gpu.
 """

@@ -14,7 +14,8 @@ cores, and the grouped implicit GEMM. Family choice: :mod:`accelsim.hw.gpu.conv`
   instructions each), memory traffic as an elementwise kernel (input, filters, output once);
   before its first output a CTA waits ``conv.depthwise_fixed_s`` (filter taps and first
   input rows loaded one after another): 2.3-3.6 us kernels at batch 1, >= 5.4 us for the
-  ``_specialized`` variant PyTorch picks from batch 8 (``h200_e2e.json``, ``h200_ops4b.json``).
+  ``_specialized`` variant PyTorch picks from batch 8 (``h200_e2e.json``,
+  ``h200_linear_dw_pool_run4b.json``).
 * **Grouped** (``xmma_fprop_implicit_gemm ... g16``): one kernel for all groups; a CTA
   computes ``64`` output pixels x ``64`` output channels, i.e. ``64 / (K/g)`` whole groups,
   each a block-diagonal GEMM of ``K/g`` x ``(C/g) R S`` padded to the ``m16n8k16`` MMA atom

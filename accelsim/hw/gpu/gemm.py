@@ -163,9 +163,9 @@ def gemm_path(m: GpuMachine, precision: str, *leading_dims: int, sparse: bool = 
 def unaligned_pitch_class(precision: str, k: int, n: int) -> bool:
     """Whether an element-aligned (``unaligned`` path) GEMM with leading dimensions K (rows of
     A) and N (rows of B and C) falls in the slower of the two pitch classes the H200 showed on
-    one and the same ``cutlass_75 ... align1`` kernel and tile (``h200_ops6.json``
-    ``align_probe``, ``h200_ops4.json`` gemm_cal; 3072-sized: 460-474 us against 513-590 us):
-    B/C rows 16-byte but not 128-byte aligned while A's are not, or A's rows 4-byte aligned
+    one and the same ``cutlass_75 ... align1`` kernel and tile (``h200_graph_align_run6.json``
+    ``align_probe``, ``h200_gemm_rows_run4.json`` gemm_cal; 3072-sized: 460-474 us against 513-590
+    us): B/C rows 16-byte but not 128-byte aligned while A's are not, or A's rows 4-byte aligned
     while B/C's are not. An empirical rule: the cause (the kernel's loads against the L2/DRAM
     address interleave, or a variant cuBLAS does not name) is not identified."""
     e = OPERAND_BYTES[precision]
@@ -378,8 +378,8 @@ def _plan(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, s
                       startup_s=startup + epilogue_s, meta=meta)]
     if split > 1:
         # cuBLASLt's splitKreduce_kernel keeps its GEMM's dependent launch: a GEMM after it
-        # launches early as after a GEMM (run 5's switch probe, h200_ops5.json: the gap after
-        # a split-K reduce is a GEMM's 0.26 us); the reduce pays its own completion
+        # launches early as after a GEMM (run 5's switch probe, h200_switch_l2_dw_run5.json: the gap
+        # after a split-K reduce is a GEMM's 0.26 us); the reduce pays its own completion
         kernels.append(stream_kernel(m, f"{name}.splitk_reduce", read_bytes=partial_bytes,
                                      write_bytes=c_bytes, simt_flops=M * N * batch * split,
                                      meta={"split_k": split, "pdl": meta["pdl"]}))

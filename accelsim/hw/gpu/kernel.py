@@ -71,9 +71,9 @@ def pays_tail(k: Kernel) -> bool:
 
 def without_tail(k: Kernel, m: GpuMachine) -> Kernel:
     """``k`` paying ``host.launch_s`` only, not ``host.kernel_tail_s``. Run 6's profiled CUDA-graph
-    trace of ResNet-50 (``scripts/data/h200_ops6.json``) shows cuDNN's and cuBLAS's convolution
-    kernels lasting what the model gives their bodies, with the stream's 0.43 us gap between
-    kernels and no drain, while PyTorch's small native kernels last 0.9-1.3 us longer
+    trace of ResNet-50 (``scripts/data/h200_graph_align_run6.json``) shows cuDNN's and cuBLAS's
+    convolution kernels lasting what the model gives their bodies, with the stream's 0.43 us gap
+    between kernels and no drain, while PyTorch's small native kernels last 0.9-1.3 us longer
     (ARCHITECTURE.md, "GPU per-kernel costs"). Such a kernel does not take part in
     dependent-launch hiding either (``pdl`` off: nothing to hide)."""
     if not pays_tail(k):

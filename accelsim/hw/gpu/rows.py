@@ -5,8 +5,8 @@ Why they reach only 1-3.3 TB/s on an H200 when a copy reaches 4.2: such a kernel
 stream. Each row is owned by one CTA (or one warp), whose life is a latency chain (load the
 row, reduce across the CTA, normalise, store), and an SM holds only a few of them. The
 families and launch shapes follow the kernels PyTorch launched on the H200 (names in
-``scripts/data/h200_ops4.json`` and ``h200_probe2.json``); :func:`softmax_shape` and
-:func:`layernorm_shape` give the dispatch.
+``scripts/data/h200_gemm_rows_run4.json`` and ``h200_kernel_probe2.json``); :func:`softmax_shape`
+and :func:`layernorm_shape` give the dispatch.
 
 Cost of one CTA: **issue** ``(computed elements x (instr_per_element + exps x
 transcendental_instr) + elements x mem_instr x row_mem_instr + threads x row_cta_instr) /

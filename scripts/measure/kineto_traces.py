@@ -1,0 +1,138 @@
+# ruff: noqa: E731, B023
+"""Run 10: torch.profiler (Kineto) traces of plain PyTorch programs on one H200, shapes
+recorded, as the input of trace replay (issue 23 point 3), with each step's wall time.
+
+Run on the device machine with the image's python3 (PyTorch):
+
+    PYTHONUNBUFFERED=1 python3 scripts/measure/kineto_traces.py $OUT
+
+Writes ``$OUT/kineto_<case>.json.gz`` (one profiled eager step of each case, exported by
+``torch.profiler.profile(record_shapes=True).export_chrome_trace``) and
+``$OUT/h200_kineto_run10.json`` (per case: the program, its parameters, the eager step's
+median wall time over interleaved rounds with a synchronise after each step, as ``generate``
+runs; the CUDA-graph step's median; the profiled step's own wall time).
+
+The split was fixed before anything was measured (scripts/data/REGISTRY.yaml): every case is
+**held-out**. Trace replay fits nothing: it maps each kernel of the trace to the op cost of
+its shapes on the target machine, so the traces are scored once, after replay is written.
+
+Run 10 took each case's trace before timing its eager steps in the same process, and one
+``torch.profiler`` step slows eager dispatch for the rest of a process (README, "Why run 4
+exists"), so its ``eager_s`` are slow. ``KINETO_TIMING_ONLY=1`` (run 12) takes no trace and
+times, in a process that never profiles, run 10's cases and four new shapes
+(``$OUT/h200_programs_run12.json``).
+"""
+
+import gzip
+import json
+import math
+import os
+import shutil
+import statistics
+import sys
+import time
+import traceback
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "workloads", "programs"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import e2e as me  # noqa: E402
+import plain  # noqa: E402
+import torch  # noqa: E402
+from torch.profiler import ProfilerActivity, profile  # noqa: E402
+
+DEV = "cuda"
+DT = "bf16"
+CASES = [
+    ("decoder_decode_b8_c2048", "decoder", {"mode": "decode", "batch": 8, "context": 2048}),
+    ("decoder_prefill_b1_s1024", "decoder", {"mode": "prefill", "batch": 1, "seq": 1024}),
+    ("gpt_decode_b16_c512", "gpt", {"mode": "decode", "batch": 16, "context": 512}),
+    ("encoder_b8_s256", "encoder", {"batch": 8, "seq": 256}),
+    ("cnn_b16", "cnn", {"batch": 16}),
+]
+
+
+TIMING_ONLY = os.environ.get("KINETO_TIMING_ONLY") == "1"
+if TIMING_ONLY:
+    CASES = CASES + [
+        ("decoder_decode_b32_c1024", "decoder", {"mode": "decode", "batch": 32, "context": 1024}),
+        ("gpt_decode_b4_c1024", "gpt", {"mode": "decode", "batch": 4, "context": 1024}),
+        ("encoder_b2_s512", "encoder", {"batch": 2, "seq": 512}),
+        ("cnn_b4", "cnn", {"batch": 4}),
+    ]
+
+
+sync = me.sync
+graph_of = me.graph_of
+
+
+def step_times(fn, steps: int = 10, warm: int = 3) -> list[float]:
+    """Wall seconds of each step (:func:`e2e.step_seconds`)."""
+    return me.step_seconds(fn, steps, warm)
+
+
+def traced_step(fn, path: str) -> float:
+    """One profiled eager step exported as a gzipped Chrome trace; returns its wall seconds."""
+    fn()
+    sync()
+    acts = [ProfilerActivity.CPU, ProfilerActivity.CUDA]
+    with profile(activities=acts, record_shapes=True) as prof:
+        t = time.perf_counter()
+        fn()
+        sync()
+        wall = time.perf_counter() - t
+    raw = path[:-3]
+    prof.export_chrome_trace(raw)
+    with open(raw, "rb") as src, gzip.open(path, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    os.remove(raw)
+    return wall
+
+
+def main() -> None:
+    out = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("OUT", ".")
+    doc = {"run": 12 if TIMING_ONLY else 10, "protocol": ("no profiler in the process"
+                                                         if TIMING_ONLY else "traced first"), "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu", "torch": torch.__version__,
+           "cuda": torch.version.cuda, "role": "held-out", "about": __doc__.split("\n\n")[0],
+           "cases": [], "errors": {}}
+    built: dict = {}
+    steps = []
+    with torch.inference_mode():
+        for name, prog, params in CASES:
+            try:
+                model, args = getattr(plain, prog)(device=DEV, dtype=DT, model=built.get(prog),
+                                                   **params)
+                built[prog] = model
+                step = lambda m=model, a=args: m(*a)
+                rec = {"case": name, "program": prog, "params": params, "role": "held-out"}
+                if not TIMING_ONLY:
+                    rec["trace"] = f"kineto_{name}.json.gz"
+                    rec["profiled_step_s"] = traced_step(step, os.path.join(out, rec["trace"]))
+                try:
+                    rec["graph_s"] = statistics.median(step_times(graph_of(step)))
+                except Exception as e:  # noqa: BLE001
+                    rec["graph_error"] = repr(e)[:300]
+                steps.append((rec, step))
+                doc["cases"].append(rec)
+                print(name, f"profiled {rec.get('profiled_step_s', math.nan) * 1e3:.3f} ms",
+                      flush=True)
+            except Exception:  # noqa: BLE001
+                doc["errors"][name] = traceback.format_exc()[-800:]
+                print("ERROR", name, doc["errors"][name], flush=True)
+        per = {id(r): [] for r, _ in steps}
+        for _ in range(6):  # interleaved rounds of eager steps
+            for rec, step in steps:
+                per[id(rec)] += step_times(step, 5, warm=1)
+        for rec, _ in steps:
+            rec["eager_s"] = statistics.median(per[id(rec)])
+            rec["eager_all_s"] = [round(t, 7) for t in per[id(rec)]]
+            print(rec["case"], f"eager {rec['eager_s'] * 1e3:.3f} ms graph "
+                  f"{rec.get('graph_s', float('nan')) * 1e3:.3f} ms", flush=True)
+    name = "h200_programs_run12.json" if TIMING_ONLY else "h200_kineto_run10.json"
+    with open(os.path.join(out, name), "w") as fh:
+        json.dump(doc, fh, indent=1)
+
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    main()

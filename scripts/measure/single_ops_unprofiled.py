@@ -1,0 +1,178 @@
+# ruff: noqa: E731, B023
+"""Run 12: single ops timed on one H200 as users call them, with a protocol that leaves the
+host alone (issue 23 point 4; run 11 profiled every case in the timing process, which slows
+eager dispatch for the rest of it: docs/gpu_findings_log.md, "Run 11").
+
+Run on the device machine with the image's python3 (PyTorch):
+
+    PYTHONUNBUFFERED=1 python3 scripts/measure/single_ops_unprofiled.py $OUT
+
+Writes ``$OUT/h200_single_ops_run12.json``. Protocol: no ``torch.profiler`` anywhere in the
+process; every case is built first, then timed in interleaved rounds (each round times every
+case once, so all cases see the same host state): eager = wall clock around ``EAGER_CALLS``
+back-to-back calls after a synchronise, divided by the calls, the synchronise after them
+included; graph = ``GRAPH_CALLS`` calls captured in one CUDA graph, replayed, CUDA events,
+divided by the calls. Medians over the rounds. Each round also times tiny-tensor calls of the
+same call classes (``host_probe``: what one call costs the host on this machine now).
+
+The split was fixed before anything was measured (scripts/data/REGISTRY.yaml): ``ops`` is
+**held-out** (shapes run 11 did not time); ``host_probe`` is dev: read to explain figures,
+never fitted.
+"""
+
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import e2e as me  # noqa: E402
+
+DEV, DT = "cuda", torch.bfloat16
+EAGER_CALLS, GRAPH_CALLS, ROUNDS = 200, 20, 7
+BATCHES = (1, 3, 12, 48)
+LINEARS = [(3072, 3072), (1024, 4096), (8192, 2048), (2560, 10240)]  # (K, N)
+CONVS = [(32, 112, 64, 3, 1, 1), (256, 56, 64, 1, 1, 1), (192, 28, 192, 3, 1, 1),
+         (480, 14, 480, 3, 1, 480)]  # (C, H, K, R, stride, groups)
+ROWWISE = (2048, 5120)
+
+
+def eager_s(fn) -> float:
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    for _ in range(EAGER_CALLS):
+        fn()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t) / EAGER_CALLS
+
+
+def graph_replay(fn):
+    """``GRAPH_CALLS`` calls of ``fn`` captured in one CUDA graph (:func:`e2e.graph_of`)."""
+    def burst():
+        for _ in range(GRAPH_CALLS):
+            fn()
+    return me.graph_of(burst)
+
+
+def graph_s(replay) -> float:
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    a.record()
+    replay()
+    b.record()
+    torch.cuda.synchronize()
+    return a.elapsed_time(b) / 1e3 / GRAPH_CALLS
+
+
+def build() -> tuple[list[tuple[dict, object]], list[tuple[dict, object]]]:
+    cases, probes = [], []
+    for k, n in LINEARS:
+        lin = nn.Linear(k, n, device=DEV, dtype=DT)
+        for b in BATCHES:
+            x = torch.randn(b, k, device=DEV, dtype=DT)
+            cases.append(({"family": "linear", "call": "nn.Linear", "m": b, "k": k, "n": n,
+                           "bias": True}, lambda lin=lin, x=x: lin(x)))
+        w = torch.randn(k, n, device=DEV, dtype=DT)
+        x = torch.randn(16, k, device=DEV, dtype=DT)
+        cases.append(({"family": "matmul", "call": "x @ W", "m": 16, "k": k, "n": n},
+                      lambda x=x, w=w: x @ w))
+    for c, h, k, r, st, g in CONVS:
+        for layout in ("channels_last", "nchw"):
+            conv = nn.Conv2d(c, k, r, stride=st, padding=r // 2, groups=g, bias=False).to(DEV, DT)
+            if layout == "channels_last":
+                conv = conv.to(memory_format=torch.channels_last)
+            for b in BATCHES:
+                x = torch.randn(b, c, h, h, device=DEV, dtype=DT)
+                if layout == "channels_last":
+                    x = x.to(memory_format=torch.channels_last)
+                cases.append(({"family": "conv2d", "call": "nn.Conv2d", "n": b, "c": c, "h": h,
+                               "w": h, "k": k, "r": r, "stride": st, "groups": g,
+                               "layout": layout}, lambda conv=conv, x=x: conv(x)))
+    for hid in ROWWISE:
+        ln = nn.LayerNorm(hid, device=DEV, dtype=DT)
+        g1 = torch.ones(hid, device=DEV, dtype=DT)
+        for b in (2, 24):
+            x = torch.randn(b * 128, hid, device=DEV, dtype=DT)
+            sh = {"rows": b * 128, "cols": hid}
+            cases += [({"family": "layernorm", "call": "nn.LayerNorm", **sh}, lambda ln=ln, x=x: ln(x)),
+                      ({"family": "rmsnorm", "call": "F.rms_norm", **sh},
+                       lambda x=x, g1=g1, hid=hid: F.rms_norm(x, (hid,), g1, 1e-5)),
+                      ({"family": "softmax", "call": "torch.softmax", **sh},
+                       lambda x=x: torch.softmax(x, -1)),
+                      ({"family": "gelu", "call": "F.gelu", **sh}, lambda x=x: F.gelu(x)),
+                      ({"family": "add", "call": "x + y", **sh}, lambda x=x: x + x)]
+    for heads, dh, b, s in ((16, 128, 2, 2048), (8, 64, 8, 512), (24, 128, 1, 1024)):
+        q = torch.randn(b, heads, s, dh, device=DEV, dtype=DT)
+        cases.append(({"family": "attention", "call": "F.scaled_dot_product_attention",
+                       "batch": b, "heads": heads, "seq": s, "head_dim": dh, "causal": True},
+                      lambda q=q: F.scaled_dot_product_attention(q, q, q, is_causal=True)))
+    # tiny tensors: the host's cost of one call of each class, now, on this machine
+    t1 = torch.randn(1, 64, device=DEV, dtype=DT)
+    tl = nn.Linear(64, 64, device=DEV, dtype=DT)
+    tc = nn.Conv2d(8, 8, 3, padding=1, bias=False).to(DEV, DT).to(memory_format=torch.channels_last)
+    tx = torch.randn(1, 8, 8, 8, device=DEV, dtype=DT).to(memory_format=torch.channels_last)
+    tn = nn.LayerNorm(64, device=DEV, dtype=DT)
+    g64 = torch.ones(64, device=DEV, dtype=DT)
+    probes += [({"call": "nn.Linear"}, lambda: tl(t1)), ({"call": "nn.Conv2d"}, lambda: tc(tx)),
+               ({"call": "nn.LayerNorm"}, lambda: tn(t1)),
+               ({"call": "F.rms_norm"}, lambda: F.rms_norm(t1, (64,), g64, 1e-5)),
+               ({"call": "torch.softmax"}, lambda: torch.softmax(t1, -1)),
+               ({"call": "F.gelu"}, lambda: F.gelu(t1)), ({"call": "x + y"}, lambda: t1 + t1)]
+    return cases, probes
+
+
+def main() -> None:
+    out = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("OUT", ".")
+    t0 = time.time()
+    doc = {"run": 12, "device": torch.cuda.get_device_name(0), "torch": torch.__version__,
+           "cuda": torch.version.cuda, "about": __doc__.split("\n\n")[0],
+           "protocol": __doc__.split("\n\n")[2].replace("\n", " "),
+           "eager_calls": EAGER_CALLS, "graph_calls": GRAPH_CALLS, "rounds": ROUNDS,
+           "ops": [], "host_probe": [], "errors": {}}
+    with torch.inference_mode():
+        cases, probes = build()
+        for _, fn in cases + probes:
+            for _ in range(3):
+                fn()
+        torch.cuda.synchronize()
+        replays = []
+        for rec, fn in cases:
+            try:
+                replays.append(graph_replay(fn))
+            except Exception as e:  # noqa: BLE001
+                replays.append(None)
+                rec["graph_error"] = repr(e)[:200]
+        eager = [[] for _ in cases]
+        graph = [[] for _ in cases]
+        host = [[] for _ in probes]
+        for r in range(ROUNDS):
+            for i, (_, fn) in enumerate(cases):
+                eager[i].append(eager_s(fn))
+                if replays[i] is not None:
+                    graph[i].append(graph_s(replays[i]))
+            for i, (_, fn) in enumerate(probes):
+                host[i].append(eager_s(fn))
+            print(f"round {r} done [{time.time() - t0:.0f}s]", flush=True)
+    for i, (rec, _) in enumerate(cases):
+        rec.update(role="held-out", eager_s=statistics.median(eager[i]),
+                   eager_rounds_s=eager[i])
+        if graph[i]:
+            rec.update(graph_s=statistics.median(graph[i]), graph_rounds_s=graph[i])
+        doc["ops"].append(rec)
+    for i, (rec, _) in enumerate(probes):
+        rec.update(role="dev", eager_s=statistics.median(host[i]), eager_rounds_s=host[i])
+        doc["host_probe"].append(rec)
+    print({r["call"]: round(r["eager_s"] * 1e6, 2) for r in doc["host_probe"]}, flush=True)
+    doc["elapsed_s"] = time.time() - t0
+    with open(os.path.join(out, "h200_single_ops_run12.json"), "w") as fh:
+        json.dump(doc, fh, indent=1)
+    print("cases", len(doc["ops"]), f"[{doc['elapsed_s']:.0f}s]")
+
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    main()

@@ -1,0 +1,158 @@
+"""Compiled captured programs (issue 23 point 2) against run 13: torch.compile on one H200.
+
+    PYTHONPATH=. python scripts/validate/validate_compiled_programs.py [--data FILE] [--target PCT]
+
+Each case of ``scripts/data/h200_compiled_programs_run13.json`` (``scripts/measure/
+compiled_programs.py``: a plain program of ``workloads/programs/plain.py`` under
+``torch.compile(dynamic=False)``, default mode, timed in a process that never profiles; its
+kernels profiled in a second process) is captured on ``meta`` (``accelsim capture``) and run
+on ``h200`` with ``--exec compiled``: the program fused by ``mapping/program_fusion.py``
+(Inductor, approximated), each kernel at the compiled host classes run 7L fitted. Printed per
+case: kernels modelled vs profiled (GPU kernels; memsets and copies apart) and the compiled
+step modelled vs measured; the eager step of the same file alongside, for information.
+
+Every case is HELD-OUT: scored once, with the model frozen; nothing here is fitted. Exits 1
+when the compiled step's MAPE or the kernel count's mean absolute error misses its target
+(10 % each by default), 2 when the data file is missing or malformed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "workloads" / "programs"))
+
+DATA = ROOT / "scripts" / "data" / "h200_compiled_programs_run13.json"
+MACHINE = "h200"
+
+
+def _pct(model: float, measured: float) -> float:
+    return (model / measured - 1.0) * 100.0
+
+
+def evaluate(case: dict) -> dict:
+    """One case: the captured program's compiled (and eager) step and kernel count."""
+    import plain
+
+    from accelsim.api.model_run import run_model
+    from accelsim.workload.program_ops import program_workload
+    from accelsim.workload.torch_capture import capture_program
+
+    fn, args = getattr(plain, case["program"])(device="meta", **case["params"])
+    wl = program_workload(capture_program(fn, *args))
+    compiled = run_model(MACHINE, wl, exec_mode="compiled")
+    eager = run_model(MACHINE, wl, exec_mode="eager")
+    return {"compiled_s": compiled.step_s, "eager_s": eager.step_s,
+            "kernels": int(compiled.calls["kernels"].sum()),
+            "eager_kernels": int(eager.calls["kernels"].sum())}
+
+
+def load(path: Path) -> dict:
+    """The run's document, or a one-line exit 2."""
+    try:
+        doc = json.loads(path.read_text())
+    except FileNotFoundError:
+        print(f"{path}: no such file (run scripts/measure/compiled_programs.py on the device, "
+              "then its --profile pass)", file=sys.stderr)
+        sys.exit(2)
+    except (OSError, ValueError) as exc:
+        print(f"{path}: cannot read ({str(exc).splitlines()[0]})", file=sys.stderr)
+        sys.exit(2)
+    if not isinstance(doc, dict) or not isinstance(doc.get("cases"), list):
+        print(f"{path}: cases: expected a list of cases", file=sys.stderr)
+        sys.exit(2)
+    return doc
+
+
+def fidelity_rows() -> list[dict]:
+    """The fidelity table's rows (``scripts/fidelity.py``): run 13 (held out), the compiled
+    step and the kernel count of each measured case (targets 10 %, as :func:`main`)."""
+    import fidelity
+
+    doc = load(DATA)
+    step, kern = [], []
+    for case in doc["cases"]:
+        if "compiled_s" not in case:
+            continue
+        r = evaluate(case)
+        step.append(_pct(r["compiled_s"], case["compiled_s"]))
+        measured = (case.get("compiled_kernels") or {}).get("count")
+        if measured:
+            kern.append(_pct(r["kernels"], measured))
+    src = [DATA.name]
+    return [fidelity.row("validate_compiled_programs", src, "captured program step (compiled)",
+                         errors_pct=step, target_pct=10.0, metric="step time"),
+            fidelity.row("validate_compiled_programs", src, "kernels per step (compiled)",
+                         errors_pct=kern, target_pct=10.0, metric="kernel count")]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", type=Path, default=DATA, help="run 13's file (default: %(default)s)")
+    ap.add_argument("--target", type=float, default=10.0,
+                    help="compiled step MAPE target, %% (default 10)")
+    ap.add_argument("--kernel-target", type=float, default=10.0,
+                    help="kernel count mean absolute error target, %% (default 10)")
+    args = ap.parse_args(argv)
+    doc = load(args.data)
+    if doc.get("quick"):
+        print("note: a MEASURE_QUICK file (tiny shapes, smoke test), not a measurement")
+    print(f"{args.data.name} (held out; {doc.get('protocol', '?')}; {doc.get('torch', '?')}): "
+          f"{MACHINE} --exec compiled, modelled vs measured")
+    step_err: list[float] = []
+    kern_err: list[float] = []
+    eager_err: list[float] = []
+    for case in doc["cases"]:
+        if "compiled_s" not in case:
+            print(f"  {case.get('case', '?'):<26} not measured ({(case.get('error') or '?').splitlines()[-1][:80]})")
+            continue
+        r = evaluate(case)
+        step_err.append(_pct(r["compiled_s"], case["compiled_s"]))
+        line = (f"  {case['case']:<26} compiled {r['compiled_s'] * 1e3:8.3f} / "
+                f"{case['compiled_s'] * 1e3:8.3f} ms ({step_err[-1]:+6.1f}%)")
+        measured = (case.get("compiled_kernels") or {}).get("count")
+        if measured:
+            kern_err.append(_pct(r["kernels"], measured))
+            line += f"  kernels {r['kernels']:5d} / {measured:5d} ({kern_err[-1]:+6.1f}%)"
+        else:
+            line += f"  kernels {r['kernels']:5d} / ?"
+        if case.get("eager_s"):
+            eager_err.append(_pct(r["eager_s"], case["eager_s"]))
+            line += (f"  | eager {r['eager_s'] * 1e3:8.3f} / {case['eager_s'] * 1e3:8.3f} ms "
+                     f"({eager_err[-1]:+6.1f}%)")
+        if case.get("graph_breaks"):
+            line += f"  [{case['graph_breaks']} graph break(s)]"
+        print(line)
+    if not step_err:
+        print(f"{args.data}: cases: no case has a compiled_s", file=sys.stderr)
+        return 2
+
+    def mape(e: list[float]) -> float:
+        return sum(abs(x) for x in e) / len(e)
+
+    ok = True
+    print(f"  held-out MAPE, compiled step {mape(step_err):5.1f}% (bias "
+          f"{sum(step_err) / len(step_err):+.1f}%, {len(step_err)} cases; target "
+          f"{args.target:g}%)")
+    ok &= mape(step_err) <= args.target
+    if kern_err:
+        print(f"  held-out kernel count error {mape(kern_err):5.1f}% (bias "
+              f"{sum(kern_err) / len(kern_err):+.1f}%, {len(kern_err)} cases; target "
+              f"{args.kernel_target:g}%)")
+        ok &= mape(kern_err) <= args.kernel_target
+    else:
+        print("  kernel counts not scored: the file has no --profile pass")
+    if eager_err:
+        print(f"  (for information) eager step MAPE {mape(eager_err):5.1f}% "
+              f"(bias {sum(eager_err) / len(eager_err):+.1f}%, {len(eager_err)} cases)")
+    print("PASS" if ok else "MISS")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
