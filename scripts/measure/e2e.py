@@ -125,6 +125,23 @@ layers, to split Inductor's host cost into a per-step and a per-call part (calib
 SHAPES["run4"] = {k: SHAPES["heldout2"][k] + SHAPES["heldout4"][k] for k in SHAPES["heldout4"]}
 SHAPES["run4"]["compiled_llama"] = [(1, 2048), (16, 2048), (4, 1000)]
 """Run 4: the run-3 shapes again under the interleaved eager protocol, and new shapes."""
+SHAPES["run14"] = {k: [] for k in SHAPES["heldout4"]}
+SHAPES["run14"].update({
+    "llama_dec": [(3, 1800), (12, 3500), (48, 700), (100, 1000), (192, 256)],
+    "llama_pre": [(1, 3000), (3, 1024), (2, 1500)],
+    "gpt2_small_dec": [(8, 600), (96, 400)], "gpt2_small_pre": [(1, 1024), (16, 128)],
+    "gpt2_dec": [(8, 1000), (96, 200)], "gpt2_pre": [(2, 1024)],  # GPT-2: 1024 positions
+    "bert": [(4, 512), (24, 128), (96, 64)],
+    "cnn": [3, 12, 40, 80]})
+SHAPES["run14"]["hf"] = {
+    "llama3.2_1b": {"decode": [(2, 3000), (48, 1500), (192, 600)], "prefill": [(2, 1024)]},
+    "llama3.2_3b": {"decode": [(4, 2500), (96, 500)], "prefill": [(1, 3000)]},
+    "qwen2.5_7b": {"decode": [(2, 6000), (24, 2000), (128, 400)], "prefill": [(4, 1024)]}}
+"""Run 14 (held out, 2026-12-02): new shapes of every zoo-style model and of the Hugging Face
+configs, eager and CUDA graph, interleaved eager protocol, never profiled. Its split was fixed
+in scripts/data/REGISTRY.yaml before it was measured: all of it is held out, scored once at the
+session's frozen model. ``MEASURE_SET=run14 MEASURE_SECTIONS=models,hf MEASURE_ROUNDS=4
+MEASURE_OUTNAME=h200_e2e_run14.json``."""
 SHAPES = SHAPES[SHAPE_SET]
 T0 = time.time()
 DEV = "cuda" if torch.cuda.is_available() else "cpu"
