@@ -25,7 +25,7 @@ same on-chip storage (the systolic dataflows get the scratchpad bytes added to t
 buffer), dense data, no compression, energy per MAC by level, for rs, ws, os, nlr (the ISCA
 set) and is.
 
-Imports: api.systolic, workload, config, report.
+Imports: api.simulate, workload, config, report.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from typing import Any
 
 import pandas as pd
 
-from accelsim.api.systolic import load_hw, simulate
+from accelsim.api.simulate import load_hw, simulate
 from accelsim.report.energy import compute_energy, energy_table_for
 from accelsim.workload.ops import Conv2d, Workload
 

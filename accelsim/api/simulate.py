@@ -1,5 +1,5 @@
 """``simulate()``: load -> map -> replay -> tabulate, on any single device (through
-:func:`accelsim.devices.device_for`); :func:`plan_workload` for systolic machines.
+:func:`accelsim.devices.device_for`); :func:`load_hw`, the machine it runs on.
 
 Imports: config, workload, devices.
 """
@@ -9,15 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from accelsim.config.machine import SystolicMachine
 from accelsim.config.registry import load_machine
 from accelsim.devices import RunOptions, check_run_flags, device_for
 from accelsim.devices.results import Result, RunResult, load_wl, run_params
-from accelsim.devices.systolic import plan_ops
 from accelsim.errors import ConfigError
-from accelsim.workload.ops import Workload
 
-__all__ = ["Result", "RunResult", "load_hw", "load_wl", "plan_workload", "simulate"]
+__all__ = ["Result", "RunResult", "load_hw", "load_wl", "simulate"]
 
 
 def load_hw(hw: Any, overrides: Mapping[str, Any] | None = None) -> Any:
@@ -99,9 +96,3 @@ def _checked_sparsity(sparsity: Any) -> Any:
             raise ConfigError(None, field, v, "expected a fraction in [0, 1]")
     return sparsity
 
-
-def plan_workload(machine: SystolicMachine, wl: Workload, dataflow: str,
-                  loop_order: str = "auto") -> list:
-    """Every primitive op of ``wl`` mapped onto ``machine``, in order
-    (:func:`accelsim.devices.systolic.plan_ops`: repeated blocks mapped once)."""
-    return plan_ops(machine, wl.ops, dataflow, loop_order, wl.source or wl.name)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from accelsim.api.systolic import load_hw
+from accelsim.api import load_hw
 from accelsim.devices import device_for
 from accelsim.workload.nn_ops import Elementwise, Embedding
 
