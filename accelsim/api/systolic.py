@@ -5,7 +5,7 @@ Imports: config, workload, devices.
 
 from __future__ import annotations
 
-from accelsim.config.machine import SystolicMachine
+from accelsim.config.systolic_machine import SystolicMachine
 from accelsim.devices.systolic import plan_ops
 from accelsim.workload.ops import Workload
 

@@ -28,8 +28,8 @@ from typing import Any, ClassVar
 import pandas as pd
 
 from accelsim.analysis.roofline import MachineRoofs, Roof, level_bytes
-from accelsim.config.machine import SystolicMachine
 from accelsim.config.systolic import ALL_DATAFLOWS, DATAFLOWS
+from accelsim.config.systolic_machine import SystolicMachine
 from accelsim.devices.base import DeviceBase, OpCost, RunOptions, records_energy_j
 from accelsim.devices.results import Result, load_wl
 from accelsim.engine.systolic_run import MODES, LayerRun, resolve_mode, run_layer, run_layers
@@ -229,7 +229,7 @@ def _run_spatial(machine: SystolicMachine, ops: Sequence[object], df: str, mode:
 
 
 class SystolicDevice(DeviceBase):
-    """A systolic-array machine (:class:`~accelsim.config.machine.SystolicMachine`)."""
+    """A systolic-array machine (:class:`~accelsim.config.systolic_machine.SystolicMachine`)."""
 
     kind: ClassVar[str] = "systolic"
     noun: ClassVar[str] = "systolic machines"
