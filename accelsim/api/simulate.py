@@ -11,10 +11,10 @@ from typing import Any
 
 from accelsim.config.registry import load_machine
 from accelsim.devices import RunOptions, check_run_flags, device_for
-from accelsim.devices.results import Result, RunResult, load_wl, run_params
+from accelsim.devices.results import Result, RunResult, run_params
 from accelsim.errors import ConfigError
 
-__all__ = ["Result", "RunResult", "load_hw", "load_wl", "simulate"]
+__all__ = ["Result", "RunResult", "load_hw", "simulate"]
 
 
 def load_hw(hw: Any, overrides: Mapping[str, Any] | None = None) -> Any:
