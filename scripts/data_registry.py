@@ -119,7 +119,7 @@ def fit_files(*names: str, part: str | None = None) -> list[Path]:
             raise DataRoleError(f"{what} is {role} data ({REGISTRY.name}): a fit may read only "
                                 f"calibration data; {why}")
         entry = entry_of(name)  # an external set's copy lives at its registered path
-        out.append(DATA.parents[1] / entry["path"] if entry["external"] else DATA / Path(name).name)
+        out.append(DATA.parents[1] / entry["path"])  # repository-relative, external sets too
     return out
 
 

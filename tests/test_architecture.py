@@ -155,7 +155,7 @@ def test_a_missing_parity_peer_fails_when_peers_are_required(tmp_path, required,
     assert f"1 {outcome}" in summary and "passed" not in summary, r.stdout[-2000:]
 
 
-DISPATCHERS = ("accelsim/cli/run.py", "accelsim/api/model_run.py", "accelsim/api/systolic.py")
+DISPATCHERS = ("accelsim/cli/run.py", "accelsim/api/model_run.py", "accelsim/api/simulate.py")
 """Modules that run whole workloads on any machine: they dispatch through
 ``accelsim.devices.device_for`` and never decide by the machine's kind themselves."""
 

@@ -12,7 +12,8 @@ Imports: everything below api (config, workload, mapping, engine, report).
 from __future__ import annotations
 
 from accelsim.api.gpu import make_op, simulate_op
-from accelsim.api.systolic import Result, RunResult, load_hw, load_wl, simulate
+from accelsim.api.simulate import Result, RunResult, load_hw, simulate
+from accelsim.workload.readers import load_wl
 
 
 def capture(fn, *example_args, **example_kwargs):  # noqa: ANN001, ANN201 (lazy: torch is an extra)

@@ -149,7 +149,7 @@ def load_kernels(kernels: Any) -> Workload:
 
     A relative path that does not exist from the working directory is tried from the project
     root, so ``workloads/kernels/multikernelbench.yaml`` works anywhere."""
-    from accelsim.api.systolic import load_wl
+    from accelsim.workload.readers import load_wl
 
     return load_wl(kernels)
 

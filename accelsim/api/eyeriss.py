@@ -1,6 +1,6 @@
 """Eyeriss against the chip: the JSSC 2017 measurements, the model's predictions, the errors.
 
-``scripts/data/eyeriss_jssc2017.json`` holds the measured Table V of Chen et al., JSSC 2017
+``accelsim/data/eyeriss_jssc2017.json`` holds the measured Table V of Chen et al., JSSC 2017
 (AlexNet CONV layers, batch 4, 1 V, 200 MHz) with its source. :func:`validation_table` runs
 the same layers on ``configs/hardware/eyeriss.yaml`` with the row-stationary dataflow, taking
 the measured zero fractions of the ifmaps as the sparsity input, and puts predicted and
@@ -25,29 +25,30 @@ same on-chip storage (the systolic dataflows get the scratchpad bytes added to t
 buffer), dense data, no compression, energy per MAC by level, for rs, ws, os, nlr (the ISCA
 set) and is.
 
-Imports: api.systolic, workload, config, report.
+Imports: api.simulate, workload, config, report.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from accelsim.api.systolic import load_hw, simulate
+from accelsim.api.simulate import load_hw, simulate
 from accelsim.report.energy import compute_energy, energy_table_for
 from accelsim.workload.ops import Conv2d, Workload
 
-DATA = Path(__file__).resolve().parents[2] / "scripts" / "data" / "eyeriss_jssc2017.json"
-"""The measured table (in a source checkout)."""
+DATA = resources.files("accelsim") / "data" / "eyeriss_jssc2017.json"
+"""The measured table, shipped in the package (read through :mod:`importlib.resources`)."""
 
 
-def load_measurements(path: str | Path = DATA) -> dict[str, Any]:
-    """The JSSC 2017 data file as a dict."""
-    return json.loads(Path(path).read_text())
+def load_measurements(path: str | Path | None = None) -> dict[str, Any]:
+    """The JSSC 2017 data file as a dict (default: the packaged :data:`DATA`)."""
+    return json.loads(DATA.read_text() if path is None else Path(path).read_text())
 
 
 def conv_workload(name: str, layers: Iterable[dict[str, Any]], batch: int) -> Workload:

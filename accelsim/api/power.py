@@ -215,7 +215,7 @@ def dynamic_parts_j(machine: Any, op: Any, table: EnergyTable) -> dict[str, floa
         out["core"] = float(recs.loc[issue, "count"].sum()) * machine.energy.instruction_pj * 1e-12
         out["core"] += core_clocked_j(machine, op_cost(machine, op))
         return out
-    from accelsim.api.systolic import simulate
+    from accelsim.api.simulate import simulate
 
     r = simulate(machine, Workload(op.name, (op,)), mode="analytic", energy=False)
     vec = r.actions["level"] == "vector"

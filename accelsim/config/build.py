@@ -6,7 +6,7 @@ devices' hardware; they load it with :func:`load_device_machine`, so they depend
 module and :mod:`accelsim.config.registry` (every kind) depends on them: no module imports
 back up.
 
-Imports: errors, files, config.schema, config.inherit, config.gpu_stack, config.machine,
+Imports: errors, files, config.schema, config.inherit, config.gpu_stack, config.systolic_machine,
 config.gpu, config.cpu.
 """
 
@@ -23,8 +23,8 @@ from accelsim.config.gpu import GpuMachine
 from accelsim.config.gpu_stack import expand_stack
 from accelsim.config.inherit import Resolved, resolve_file, resolve_mapping
 from accelsim.config.load import resolve_path
-from accelsim.config.machine import SystolicMachine
 from accelsim.config.schema import build
+from accelsim.config.systolic_machine import SystolicMachine
 from accelsim.errors import ConfigError
 
 DEVICE_KINDS: dict[str, type] = {"systolic": SystolicMachine, "gpu": GpuMachine,

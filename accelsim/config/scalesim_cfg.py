@@ -42,8 +42,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from accelsim.config.machine import SystolicMachine
 from accelsim.config.schema import build
+from accelsim.config.systolic_machine import SystolicMachine
 from accelsim.errors import ConfigError, UnsupportedError
 from accelsim.files import config_dir, locate, write_output
 

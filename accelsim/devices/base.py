@@ -14,7 +14,7 @@ options, and each kind names in :attr:`DeviceBase.run_flags` the optional ones t
 it (the registry turns the others into one-line errors).
 
 Imports: pandas, errors, analysis.roofline (roof types), report.energy (pricing),
-devices.results.
+devices.results, workload (device_ops, readers).
 """
 
 from __future__ import annotations
@@ -28,9 +28,11 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 import pandas as pd
 
 from accelsim.analysis.roofline import MachineRoofs
-from accelsim.devices.results import COLUMNS, ModelRun, device_op, load_wl
+from accelsim.devices.results import COLUMNS, ModelRun
 from accelsim.engine.systolic_run import MODES as RUN_MODES
 from accelsim.errors import AccelsimError, ConfigError, UnsupportedError
+from accelsim.workload.device_ops import device_op
+from accelsim.workload.readers import load_wl
 
 BOUND_CLASS = {"tensor_core": "compute", "tensor_core_unaligned": "compute", "simt": "compute",
                "sfu": "compute", "smem": "compute", "compute": "compute", "array": "compute",
@@ -298,7 +300,7 @@ class DeviceBase:
         """``workload`` in the form :meth:`run_model` reads it, built once to be run many times
         (sweep points): ``run_model(prepare_workload(w), o)`` is ``run_model(w, o)``. Default (a
         kind whose model lowers graphs, a GPU): a model-zoo or Hugging Face spec string as its
-        graph, anything else through :func:`~accelsim.devices.results.load_wl`; kinds that run
+        graph, anything else through :func:`~accelsim.workload.readers.load_wl`; kinds that run
         flat op lists override it with ``load_wl``."""
         if isinstance(workload, str):
             from accelsim.workload.models import zoo

@@ -13,7 +13,7 @@ instruction at the machine's ``energy.instruction_pj``.
 Whole models run one kernel per operator (:meth:`DeviceBase.run_model
 <accelsim.devices.base.DeviceBase.run_model>`); no optional ``accelsim run`` flag applies.
 
-Imports: config, hw.cpu, analysis.roofline, report.energy.
+Imports: config, hw.cpu, analysis.roofline, report.energy, workload.readers.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ import pandas as pd
 
 from accelsim.analysis.roofline import MachineRoofs, Roof
 from accelsim.devices.base import DeviceBase, OpCost, records_energy_j
-from accelsim.devices.results import load_wl
 from accelsim.hw.cpu import CpuCost, cost_actions, op_cost
+from accelsim.workload.readers import load_wl
 
 
 def at_precision(op: object, precision: str | None) -> object:
@@ -55,7 +55,7 @@ class CpuDevice(DeviceBase):
 
     def prepare_workload(self, workload: Any) -> Any:
         """The workload as :meth:`run_model` reads it: a flat op list
-        (:func:`~accelsim.devices.results.load_wl`)."""
+        (:func:`~accelsim.workload.readers.load_wl`)."""
         return load_wl(workload)
 
     def plan(self, op: object, *, precision: str | None = None) -> CpuCost:

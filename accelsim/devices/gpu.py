@@ -13,7 +13,8 @@ plus the per-MAC datapath overhead of the table (``core.gpu_mac``).
 Whole models: :meth:`GpuDevice.run_model`, as an execution mode runs them
 (:mod:`accelsim.devices.gpu_model`).
 
-Imports: config, hw.gpu, engine.gpu_replay, analysis.roofline, report, devices.gpu_model.
+Imports: config, hw.gpu, engine.gpu_replay, analysis.roofline, report, devices.gpu_model,
+workload.device_ops.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from accelsim.config.lowering import EXEC_MODES
 from accelsim.devices.base import DeviceBase, OpCost, RunOptions
 from accelsim.devices.gpu_model import DEFAULT_EXEC, run_gpu_model
 from accelsim.devices.gpu_op_program import OP_EXEC_MODES, check_exec, op_program
-from accelsim.devices.results import ModelRun, device_op
+from accelsim.devices.results import ModelRun
 from accelsim.engine.gpu_replay import replay_closed_form, replay_event
 from accelsim.errors import ConfigError
 from accelsim.hw.gpu import plan_op
@@ -37,6 +38,7 @@ from accelsim.hw.gpu.kernel import bound_of, pays_tail
 from accelsim.hw.gpu.sparsity import sparse_peak_flops
 from accelsim.limits import MAX_GPU_CTAS, check_count
 from accelsim.report.gpu_power import gpu_energy_j
+from accelsim.workload.device_ops import device_op
 
 MODES = ("event", "analytic")
 
@@ -47,7 +49,7 @@ def op_document(m: GpuMachine, op: object, *, mode: str = "event", precision: st
     """Time one operator on GPU ``m``: the document of :func:`accelsim.api.gpu.simulate_op`
     (seconds, bytes, FLOP; see that module's docstring for the fields). An op the libraries
     run as another (an embedding lookup: a row gather, fused ops) is planned as that op
-    (:func:`~accelsim.devices.results.device_op`, as whole models run it). ``exec_mode``
+    (:func:`~accelsim.workload.device_ops.device_op`, as whole models run it). ``exec_mode``
     (``eager``, ``graph``): the op as users call it (``call``, default the op's usual call),
     back to back in that mode (:mod:`accelsim.devices.gpu_op_program`); ``time_s`` is then
     the time per call, host included."""
@@ -128,7 +130,7 @@ class GpuDevice(DeviceBase):
 
     def plan(self, op: object, *, precision: str | None = None) -> Any:
         """The op's kernels (:func:`accelsim.hw.gpu.plan_op` of the op the libraries run:
-        :func:`~accelsim.devices.results.device_op`)."""
+        :func:`~accelsim.workload.device_ops.device_op`)."""
         return plan_op(self.machine, device_op(op), precision)
 
     def cost(self, op: object, *, precision: str | None = None) -> OpCost:

@@ -29,7 +29,7 @@ import pandas as pd
 from accelsim.config.gpu import GpuMachine
 from accelsim.config.lowering import KERNEL_CLASSES, load_lowering
 from accelsim.devices.memory_check import check_memory, check_program_memory
-from accelsim.devices.results import COLUMNS, ModelRun, device_op, load_wl
+from accelsim.devices.results import COLUMNS, ModelRun
 from accelsim.engine import gpu_stream
 from accelsim.errors import UnsupportedError
 from accelsim.hw.gpu import plan_op
@@ -41,9 +41,11 @@ from accelsim.mapping.program_fusion import fuse_sites
 from accelsim.report.energy import energy_table_for
 from accelsim.report.gpu_power import gpu_energy_j
 from accelsim.report.power import static_power_w
+from accelsim.workload.device_ops import device_op
 from accelsim.workload.ops import Workload
 from accelsim.workload.parallel import Collective
 from accelsim.workload.program_ops import HostCall, call_sites
+from accelsim.workload.readers import load_wl
 
 DEFAULT_EXEC = "eager"
 """Execution mode of ``accelsim run`` on a GPU when none is given: what a user gets from

@@ -9,17 +9,13 @@ timeline, time by kernel class and the memory check). Both answer one protocol,
 systolic machine, a :class:`RunEnergy` on a GPU or CPU; None only when pricing was turned
 off), ``machine``, ``workload``, ``params`` (what ran: the workload's parameters and the run
 options, defaults resolved), ``to_dict()`` (the JSON document of ``accelsim run --json``) and a
-short ``repr``.
-:func:`load_wl` turns a name, path, op list or graph into a :class:`Workload`;
-:func:`device_op` is the op a GPU/CPU library runs for a fused or gather op. Units: seconds,
-FLOP, decimal bytes, joules.
+short ``repr``. Units: seconds, FLOP, decimal bytes, joules.
 
 Imports: config.schema, report.tables, workload, units.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import math
@@ -33,28 +29,12 @@ from accelsim.config.schema import to_dict
 from accelsim.errors import AccelsimError
 from accelsim.report.tables import totals_of
 from accelsim.units import format_time
-from accelsim.workload.nn_ops import Attention, Elementwise, Embedding, Softmax
-from accelsim.workload.ops import Conv2d, Gemm, Workload
-from accelsim.workload.readers import load_workload
+from accelsim.workload.nn_ops import tokens_per_step
+from accelsim.workload.ops import Workload
 
 COLUMNS = ["layer", "op", "precision", "time_s", "host_s", "kernels", "flops", "flop_per_s",
            "tflops", "util", "dram_bytes", "bw_util", "energy_j", "bound"]
 """Per-op table; ``tflops`` (TFLOP/s) is kept one release beside ``flop_per_s``."""
-
-
-def load_wl(workload: Any) -> Workload:
-    """A :class:`Workload` from a built-in name, a path, a Workload or a list of ops."""
-    if isinstance(workload, Workload):
-        return workload
-    if isinstance(workload, str) or hasattr(workload, "__fspath__"):
-        return load_workload(workload)
-    if hasattr(workload, "to_workload"):
-        return workload.to_workload()
-    if isinstance(workload, (list, tuple)):
-        return Workload("ops", tuple(workload))
-    if hasattr(workload, "kind"):
-        return Workload(getattr(workload, "name", "op"), (workload,))
-    return load_workload(workload)
 
 
 def machine_hash(machine: Any) -> str:
@@ -169,26 +149,12 @@ class RunEnergy:
                 f"average_power_w={self.average_power_w:.3g})")
 
 
-def workload_params(workload: Any) -> dict[str, Any]:
-    """The parameters of a workload given as a model-zoo spec (``llama3_8b_decode:batch=8``),
-    its defaults resolved (``{"batch": 8, "seq": 2048, "context": None, "dtype": "bf16",
-    ...}``); those written in a Hugging Face config or ONNX spec; else none."""
-    if not isinstance(workload, str) or (":" not in workload and "." in workload):
-        return {}  # an object, or a file without parameters
-    from accelsim.workload.models import zoo
-
-    try:
-        name, given = zoo.parse_spec(workload)
-        defaults = zoo.parameters(name) if name in zoo.MODELS else {}
-    except AccelsimError:
-        return {}
-    return {**defaults, **given}
-
-
 def run_params(workload: Any, options: Any, result: Any) -> dict[str, Any]:
     """What ran, for a result's ``params``: the workload's parameters
-    (:func:`workload_params`), the engine ``mode`` and the run options given, and what the
+    (:func:`~accelsim.workload.models.zoo.workload_params`), the engine ``mode`` and the run options given, and what the
     device chose where they were not (a systolic run's ``dataflow``, a GPU's ``exec_mode``)."""
+    from accelsim.workload.models.zoo import workload_params
+
     out = {**workload_params(workload), **options.params()}
     if isinstance(result, Result):
         out["dataflow"] = result.dataflow
@@ -251,41 +217,6 @@ class Result:
         if self.energy is not None:
             doc["energy"] = self.energy.to_dict() if hasattr(self.energy, "to_dict") else self.energy
         return doc
-
-
-def device_op(op: object) -> object:
-    """The op a GPU/CPU library runs for ``op`` (fused ops and gathers translated)."""
-    from accelsim.workload.passes.fusion import FusedGemm, FusedOp
-
-    if isinstance(op, Embedding):
-        return Elementwise(name=op.name, rows=op.tokens, cols=op.dim, fn="copy", dtype=op.dtype)
-    if isinstance(op, FusedGemm):
-        if isinstance(op.main, Conv2d):
-            return op.main
-        s = op.lower()
-        return Gemm(name=op.name, m=s.m, n=s.n, k=s.k, batch=s.repeat, shared_weights=False,
-                    dtype=op.dtype)
-    if isinstance(op, FusedOp):
-        if not isinstance(op.main, Elementwise):
-            return dataclasses.replace(device_op(op.main), name=op.name)
-        te = op.tensor_elements()
-        return Elementwise(name=op.name, rows=1, cols=max(te.values()), fn="copy", dtype=op.dtype)
-    return op
-
-
-def tokens_per_step(workload: Workload) -> int | None:
-    """Tokens a Transformer step consumes: the rows of its token embedding (batch x sequence
-    length in prefill, batch in decode), else batch x query length of its first attention.
-    ``None`` for models without attention (CNNs, DLRM)."""
-    if not any(isinstance(op, (Attention, Softmax)) for op in workload.ops):
-        return None
-    for op in workload.ops:
-        if isinstance(op, Embedding):
-            return op.tokens
-    for op in workload.ops:
-        if isinstance(op, Attention):
-            return op.batch * op.seq_q
-    return None
 
 
 @dataclass(repr=False)

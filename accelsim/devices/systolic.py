@@ -28,10 +28,10 @@ from typing import Any, ClassVar
 import pandas as pd
 
 from accelsim.analysis.roofline import MachineRoofs, Roof, level_bytes
-from accelsim.config.machine import SystolicMachine
 from accelsim.config.systolic import ALL_DATAFLOWS, DATAFLOWS
+from accelsim.config.systolic_machine import SystolicMachine
 from accelsim.devices.base import DeviceBase, OpCost, RunOptions, records_energy_j
-from accelsim.devices.results import Result, load_wl
+from accelsim.devices.results import Result
 from accelsim.engine.systolic_run import MODES, LayerRun, resolve_mode, run_layer, run_layers
 from accelsim.errors import AccelsimError, ConfigError, UnsupportedError
 from accelsim.hw import dataflows
@@ -52,6 +52,7 @@ from accelsim.mapping.vector import VectorPlan, plan_vector
 from accelsim.report.rs_tables import rs_actions, rs_layer_row
 from accelsim.report.tables import actions_table, layer_row, totals_of
 from accelsim.units import FLOP_PER_MAC
+from accelsim.workload.readers import load_wl
 
 
 def check_folds(machine: SystolicMachine, op: Any, dataflow: str, source: str) -> None:
@@ -229,7 +230,7 @@ def _run_spatial(machine: SystolicMachine, ops: Sequence[object], df: str, mode:
 
 
 class SystolicDevice(DeviceBase):
-    """A systolic-array machine (:class:`~accelsim.config.machine.SystolicMachine`)."""
+    """A systolic-array machine (:class:`~accelsim.config.systolic_machine.SystolicMachine`)."""
 
     kind: ClassVar[str] = "systolic"
     noun: ClassVar[str] = "systolic machines"
@@ -343,7 +344,7 @@ class SystolicDevice(DeviceBase):
                                         .bandwidth_bytes_per_s)))
 
     def prepare_workload(self, workload: Any) -> Any:
-        """The workload as :meth:`run_model` reads it: :func:`~accelsim.devices.results.load_wl`
+        """The workload as :meth:`run_model` reads it: :func:`~accelsim.workload.readers.load_wl`
         (a flat op list; ``run_model`` of it is ``run_model`` of the name)."""
         return load_wl(workload)
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from accelsim.config.machine import SystolicMachine
+from accelsim.config.systolic_machine import SystolicMachine
 from accelsim.engine.analytic import schedule_analytic
 from accelsim.engine.replay import schedule_event
 from accelsim.engine.schedule import FoldSchedule

@@ -35,7 +35,7 @@ import dataclasses
 import math
 from typing import Any
 
-from accelsim.config.machine import SystolicMachine
+from accelsim.config.systolic_machine import SystolicMachine
 from accelsim.precision import PRECISION_BYTES
 from accelsim.workload.ops import Conv2d, Gemm
 

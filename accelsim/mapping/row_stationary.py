@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from accelsim.config.machine import SystolicMachine
+from accelsim.config.systolic_machine import SystolicMachine
 from accelsim.errors import ConfigError
 from accelsim.hw.dataflows import get as get_dataflow
 from accelsim.hw.dataflows.row_stationary import ConvShape, RsCost, RsHardware

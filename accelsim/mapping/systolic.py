@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from accelsim.config.machine import SystolicMachine
 from accelsim.config.systolic import DATAFLOWS
+from accelsim.config.systolic_machine import SystolicMachine
 from accelsim.errors import ConfigError
 from accelsim.hw.systolic import (
     FoldGeometry,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from accelsim.config.machine import SystolicMachine
+from accelsim.config.systolic_machine import SystolicMachine
 from accelsim.hw.vector import VectorCost, vector_cost
 
 

@@ -19,8 +19,12 @@ Imports: units, errors, workload.ops.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from accelsim.units import FLOP_PER_MAC
+
+if TYPE_CHECKING:
+    from accelsim.workload.ops import Workload
 
 ELEMENTWISE_FLOPS = {"add": 1, "mul": 1, "relu": 1, "gelu": 8, "gelu_erf": 8, "silu": 4,
                      "copy": 0, "rope": 3, "scale": 1, "bias": 1}
@@ -328,3 +332,18 @@ class Pool2d:
         """Input and output elements."""
         return {"input": self.n * self.c * self.h * self.w,
                 "output": self.n * self.c * self.out_h * self.out_w}
+
+
+def tokens_per_step(workload: Workload) -> int | None:
+    """Tokens a Transformer step consumes: the rows of its token embedding (batch x sequence
+    length in prefill, batch in decode), else batch x query length of its first attention.
+    ``None`` for models without attention (CNNs, DLRM)."""
+    if not any(isinstance(op, (Attention, Softmax)) for op in workload.ops):
+        return None
+    for op in workload.ops:
+        if isinstance(op, Embedding):
+            return op.tokens
+    for op in workload.ops:
+        if isinstance(op, Attention):
+            return op.batch * op.seq_q
+    return None

@@ -227,3 +227,18 @@ def load_workload(name_or_path: str | os.PathLike, mode: str = "auto") -> Worklo
     if suffix in EXTRA_READERS:
         return EXTRA_READERS[suffix](path)
     return read_yaml_workload(path)
+
+
+def load_wl(workload: Any) -> Workload:
+    """A :class:`Workload` from a built-in name, a path, a Workload or a list of ops."""
+    if isinstance(workload, Workload):
+        return workload
+    if isinstance(workload, str) or hasattr(workload, "__fspath__"):
+        return load_workload(workload)
+    if hasattr(workload, "to_workload"):
+        return workload.to_workload()
+    if isinstance(workload, (list, tuple)):
+        return Workload("ops", tuple(workload))
+    if hasattr(workload, "kind"):
+        return Workload(getattr(workload, "name", "op"), (workload,))
+    return load_workload(workload)

@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from accelsim.api.systolic import load_hw, load_wl  # noqa: E402
+from accelsim.api import load_hw, load_wl  # noqa: E402
 from accelsim.devices.gpu import op_document  # noqa: E402
 from accelsim.engine import gpu_replay  # noqa: E402
 from accelsim.errors import AccelsimError  # noqa: E402

@@ -52,8 +52,7 @@ if getattr(machine, "kind", "") == "gpu":
     r = run_model(machine, wl, replay="event" if mode == "event" else "analytic")
     total, ran = r.totals["time_s"], r.replay
 else:
-    from accelsim.api import simulate
-    from accelsim.api.systolic import load_wl
+    from accelsim.api import load_wl, simulate
     wl = load_wl(model)
     t1 = time.perf_counter()
     r = simulate(machine, wl, mode=mode)

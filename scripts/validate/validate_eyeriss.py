@@ -4,7 +4,7 @@
     PYTHONPATH=. python scripts/validate/validate_eyeriss.py --fit        # re-derive the fitted constants
     PYTHONPATH=. python scripts/validate/validate_eyeriss.py --dataflows  # + ISCA 2016: rs vs ws, os, nlr
 
-Measured: Chen et al., JSSC 2017, Table V (``scripts/data/eyeriss_jssc2017.json``, with the
+Measured: Chen et al., JSSC 2017, Table V (``accelsim/data/eyeriss_jssc2017.json``, with the
 source of every number): AlexNet CONV1-5 at batch 4, 1 V, 200 MHz core / 60 MHz link clock.
 The model takes the measured share of zero ifmap values as its sparsity input (data, not a
 prediction) and predicts everything else from the mapping it searches itself.

@@ -1,6 +1,6 @@
 """Eyeriss (row-stationary) against the chip: JSSC 2017 Table V and the ISCA 2016 comparison.
 
-The measured numbers live in scripts/data/eyeriss_jssc2017.json with their source; the model
+The measured numbers live in accelsim/data/eyeriss_jssc2017.json with their source; the model
 predicts from the mapping it searches. Two energy constants are fitted on CONV1 and CONV5
 power and one DRAM rate on CONV1's waiting time; the rest is held out.
 """

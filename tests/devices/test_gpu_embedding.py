@@ -1,5 +1,5 @@
 """An embedding lookup on a GPU, one op at a time (accelsim op, compare, roofline) as whole models
-run it: the row gather the libraries launch (devices.results.device_op); a GPU sweep of a
+run it: the row gather the libraries launch (workload.device_ops.device_op); a GPU sweep of a
 workload holding one."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from accelsim.api.systolic import load_hw
+from accelsim.api import load_hw
 from accelsim.devices import device_for
 from accelsim.workload.nn_ops import Elementwise, Embedding
 

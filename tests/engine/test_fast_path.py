@@ -69,7 +69,8 @@ def test_grouped_conv_replays_every_group():
 
 
 def test_ops_differing_only_in_name_are_planned_once_and_equal_to_their_own_plan():
-    from accelsim.api.systolic import load_wl, plan_workload
+    from accelsim.api import load_wl
+    from accelsim.api.systolic import plan_workload
 
     machine = load_machine("tpu_v4")
     wl = load_wl("gpt2_small_decode")

@@ -174,7 +174,7 @@ def test_cta_recurrence_equals_the_per_cta_replay_exactly(groups, launch, startu
 def test_llm_kernels_that_contend_take_the_recurrence(h200):
     """The contended kernels of a Llama-3-8B prefill (a 4,096-CTA GEMM, RoPE, elementwise):
     each through the recurrence, equal to its replay."""
-    from accelsim.api.systolic import load_wl
+    from accelsim.api import load_wl
     from accelsim.engine.gpu_replay import cta_recurrence_s
     from accelsim.errors import UnsupportedError
 

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from accelsim.api import simulate
-from accelsim.api.systolic import load_hw, plan_workload
+from accelsim.api import load_hw, simulate
+from accelsim.api.systolic import plan_workload
 from accelsim.engine.systolic_run import run_layers
 from accelsim.errors import ConfigError
 from accelsim.report.energy_batch import action_totals, price_batch, summary_metrics

@@ -120,7 +120,7 @@ def test_gpu_and_cpu_sweeps_dispatch_through_their_device(tmp_path):
     one-line error of accelsim run --dataflow, given when the spec is read."""
     import yaml
 
-    from accelsim.api.systolic import load_hw
+    from accelsim.api import load_hw
     from accelsim.devices import device_for
     from accelsim.errors import ConfigError
     from accelsim.sweep.runner import run_sweep

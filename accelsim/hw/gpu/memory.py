@@ -25,8 +25,12 @@ from accelsim.hw.gpu.kernel import CtaCost, Kernel
 CHUNK_BYTES = 4 * 1024
 """Bytes one CTA of a streaming kernel moves per grid-stride step (128 threads x 2 x 16 B)."""
 
-MAX_CTAS_PER_SM = 4
-"""Grid-stride kernels launch at most this many CTAs per SM; each loops over its share."""
+STREAM_GRID_CTAS_PER_SM = 4
+"""Model choice, not a hardware limit: the grid a streaming (grid-stride) kernel launches is at
+most this many CTAs per SM, each looping over its share of :data:`CHUNK_BYTES` chunks (a
+grid of a few resident blocks per SM, as grid-stride kernels size it; in the model since
+c306788, no fit or measurement behind the 4). Not the residency limit
+(``hw/gpu/rows.py`` ``MAX_RESIDENT_CTAS_PER_SM``)."""
 
 
 def l2_hit_fraction(m: GpuMachine, read_bytes: float, write_bytes: float) -> float:
@@ -60,7 +64,7 @@ def stream_kernel(m: GpuMachine, name: str, *, read_bytes: float, write_bytes: f
     """
     hit = l2_hit_fraction(m, read_bytes, write_bytes)
     moved = read_bytes + write_bytes
-    n = max(1, min(MAX_CTAS_PER_SM * m.sm_count, math.ceil(moved / CHUNK_BYTES)))
+    n = max(1, min(STREAM_GRID_CTAS_PER_SM * m.sm_count, math.ceil(moved / CHUNK_BYTES)))
     clk = clock_hz or m.compute.max_clock_hz
     c = m.compute
     simt_rate = c.simt_flop_per_clk_per_sm * clk * c.simt_elementwise_efficiency

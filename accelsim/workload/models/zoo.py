@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from accelsim.errors import WorkloadError, closest
+from accelsim.errors import AccelsimError, WorkloadError, closest
 from accelsim.workload.graph import ModelGraph, ParamError
 from accelsim.workload.models.cnn import mobilenet_v2, resnet50
 from accelsim.workload.models.dlrm import dlrm
@@ -153,3 +153,17 @@ def workload(name: str, **params: Any):
 
 __all__ = ["MODELS", "SPECS", "build_checked", "from_spec", "get", "is_zoo_spec", "names", "parameters", "parse_spec",
            "workload"]
+
+
+def workload_params(workload: Any) -> dict[str, Any]:
+    """The parameters of a workload given as a model-zoo spec (``llama3_8b_decode:batch=8``),
+    its defaults resolved (``{"batch": 8, "seq": 2048, "context": None, "dtype": "bf16",
+    ...}``); those written in a Hugging Face config or ONNX spec; else none."""
+    if not isinstance(workload, str) or (":" not in workload and "." in workload):
+        return {}  # an object, or a file without parameters
+    try:
+        name, given = parse_spec(workload)
+        defaults = parameters(name) if name in MODELS else {}
+    except AccelsimError:
+        return {}
+    return {**defaults, **given}
