@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,6 +27,54 @@ def cli():
                               text=True, cwd=cwd or ROOT, env=env, timeout=timeout)
 
     return _run
+
+
+@pytest.fixture
+def cli_in_process(capsys, monkeypatch):
+    """Run ``accelsim ARGS`` in this process (:func:`accelsim.cli.main`, cwd: the checkout as
+    for :func:`cli`): a CompletedProcess like :func:`cli`'s, without a process start and its
+    imports (~1.5 s). For bad-input checks of a command whose file tests the real process
+    elsewhere; an uncaught exception fails the test (where a process would print a traceback).
+    """
+    from accelsim.cli import main
+
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+
+    def _run(*args: str) -> subprocess.CompletedProcess:
+        capsys.readouterr()
+        try:
+            rc = main(list(args))
+        except SystemExit as exc:  # argparse errors and --help
+            rc = int(exc.code or 0)
+        out = capsys.readouterr()
+        return subprocess.CompletedProcess(list(args), rc, out.out, out.err)
+
+    return _run
+
+
+def once_per_session(tmp_path_factory: pytest.TempPathFactory, name: str,
+                     produce: Callable[[], object]) -> object:
+    """``produce()`` once per test session, whatever the number of pytest-xdist workers: the
+    first worker to ask computes it under a file lock and leaves it as JSON beside the workers'
+    temporary folders; the others read that file. ``produce`` must return JSON-able data."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return produce()
+    shared = tmp_path_factory.getbasetemp().parent / f"once-{name}.json"
+    with open(f"{shared}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if shared.is_file():
+            return json.loads(shared.read_text())
+        data = produce()
+        shared.write_text(json.dumps(data))
+        return data
+
+
+@pytest.fixture(scope="session")
+def once(tmp_path_factory):
+    """``once(name, produce)``: :func:`once_per_session` for a module- or session-scoped
+    fixture (an expensive shared setup paid once, not once per xdist worker)."""
+    return lambda name, produce: once_per_session(tmp_path_factory, name, produce)
 
 
 def _peer_missing(reason: str) -> None:

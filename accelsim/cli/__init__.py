@@ -29,12 +29,28 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"accelsim: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full argument parser."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The full argument parser. With ``command`` (``argv[0]``), a parser of that subcommand
+    alone where its module registers it, so that ``accelsim list`` or ``accelsim scalesim``
+    imports only its own module, not every subcommand's (pandas, numba); it parses ``argv``
+    as the full parser would. Anything else (an option, an unknown name) gets the full
+    parser, whose help and errors list every subcommand."""
+    names = [*COMMANDS, *OPTIONAL_COMMANDS]
+    one = command.replace("-", "_") if command and not command.startswith("-") else None
+    if one in names:
+        parser, sub = _parser_of([one])
+        if command in sub.choices:
+            return parser
+    return _parser_of(names)[0]
+
+
+def _parser_of(names: list[str]) -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
+    """The parser with the subcommands of the modules ``names`` (an optional one that is not
+    present is left out), and its subparsers action."""
     parser = _Parser(prog="accelsim", description="Cycle-approximate ML accelerator simulator.")
     parser.add_argument("--version", action="version", version=f"accelsim {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMANDS + OPTIONAL_COMMANDS:
+    for name in names:
         try:
             module = importlib.import_module(f"accelsim.cli.{name}")
         except ModuleNotFoundError as exc:
@@ -42,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
                 continue
             raise
         module.register(sub)
-    return parser
+    return parser, sub
 
 
 OUTPUT_FILE_FLAGS = {"plot": "--plot", "trace": "--trace", "report": "--report"}
@@ -62,7 +78,7 @@ def check_output_args(args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``accelsim`` console script."""
     argv = [*(sys.argv[1:] if argv is None else argv)]
-    parser = build_parser()
+    parser = build_parser(argv[0] if argv else None)
     if not argv:  # bare `accelsim`: say what it can do; run nothing, write nothing
         parser.print_help()
         return 0

@@ -23,11 +23,12 @@ def test_place_json_has_every_op_once(cli):
     assert set(doc["single_device_s"]) == {"gpu0", "npu0", "host"}
 
 
-def test_bad_inputs_are_one_line_exit_2(cli):
+def test_bad_inputs_are_one_line_exit_2(cli_in_process):
+    """In-process (a real process: test_unknown_model_error_says_what_place_accepts)."""
     for args in (("place", "node_gpu_npu", "resnet50", "--pin", "fc=tpu0"),
                  ("place", "tpu_v4", "resnet50"),
                  ("place", "node_gpu_npu", "resnet5000")):
-        r = cli(*args)
+        r = cli_in_process(*args)
         assert r.returncode == 2, args
         assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
 

@@ -161,10 +161,12 @@ def test_cpu_without_the_precision_is_one_line(cli):
                                          ("layer,flops_per_s\nfc,1e12\nconv1,lots\n",
                                           "row 3.flops_per_s"),
                                          ("layer,flops_per_s\nfc,-1\n", "row 2.flops_per_s")])
-def test_non_numeric_measured_values_name_file_row_and_column(cli, tmp_path, text, field):
+def test_non_numeric_measured_values_name_file_row_and_column(cli_in_process, tmp_path, text,
+                                                             field):
+    """In-process (the real process: test_bad_measured_csv_is_one_line_exit_2 and others)."""
     csv = tmp_path / "m.csv"
     csv.write_text(text)
-    r = cli("roofline", "tpu_v4", "resnet18", "--measured", str(csv))
+    r = cli_in_process("roofline", "tpu_v4", "resnet18", "--measured", str(csv))
     lines = r.stderr.strip().splitlines()
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert len(lines) == 1 and str(csv) in lines[0] and field in lines[0], lines

@@ -35,9 +35,10 @@ def test_rs_refusals_are_one_line_with_exit_2(cli):
     assert "eyeriss: compute.array.scratchpads.ifmap_bytes = '4 words'" in r.stderr
 
 
-def test_sparsity_is_a_fraction(cli, tmp_path):
-    r = cli("run", "eyeriss", "alexnet", "--sparsity", "1.5")
+def test_sparsity_is_a_fraction(cli_in_process, tmp_path):
+    """In-process (the real process: the tests above)."""
+    r = cli_in_process("run", "eyeriss", "alexnet", "--sparsity", "1.5")
     assert r.returncode == 2 and "--sparsity = '1.5': must be a fraction within [0, 1]" in r.stderr
-    r = cli("run", "eyeriss", "alexnet", "--sparsity", "0.5", "--mode", "analytic",
+    r = cli_in_process("run", "eyeriss", "alexnet", "--sparsity", "0.5", "--mode", "analytic",
             "--out", str(tmp_path))
     assert r.returncode == 0, r.stderr

@@ -6,30 +6,17 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 
 import pytest
 
 from accelsim import __version__
-from accelsim.cli import main
 
 
 @pytest.fixture
-def cli(capsys, monkeypatch, tmp_path):
+def cli(cli_in_process, monkeypatch, tmp_path):
     """``accelsim ARGS`` in this process (cwd: a temporary folder): a CompletedProcess."""
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("MPLBACKEND", "Agg")
-
-    def _run(*args: str) -> subprocess.CompletedProcess:
-        capsys.readouterr()
-        try:
-            rc = main(list(args))
-        except SystemExit as exc:  # --help
-            rc = int(exc.code or 0)
-        out = capsys.readouterr()
-        return subprocess.CompletedProcess(list(args), rc, out.out, out.err)
-
-    return _run
+    return cli_in_process
 
 
 def header(stdout: str) -> list[str]:

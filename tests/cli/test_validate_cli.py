@@ -7,6 +7,10 @@ import re
 
 import pytest
 
+_OUTPUTS: dict[tuple[str, ...], tuple[int, str]] = {}
+"""(exit code, stdout) of each ``accelsim validate ARGS`` run so far in this module: the suite
+is deterministic, so the tests reading the same output share one run (seconds each)."""
+
 
 @pytest.fixture
 def run(capsys):
@@ -14,9 +18,11 @@ def run(capsys):
     from accelsim.cli import build_parser
 
     def _run(*argv: str) -> tuple[int, str]:
-        args = build_parser().parse_args(["validate", *argv])
-        rc = args.func(args)
-        return rc, capsys.readouterr().out
+        if argv not in _OUTPUTS:
+            args = build_parser().parse_args(["validate", *argv])
+            rc = args.func(args)
+            _OUTPUTS[argv] = rc, capsys.readouterr().out
+        return _OUTPUTS[argv]
 
     return _run
 
@@ -72,9 +78,11 @@ def test_a_failing_case_exits_1(cli, tmp_path):
     ("[]", "holds no cases"),
     ('[{"expected": {}}]', "with a string 'id'"),
 ])
-def test_bad_case_file_is_one_line_exit_2(cli, tmp_path, content, reason):
+def test_bad_case_file_is_one_line_exit_2(request, tmp_path, content, reason):
     """A missing file, malformed JSON, an object instead of a list, an empty list or a case
-    without an id: one line ``accelsim: error: FILE: ...`` and exit code 2, no traceback."""
+    without an id: one line ``accelsim: error: FILE: ...`` and exit code 2, no traceback (the
+    missing file in a real process, the others in-process)."""
+    cli = request.getfixturevalue("cli" if content is None else "cli_in_process")
     path = tmp_path / "cases.json"
     if content is not None:
         path.write_text(content)

@@ -98,11 +98,13 @@ _BEFORE_TIED = [
            launch_s=0.0, startup_s=1e-6)]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seq=st.lists(kernels, min_size=1, max_size=3), repeat=st.integers(1, 3),
-       machine=st.sampled_from(["h200", "a100", "v100"]))
-@example(seq=[*_BEFORE_TIED, _TIED], repeat=2, machine="v100")
-def test_aggregated_replay_equals_every_cta_replayed(seq, repeat, machine):
+AGGREGATED = dict(seq=st.lists(kernels, min_size=1, max_size=3), repeat=st.integers(1, 3),
+                  machine=st.sampled_from(["h200", "a100", "v100"]))
+"""Streams of the aggregated-replay property: the default suite draws a few (the tied case
+always), ``-m slow`` many more."""
+
+
+def _aggregated_equals_per_cta(seq, repeat, machine) -> None:
     m = load_machine(machine)
     stream = seq * repeat
     full = replay_event(stream, m, aggregate=False)
@@ -113,6 +115,20 @@ def test_aggregated_replay_equals_every_cta_replayed(seq, repeat, machine):
         if contention_free(k, m):  # the proof the aggregation and the auto mode rest on
             assert replay_event([k], m, aggregate=False).time_s == pytest.approx(
                 replay_closed_form([k], m).time_s, rel=1e-9)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(**AGGREGATED)
+@example(seq=[*_BEFORE_TIED, _TIED], repeat=2, machine="v100")
+def test_aggregated_replay_equals_every_cta_replayed(seq, repeat, machine):
+    _aggregated_equals_per_cta(seq, repeat, machine)
+
+
+@pytest.mark.slow
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(**AGGREGATED)
+def test_aggregated_replay_equals_every_cta_replayed_over_many_streams(seq, repeat, machine):
+    _aggregated_equals_per_cta(seq, repeat, machine)
 
 
 @pytest.mark.parametrize("machine", ["h200", "a100", "v100"])
@@ -151,14 +167,15 @@ contended_costs = st.builds(CtaCost, compute_s=st.sampled_from([1e-8, 1e-7, 1e-6
                             post_s=st.sampled_from([0.0, 2e-7]))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(groups=st.lists(st.tuples(st.integers(1, 700), contended_costs), min_size=1,
-                       max_size=3).map(tuple),
-       launch=st.sampled_from([0.0, 2e-6]), startup=st.sampled_from([0.0, 1e-6]),
-       machine=st.sampled_from(["h200", "a100", "v100"]), sms=st.sampled_from([None, 3, 16]))
-def test_cta_recurrence_equals_the_per_cta_replay_exactly(groups, launch, startup, machine, sms):
-    """Kernels of many waves (also on a GPU cut to 3 or 16 SMs), with contention: where the
-    recurrence applies (always for one CTA group) it is the SimPy replay, to the bit."""
+RECURRENCE = dict(groups=st.lists(st.tuples(st.integers(1, 700), contended_costs), min_size=1,
+                                  max_size=3).map(tuple),
+                  launch=st.sampled_from([0.0, 2e-6]), startup=st.sampled_from([0.0, 1e-6]),
+                  machine=st.sampled_from(["h200", "a100", "v100"]),
+                  sms=st.sampled_from([None, 3, 16]))
+"""Kernels of the recurrence property: the default suite draws a few, ``-m slow`` many more."""
+
+
+def _recurrence_equals_replay(groups, launch, startup, machine, sms) -> None:
     from accelsim.engine.gpu_replay import cta_recurrence_s
 
     m = load_machine(machine)
@@ -169,6 +186,23 @@ def test_cta_recurrence_equals_the_per_cta_replay_exactly(groups, launch, startu
         assert got is not None
     if got is not None:
         assert got == replay_event([k], m, aggregate=False).time_s
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(**RECURRENCE)
+def test_cta_recurrence_equals_the_per_cta_replay_exactly(groups, launch, startup, machine, sms):
+    """Kernels of many waves (also on a GPU cut to 3 or 16 SMs), with contention: where the
+    recurrence applies (always for one CTA group) it is the SimPy replay, to the bit."""
+    _recurrence_equals_replay(groups, launch, startup, machine, sms)
+
+
+@pytest.mark.slow
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(**RECURRENCE)
+def test_cta_recurrence_equals_the_per_cta_replay_over_many_kernels(groups, launch, startup,
+                                                                    machine, sms):
+    """The same property over many more kernels."""
+    _recurrence_equals_replay(groups, launch, startup, machine, sms)
 
 
 def test_llm_kernels_that_contend_take_the_recurrence(h200):

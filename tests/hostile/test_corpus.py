@@ -26,20 +26,24 @@ CASES = all_cases()
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory) -> dict[str, dict]:
-    """Run the whole corpus once; case id -> its record."""
-    work = tmp_path_factory.mktemp("hostile")
-    env = dict(os.environ, PYTHONPATH=str(ROOT), MPLBACKEND="Agg")
-    proc = subprocess.run([sys.executable, str(HERE / "hostile_driver.py"), str(work),
-                           str(LIMIT_GB), str(CASE_TIMEOUT_S)], capture_output=True, text=True,
-                          env=env, timeout=600, cwd=work)
-    recs = {}
-    for line in proc.stdout.splitlines():
-        rec = json.loads(line)
-        recs[rec["id"]] = rec
-    if len(recs) < len(CASES):  # the driver died (e.g. killed by the memory bound)
-        recs["<driver>"] = {"stderr": proc.stderr[-2000:], "rc": proc.returncode}
-    return recs
+def results(tmp_path_factory, once) -> dict[str, dict]:
+    """Run the whole corpus once (once per session, also under pytest-xdist); case id -> its
+    record."""
+    def run_corpus() -> dict[str, dict]:
+        work = tmp_path_factory.mktemp("hostile")
+        env = dict(os.environ, PYTHONPATH=str(ROOT), MPLBACKEND="Agg")
+        proc = subprocess.run([sys.executable, str(HERE / "hostile_driver.py"), str(work),
+                               str(LIMIT_GB), str(CASE_TIMEOUT_S)], capture_output=True,
+                              text=True, env=env, timeout=600, cwd=work)
+        recs = {}
+        for line in proc.stdout.splitlines():
+            rec = json.loads(line)
+            recs[rec["id"]] = rec
+        if len(recs) < len(CASES):  # the driver died (e.g. killed by the memory bound)
+            recs["<driver>"] = {"stderr": proc.stderr[-2000:], "rc": proc.returncode}
+        return recs
+
+    return once("hostile-corpus", run_corpus)
 
 
 def test_the_corpus_covers_every_input_kind_and_command():
