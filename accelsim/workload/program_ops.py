@@ -66,7 +66,8 @@ POINTWISE = {
     "eq": (1, 0), "ne": (1, 0), "lt": (1, 0), "le": (1, 0), "gt": (1, 0), "ge": (1, 0),
     "logical_and": (1, 0), "logical_or": (1, 0), "logical_not": (1, 0), "tril": (1, 0),
     "triu": (1, 0), "floor_divide": (2, 0), "remainder": (2, 0), "addcmul": (2, 0),
-    "lerp": (2, 0), "baddbmm_scale": (1, 0), "fill_": (0, 0), "zero_": (0, 0)}
+    "lerp": (2, 0), "baddbmm_scale": (1, 0), "fill_": (0, 0), "zero_": (0, 0),
+    "diff": (1, 0)}
 """Pointwise calls, with their instructions and transcendentals per output element."""
 
 HOST_CREATORS = frozenset({"empty", "empty_like", "new_empty", "empty_strided"})
