@@ -180,3 +180,18 @@ def test_sdpa_output_takes_its_querys_layout_so_the_transpose_back_is_a_view():
         x = torch.zeros(2, 16, 32, dtype=torch.bfloat16)
     sites = call_sites(capture(fn, x).program)
     assert [s.fn for s in sites if s.op is not None] == ["scaled_dot_product_attention"]
+
+
+def test_an_index_copy_into_a_cache_moves_the_new_rows_not_the_cache():
+    """``cache.index_copy_(2, pos, k)`` (Hugging Face's StaticCache) writes k's rows only."""
+    def fn(cache, k):
+        pos = torch.arange(1, device=k.device) + 511
+        cache.index_copy_(2, pos, k)
+        return cache
+
+    with torch.device("meta"):
+        cache = torch.zeros(64, 8, 512, 128, dtype=torch.bfloat16)
+        k = torch.zeros(64, 8, 1, 128, dtype=torch.bfloat16)
+    (site,) = [s for s in call_sites(capture(fn, cache, k).program) if s.fn == "index_copy_"]
+    assert site.write_bytes == k.numel() * 2 and site.elements == k.numel()
+    assert site.read_bytes == k.numel() * 2 + 8  # the source and the int64 index
