@@ -66,7 +66,8 @@ POINTWISE = {
     "eq": (1, 0), "ne": (1, 0), "lt": (1, 0), "le": (1, 0), "gt": (1, 0), "ge": (1, 0),
     "logical_and": (1, 0), "logical_or": (1, 0), "logical_not": (1, 0), "tril": (1, 0),
     "triu": (1, 0), "floor_divide": (2, 0), "remainder": (2, 0), "addcmul": (2, 0),
-    "lerp": (2, 0), "baddbmm_scale": (1, 0), "fill_": (0, 0), "zero_": (0, 0)}
+    "lerp": (2, 0), "baddbmm_scale": (1, 0), "fill_": (0, 0), "zero_": (0, 0),
+    "diff": (1, 0)}
 """Pointwise calls, with their instructions and transcendentals per output element."""
 
 HOST_CREATORS = frozenset({"empty", "empty_like", "new_empty", "empty_strided"})
@@ -81,6 +82,12 @@ COPIES = frozenset({"to", "type", "type_as", "float", "half", "bfloat16", "doubl
                     "arange", "tensor", "new_zeros", "new_ones",
                     "new_full", "new_tensor", "view_copy"})
 """Calls that move or fill memory (a copy or fill kernel; the creators launch a fill)."""
+
+SLICE_WRITES = frozenset({"index_copy_", "index_put_", "scatter_",
+                          "masked_scatter_"})
+"""In-place writes of a source into some rows of a tensor (``cache.index_copy_(2, pos, k)``,
+Hugging Face's ``StaticCache``): the kernel moves the source (and reads the index), not the
+destination."""
 
 REDUCTIONS = frozenset({"mean", "sum", "amax", "amin", "max", "min", "var", "std", "norm",
                         "argmax", "argmin", "prod", "logsumexp", "cumsum", "all", "any",
@@ -276,6 +283,9 @@ def _io(call: Call) -> tuple[float, float]:
         if value is None:  # a fill (x[...] = 0): the slice's size is not captured
             return 0.0, 0.0
         return value.nbytes, value.nbytes
+    if call.fn in SLICE_WRITES and len(call.inputs) > 1:  # only the source's rows move
+        source = call.inputs[-1]
+        return float(sum(t.nbytes for t in call.inputs[1:])), source.nbytes
     read = sum(t.nbytes for t in call.inputs if not (call.fn.endswith("_") and t is call.inputs[0]
                                                       and call.fn in ("fill_", "zero_")))
     write = sum(t.nbytes for t in call.outputs if not t.view)
@@ -326,6 +336,8 @@ def _site(i: int, call: Call) -> CallSite:
     elements = float(target.elements) if target is not None else 0.0
     if fn == "setitem" and len(call.inputs) > 1:
         elements = float(call.inputs[1].elements)
+    elif fn in SLICE_WRITES and len(call.inputs) > 1:
+        elements = float(call.inputs[-1].elements)
     if fn == "matmul" and isinstance(op, Gemm) and not op.shared_weights:
         fn = "bmm"  # a batched right operand: aten::bmm
     if op is not None:
@@ -344,6 +356,8 @@ def _site(i: int, call: Call) -> CallSite:
     shape_of = call.inputs[0] if fn in REDUCTIONS and call.inputs else target
     if fn == "setitem" and len(call.inputs) > 1:
         shape_of = call.inputs[1]
+    elif fn in SLICE_WRITES and len(call.inputs) > 1:
+        shape_of = call.inputs[-1]
     carrier = _elementwise(label, shape_of, carrier_fn) if shape_of.elements > 0 else None
     rows = 0
     if fn in REDUCTIONS and call.inputs and out is not None and call.inputs[0].shape:

@@ -11,8 +11,27 @@ boundaries come from global forward hooks: each ``nn.Module.__call__`` is record
 ``module`` call with its path (``layers.0.attn.q_proj``). Example tensors may live on the
 ``meta`` device: nothing is allocated and no weights are needed.
 
-A call that fails while capturing (data-dependent control flow such as ``.item()`` or
-``if tensor:`` on meta tensors, a custom extension op without a meta kernel) is a one-line
+**Known values.** Model code computes small index tensors from Python numbers (``torch.arange``
+of the positions, ``cache_position``, a mask's length) and sometimes branches on them (Hugging
+Face's packed-sequence check ``(position_diff != 1).cumsum(-1)[:, -1] == 0).all()``, a cache's
+length). A tensor made by a call whose tensor inputs all have known values, of at most
+:data:`KNOWN_MAX_ELEMENTS` elements, gets its value computed once more on the CPU beside the
+meta result (weights and activations never do: they descend from meta parameters or inputs);
+``bool()``, ``.item()``, ``.tolist()``, ``int()`` of such a tensor answer from it, as the real
+run would, so the branch the real run takes is the one captured. The recorded calls are
+unchanged (meta shapes and strides).
+
+**SDPA's output layout.** ``F.scaled_dot_product_attention`` on an H100/H200 runs cuDNN's
+kernel, which allocates its output in the query's memory layout: for the usual query
+``x.view(b, s, h, d).transpose(1, 2)``, a ``(batch, heads, seq, dim)`` view of a
+``(batch, seq, heads, dim)`` buffer; the ``meta`` kernel always returns a contiguous tensor.
+Capture gives a 4-D meta result the query's layout, so the ``out.transpose(1, 2)
+.contiguous()`` / ``.reshape(b, s, -1)`` that follows is the view it is on the GPU (run 1's
+prefill profiles: no copy kernel after SDPA), not a copy.
+
+A call that still fails while capturing (data-dependent control flow on an activation, such as
+``.item()`` or ``if tensor:`` of a meta tensor without a known value, a custom extension op
+without a meta kernel) is a one-line
 :class:`~accelsim.errors.WorkloadError` naming the call and what to do. ``torch`` is an
 optional extra (``pip install accelsim[torch]``).
 
@@ -62,6 +81,13 @@ _ARG_NAMES = {
     "amax": ("input", "dim", "keepdim"), "cat": ("tensors", "dim"),
     "to": ("dtype",), "transpose": ("input", "dim0", "dim1")}
 """Positional argument names of the calls whose scalar arguments the lowering reads."""
+
+KNOWN_MAX_ELEMENTS = 1 << 16
+"""Largest tensor (elements) whose value capture keeps (see "Known values" above)."""
+
+_READS = frozenset({"__bool__", "item", "tolist", "__int__", "__float__", "__index__",
+                    "__len__", "__iter__", "numpy"})
+"""Calls that read a tensor's value on the host (answered from a known value)."""
 
 
 def _torch() -> Any:
@@ -117,6 +143,58 @@ class _Recorder:
         self.stack: list[str] = []
         self.ids: dict[int, tuple[Any, int]] = {}
         self.next_id = 0
+        self.known: dict[int, tuple[Any, Any]] = {}
+        """id of a meta tensor -> (a weak reference to it, its value on the CPU): see the
+        module's "Known values"."""
+
+    def shadow(self, value: Any) -> Any:
+        """``value`` with each tensor replaced by its known CPU value (``_MISSING`` when a
+        meta tensor has none) and ``device=`` arguments by the CPU."""
+        torch = _torch()
+        if isinstance(value, torch.Tensor):
+            if value.device.type != "meta":
+                return value
+            hit = self.known.get(id(value))
+            return hit[1] if hit is not None and hit[0]() is value else _MISSING
+        if isinstance(value, torch.device) or (isinstance(value, str) and value == "meta"):
+            return torch.device("cpu")
+        if isinstance(value, (list, tuple)):
+            items = [self.shadow(v) for v in value]
+            if any(v is _MISSING for v in items):
+                return _MISSING
+            return type(value)(items) if not hasattr(value, "_fields") else type(value)(*items)
+        if isinstance(value, dict):
+            items = {k: self.shadow(v) for k, v in value.items()}
+            return _MISSING if any(v is _MISSING for v in items.values()) else items
+        return value
+
+    def propagate(self, func: Any, args: tuple, kwargs: dict, out: Any) -> None:
+        """Keep the CPU value of each small tensor ``out`` holds when every tensor ``func``
+        read has one (module doc, "Known values")."""
+        torch = _torch()
+        outs: list = []
+        _flat(out, outs)
+        metas = [t for t in outs if isinstance(t, torch.Tensor) and t.device.type == "meta"]
+        if not metas or any(t.numel() > KNOWN_MAX_ELEMENTS for t in metas):
+            return
+        sargs, skw = self.shadow(args), self.shadow(kwargs)
+        if sargs is _MISSING or skw is _MISSING:
+            return
+        try:
+            value = func(*sargs, **skw)
+        except Exception:  # noqa: BLE001 (no value: the call stays meta-only)
+            return
+        vals: list = []
+        _flat(value, vals)
+        if len(vals) != len(outs):
+            return
+        for t, v in zip(outs, vals, strict=True):
+            if isinstance(t, torch.Tensor) and t.device.type == "meta" and isinstance(
+                    v, torch.Tensor) and tuple(v.shape) == tuple(t.shape):
+                try:
+                    self.known[id(t)] = (weakref.ref(t), v)
+                except TypeError:
+                    continue
 
     def ident(self, t: Any) -> int:
         """The program's number of tensor object ``t`` (a new one for a new object, even when
@@ -172,6 +250,19 @@ def _args(name: str, args: tuple, kwargs: dict) -> dict[str, Any]:
     return out
 
 
+def _cuda_sdpa_layout(out: Any, query: Any) -> Any:
+    """A 4-D meta SDPA result in its query's layout, as cuDNN allocates it: a ``(batch, heads,
+    seq, dim)`` view of a ``(batch, seq, heads, dim)`` buffer when the query is one (module
+    doc); else unchanged."""
+    torch = _torch()
+    if not isinstance(out, torch.Tensor) or out.device.type != "meta" or out.dim() != 4 \
+            or not isinstance(query, torch.Tensor) or query.dim() != 4 \
+            or query.is_contiguous() or not query.transpose(1, 2).is_contiguous():
+        return out
+    b, h, s, d = out.shape
+    return torch.empty((b, s, h, d), dtype=out.dtype, device=out.device).transpose(1, 2)
+
+
 def _mode_class() -> type:
     torch = _torch()
     from torch.overrides import TorchFunctionMode
@@ -186,6 +277,11 @@ def _mode_class() -> type:
         def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
             kwargs = kwargs or {}
             name, qual = canonical_name(func)
+            rec = self.rec
+            if name in _READS:  # a host read of a tensor's value: its known value, if any
+                sargs = rec.shadow(args)
+                if sargs is not _MISSING:
+                    return func(*sargs, **kwargs)
             try:
                 out = func(*args, **kwargs)
             except Exception as exc:  # noqa: BLE001 (one line naming the call)
@@ -197,6 +293,9 @@ def _mode_class() -> type:
                     "capture with small CPU example tensors, or move the data-dependent part "
                     "out of the captured function; a custom op needs a meta kernel "
                     "(torch.library register_fake)") from None
+            if name == "scaled_dot_product_attention":
+                out = _cuda_sdpa_layout(out, args[0] if args else kwargs.get("query"))
+            rec.propagate(func, args, kwargs, out)
             if name in _SKIP:
                 return out
             ins: list = []
@@ -208,7 +307,6 @@ def _mode_class() -> type:
             mutates = name == "setitem" or name.endswith("_")
             if not tout and not mutates:
                 return out
-            rec = self.rec
             rec.add(Call(fn=name, inputs=tuple(rec.info(t) for t in tin),
                          outputs=tuple(rec.info(t, tin) for t in tout),
                          args=_args(name, args, kwargs), module=rec.module(), qualname=qual))

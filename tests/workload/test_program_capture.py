@@ -149,3 +149,49 @@ def test_cli_capture_then_run(tmp_path, capsys, monkeypatch):
     assert main(["capture", f"{src}:build", "batsh=4", "-o", "q.json"]) == 2
     assert main(["capture", f"{src}:nothere", "-o", "q.json"]) == 2
     assert not (tmp_path / "q.json").exists()
+
+
+def test_small_index_tensors_have_known_values_and_the_real_branch_is_captured():
+    """Position arithmetic from Python numbers is evaluated beside the meta run, so code that
+    branches on it (Hugging Face's packed-sequence check) captures the branch a real run takes;
+    the recorded calls stay meta."""
+    def fn(x):
+        pos = torch.arange(x.shape[1], device=x.device)[None]
+        packed = (torch.diff(pos, prepend=pos[:, :1] - 1, dim=-1) != 1).cumsum(-1)
+        if (packed[:, -1] == 0).all():  # one sequence: the real run takes this branch
+            x = x * 2
+        return x + int(pos[0, -1].item())
+
+    with torch.device("meta"):
+        x = torch.zeros(2, 16, 8)
+    fns = [c.fn for c in capture(fn, x).program.calls]
+    assert fns.count("mul") == 1 and "cumsum" in fns and fns[-1] == "add"
+
+
+def test_sdpa_output_takes_its_querys_layout_so_the_transpose_back_is_a_view():
+    """cuDNN SDPA writes its output in the query's (batch, seq, heads, dim) layout: the
+    prefill's ``transpose(1, 2).reshape`` launches no copy (run 1 profiles)."""
+    def fn(x):
+        q = x.view(2, 16, 4, 8).transpose(1, 2)
+        a = F.scaled_dot_product_attention(q, q, q, is_causal=True)
+        return a.transpose(1, 2).reshape(2, 16, 32)
+
+    with torch.device("meta"):
+        x = torch.zeros(2, 16, 32, dtype=torch.bfloat16)
+    sites = call_sites(capture(fn, x).program)
+    assert [s.fn for s in sites if s.op is not None] == ["scaled_dot_product_attention"]
+
+
+def test_an_index_copy_into_a_cache_moves_the_new_rows_not_the_cache():
+    """``cache.index_copy_(2, pos, k)`` (Hugging Face's StaticCache) writes k's rows only."""
+    def fn(cache, k):
+        pos = torch.arange(1, device=k.device) + 511
+        cache.index_copy_(2, pos, k)
+        return cache
+
+    with torch.device("meta"):
+        cache = torch.zeros(64, 8, 512, 128, dtype=torch.bfloat16)
+        k = torch.zeros(64, 8, 1, 128, dtype=torch.bfloat16)
+    (site,) = [s for s in call_sites(capture(fn, cache, k).program) if s.fn == "index_copy_"]
+    assert site.write_bytes == k.numel() * 2 and site.elements == k.numel()
+    assert site.read_bytes == k.numel() * 2 + 8  # the source and the int64 index
