@@ -101,6 +101,26 @@ def parse_tiles(tiles: tuple[str, ...]) -> tuple[tuple[int, int], ...]:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SimtKernel:
+    """One fp32 CUDA-core SGEMM kernel of the library (see ``hw/gpu/gemm.py``)."""
+
+    tile: str = param("BMxBN output tile of one CTA (a tile's transpose is also one).",
+                      check=_tile)
+    threads: int = param("Threads of one CTA.", check=positive)
+    k_slices: int = param(
+        "Thread groups of the CTA that each run a slice of the K loop over the whole tile "
+        "(cuBLAS's sliced1x4: 4), summed through shared memory at the end; 1 = none.",
+        default=1, check=positive)
+    registers: int = param(
+        "Registers per thread (the per-SM occupancy: register file / (threads x "
+        "registers) CTAs).", check=positive)
+
+    def shape(self) -> tuple[int, int]:
+        """``(BM, BN)``."""
+        return parse_tiles((self.tile,))[0]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class GemmStack:
     """The GEMM library's kernel families on one generation (see ``hw/gpu/gemm.py``)."""
 
@@ -136,10 +156,12 @@ class GemmStack:
         "when aligned (int8 on Hopper); empty = none.", check=_precision)
     legacy_tiles: tuple[str, ...] = param("Tiles of those previous-generation kernels.",
                                           check=_tile)
-    simt_tiles: tuple[str, ...] = param("Tiles of the fp32 CUDA-core SGEMM kernels.",
-                                        check=_tile)
-    simt_threads: int = param("Threads of an SGEMM CTA (each holds a square register tile).",
-                              check=positive)
+    simt_kernels: tuple[SimtKernel, ...] = param(
+        "The fp32 CUDA-core SGEMM kernels (cuBLAS's <arch>_sgemm_<BM>x<BN>[_sliced1x<S>]): "
+        "tile, threads, K slices, registers per thread.")
+    simt_batched_tiles: tuple[str, ...] = param(
+        "Tiles the strided-batched SGEMM (bmm, cublasSgemmStridedBatched) runs; empty = "
+        "every simt_kernels tile.", check=_tile)
     split_k: tuple[int, ...] = param(
         "Split-K factors the heuristic considers (1 = no split); a split is used only while "
         "the tiles are fewer than the SMs and each slice is at least two K blocks deep.")
@@ -190,6 +212,28 @@ class GemmStack:
         return parse_tiles(tuple(own) if own is not None else self.tensor_core_tiles)
 
 
+CONV_ALGORITHMS = ("winograd", "winograd_nonfused")
+"""cuDNN fprop algorithms besides implicit GEMM that a stack may name
+(``CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD``, ``..._WINOGRAD_NONFUSED``; ``hw/gpu/winograd.py``)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConvAlgorithm:
+    """One cuDNN fprop algorithm and the convolutions it runs (``hw/gpu/winograd.py``): an
+    ungrouped ``filter x filter`` convolution of stride ``stride`` at a precision of
+    ``precisions``; cuDNN then takes it or implicit GEMM, whichever is predicted faster."""
+
+    algorithm: str = param("cuDNN's algorithm (winograd: one fused kernel; "
+                           "winograd_nonfused: transforms and a batched GEMM apart).",
+                           choices=CONV_ALGORITHMS)
+    precisions: tuple[str, ...] = param("Precisions it runs.", check=_precision)
+    filter: int = param("Filter height = width it takes (R = S), elements.", check=positive)
+    stride: int = param("Filter stride it takes (both directions).", check=positive)
+    output_tile: int = param(
+        "Winograd F(m x m, r x r): m, the output tile side one transformed tile yields "
+        "(the input tile is m + r - 1 on a side), elements.", check=positive)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ConvStack:
     """cuDNN's convolution kernels on one generation (see ``hw/gpu/conv.py``)."""
@@ -197,6 +241,9 @@ class ConvStack:
     implicit_gemm_tiles: tuple[str, ...] = param(
         "BMxBN tiles of cuDNN's implicit-GEMM fprop kernels (tilesize64x64x64...); they "
         "do not split K.", check=_tile)
+    fprop_algorithms: tuple[ConvAlgorithm, ...] = param(
+        "The other fprop algorithms cuDNN picks among (Winograd); empty = implicit GEMM "
+        "for every ungrouped convolution that is not a 1x1.")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -6,7 +6,9 @@
                                                                      # constants (calibration)
     PYTHONPATH=. python scripts/validate/validate_external.py --fit-ampere  # re-derive the A100's row-
                                                                      # kernel issue rate
-    PYTHONPATH=. python scripts/validate/validate_external.py --copy  # re-copy the sets from
+    PYTHONPATH=. python scripts/validate/validate_external.py --fit-sgemm     # re-derive the A100's
+                                                                     # SGEMM efficiency
+    PYTHONPATH=. python scripts/validate/validate_external.py --copy          # re-copy the sets from
                                                                      # /work/shared (maintainers)
 
 The sets (``/work/shared/reference/external/``, each with its README; copies with their
@@ -53,7 +55,12 @@ and ``call.output_elements_per_cycle`` (see :func:`fit_tpu_chip`). ``--fit-amper
 (calibration splits of ``llmcompass_a100`` and ``neusight_pcie_variants``, scored softmax /
 layer-norm rows): the A100's row-kernel issue rate ``compute.issue_per_clk_per_sm``, written
 into ``configs/hardware/a100.yaml`` (:func:`fit_ampere_rows`; docs/gpu_findings_log.md,
-"Ampere row kernels"). Nothing is ever chosen by a held-out figure.
+"Ampere row kernels"). ``--fit-sgemm`` (calibration split of ``neusight_pcie_variants``,
+scored fp32 GEMM rows): the A100's SGEMM main-loop efficiency ``compute.simt_efficiency``,
+written into ``configs/hardware/a100.yaml`` (:func:`fit_ampere_sgemm`). A bmm case
+(``batch`` > 1) is a GEMM with one B per batch entry (``shared_weights=False``), as the sets'
+READMEs' ``accelsim op ... gemm --batch`` lines say. Nothing is ever chosen by a held-out
+figure.
 """
 
 from __future__ import annotations
@@ -174,6 +181,10 @@ def build_op(case: dict[str, Any]) -> Any:
     args = dict(case["args"])
     if case.get("bias"):
         args["bias"] = True
+    if kind == "gemm" and int(args.get("batch", 1)) > 1:
+        # torch.bmm: one B operand per batch entry, as the sets' READMEs' command lines
+        # (`accelsim op HW gemm --batch B ...`, whose CLI default is shared_weights=False)
+        args.setdefault("shared_weights", False)
     return OP_TYPES[kind](name=case["id"], **preset, **args, dtype=case.get("dtype"))
 
 
@@ -200,16 +211,33 @@ def gpu_times_s(machine: str, case: dict[str, Any]) -> tuple[float, float]:
     from accelsim.api.gpu import simulate_op
 
     op = build_op(case)
+    t, mode = op_time_s(machine, op)
+    eager = simulate_op(machine, op, mode=mode, exec="eager")
+    return reps * t, reps * float(eager["time_s"])
+
+
+def op_time_s(machine: Any, op: Any) -> tuple[float, str]:
+    """``(time_s, mode)`` of a GPU op timed back to back: the event replay, or the closed
+    form for a grid the replay refuses (as its message says)."""
+    from accelsim.api.gpu import simulate_op
+
     try:
-        doc = simulate_op(machine, op, mode="event")
-        mode = "event"
+        return float(simulate_op(machine, op, mode="event")["time_s"]), "event"
     except Exception as exc:  # noqa: BLE001 - the replay refuses huge grids: analytic, as it says
         if "analytic" not in str(exc):
             raise
-        doc = simulate_op(machine, op, mode="analytic")
-        mode = "analytic"
-    eager = simulate_op(machine, op, mode=mode, exec="eager")
-    return reps * float(doc["time_s"]), reps * float(eager["time_s"])
+        return float(simulate_op(machine, op, mode="analytic")["time_s"]), "analytic"
+
+
+def scored_calibration(name: str, family: str) -> list[dict[str, Any]]:
+    """The scored (kernel-dominated) cases of ``family`` in set ``name``'s calibration split,
+    read through ``fit_data`` (the floor of the calibration split alone)."""
+    part = fit_data(name, part="calibration")["sections"]["calibration"]["cases"]
+    cases = [c for c in part if not is_held_back(c)]
+    floor = floors(cases)
+    return [c for c in cases if family_of(c) == family and float(c["measured_s"]) >=
+            FLOOR_FACTOR * floor[(str(c.get("device", "")),
+                                  str(c.get("op")) + str(c.get("timing", "")))]]
 
 
 def floors(cases: list[dict[str, Any]]) -> dict[tuple[str, str], float]:
@@ -326,14 +354,8 @@ def fit_ampere_rows(rates: Iterable[int] = ISSUE_RATES) -> dict[str, Any]:
     from accelsim.api.gpu import simulate_op
     from accelsim.config.registry import load_machine
 
-    rows = []
-    for name in AMPERE_SETS:
-        part = fit_data(name, part="calibration")["sections"]["calibration"]["cases"]
-        cases = [c for c in part if not is_held_back(c)]
-        floor = floors(cases)  # the floor of the calibration split alone
-        rows += [(machine_of(name, c), c) for c in cases if family_of(c) == "softmax_norm"
-                 and float(c["measured_s"]) >= FLOOR_FACTOR * floor[
-                     (str(c.get("device", "")), str(c.get("op")) + str(c.get("timing", "")))]]
+    rows = [(machine_of(name, c), c) for name in AMPERE_SETS
+            for c in scored_calibration(name, "softmax_norm")]
     trials = {}
     for rate in rates:
         ms = {n: load_machine(n, {"compute.issue_per_clk_per_sm": rate})
@@ -345,6 +367,31 @@ def fit_ampere_rows(rates: Iterable[int] = ISSUE_RATES) -> dict[str, Any]:
     best = min(trials, key=lambda r: trials[r][0])
     return {"issue_per_clk_per_sm": best, "calibration_mape": trials[best][1],
             "rows": len(rows), "trials": {r: v[1] for r, v in trials.items()}}
+
+
+# -- the A100's SGEMM efficiency (calibration split only) ------------------------------------
+SIMT_EFFICIENCIES = [round(0.80 + 0.01 * i, 2) for i in range(21)]
+"""The SGEMM main-loop efficiencies tried by :func:`fit_ampere_sgemm` (0.80-1.00)."""
+
+
+def fit_ampere_sgemm(rates: Iterable[float] = SIMT_EFFICIENCIES) -> dict[str, Any]:
+    """``compute.simt_efficiency`` of the A100 (a100.yaml, inherited by a100_pcie): the
+    fraction of the FP32 lanes' FMA rate cuBLAS's SIMT SGEMM main loops sustain, fitted on
+    the scored fp32 ``gemm`` rows of neusight_pcie_variants' calibration split: the value of
+    least squared log error. Returns it, its calibration MAPE and every value's."""
+    from accelsim.config.registry import load_machine
+
+    rows = [c for c in scored_calibration("neusight_pcie_variants", "gemm")
+            if c.get("dtype") == "fp32"]
+    trials = {}
+    for eff in rates:
+        m = load_machine(PCIE_A100, {"compute.simt_efficiency": eff})
+        errs = [math.log(op_time_s(m, build_op(c))[0] / float(c["measured_s"])) for c in rows]
+        trials[eff] = (sum(e * e for e in errs) / len(errs),
+                       mape([math.expm1(e) for e in errs]))
+    best = min(trials, key=lambda r: trials[r][0])
+    return {"simt_efficiency": best, "calibration_mape": trials[best][1], "rows": len(rows),
+            "trials": {r: v[1] for r, v in trials.items()}}
 
 
 # -- tables and targets ----------------------------------------------------------------------
@@ -429,6 +476,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="re-derive the TPU v4 chip's call costs from the calibration split")
     ap.add_argument("--fit-ampere", action="store_true",
                     help="re-derive the A100's row-kernel issue rate from the calibration splits")
+    ap.add_argument("--fit-sgemm", action="store_true",
+                    help="re-derive the A100's SGEMM efficiency from the calibration split")
     ap.add_argument("--copy", action="store_true",
                     help="re-copy the sets from /work/shared (V100 rows left out)")
     ap.add_argument("--sets", nargs="*", default=list(SETS), choices=SETS, metavar="SET")
@@ -436,13 +485,17 @@ def main(argv: list[str] | None = None) -> int:
     if a.copy:
         for p in copy_sets(a.sets):
             print(f"copied {p.relative_to(ROOT)}")
-    if a.fit_ampere:
-        got = fit_ampere_rows()
-        print(f"a100 compute.issue_per_clk_per_sm, fitted on {got['rows']} scored softmax/layer-"
-              f"norm calibration rows of {', '.join(AMPERE_SETS)}: {got['issue_per_clk_per_sm']}"
-              f" (calibration MAPE {got['calibration_mape']:.1%})")
-        print("  tried: " + ", ".join(f"{r}: {v:.1%}" for r, v in got["trials"].items()))
-        return 0
+    fits = {"fit_ampere": (fit_ampere_rows, "issue_per_clk_per_sm", "softmax/layer-norm "
+                           f"calibration rows of {', '.join(AMPERE_SETS)}"),
+            "fit_sgemm": (fit_ampere_sgemm, "simt_efficiency",
+                          "fp32 GEMM calibration rows of neusight_pcie_variants")}
+    for flag, (fit, field, rows) in fits.items():
+        if getattr(a, flag):
+            got = fit()
+            print(f"a100 compute.{field}, fitted on {got['rows']} scored {rows}: {got[field]}"
+                  f" (calibration MAPE {got['calibration_mape']:.1%})")
+            print("  tried: " + ", ".join(f"{r}: {v:.1%}" for r, v in got["trials"].items()))
+            return 0
     if a.fit:
         got = fit_tpu_chip()
         print(f"tpu_v4_chip call costs, fitted on {got['cases']} calibration GEMMs of "

@@ -82,10 +82,10 @@ def test_cudnn_implicit_gemm_tiles_come_from_the_stack(h200):
 def test_a_stack_with_a_bad_tile_is_refused_naming_the_stack_file(tmp_path):
     bad = tmp_path / "odd.yaml"
     bad.write_text("kind: gpu_stack\ninherit: hopper\nname: odd\n"
-                   "gemm: {simt_tiles: [128by128]}\nprovenance: {default: estimated}\n")
+                   "gemm: {simt_batched_tiles: [128by128]}\nprovenance: {default: estimated}\n")
     gpu = tmp_path / "g.yaml"
     gpu.write_text(f"kind: gpu\ninherit: h200\nname: g\nstack: {bad}\n"
                    "provenance: {default: datasheet}\n")
     with pytest.raises(ConfigError) as exc:
         load_machine(str(gpu))
-    assert "odd.yaml" in str(exc.value) and "gemm.simt_tiles[0]" in str(exc.value)
+    assert "odd.yaml" in str(exc.value) and "gemm.simt_batched_tiles[0]" in str(exc.value)

@@ -10,6 +10,10 @@ family                    when                                                  
 ``gemm_1x1``              1x1, stride 1, no padding, ungrouped: a plain GEMM with   ``nvjet_sm90_*``
                           ``M = N H W``, ``N = K``, ``K = C`` (no im2col)
 ``implicit_gemm``         other ungrouped convs (3x3, strided, 7x7 with C aligned)  ``sm90_xmma_fprop_implicit_gemm``
+``winograd``              instead of ``implicit_gemm`` where a stack rule applies   ``*_winograd_*`` (one kernel)
+                          (``conv.fprop_algorithms``; Volta fp32 3x3 stride 1)
+                          and it is predicted faster: :mod:`~accelsim.hw.gpu.winograd`
+``winograd_nonfused``     the same, four kernels (transforms apart)                 transforms + batched SGEMM
 ``tiny_c_direct``         ``C x element < 16 B`` (the C = 3 stem), when faster      ``convolve_common_engine_float_NHWC``
 ``tiny_c_padded``         the same, when faster: pad C to 16 B, then implicit GEMM  ``nhwcAddPaddingKernel`` x2 + ``*fprop*``
 ``depthwise``             ``groups == C`` (K a multiple of C)                       ``conv2d_c1_k1_nhwc``
@@ -22,7 +26,8 @@ the output once. cuDNN's implicit-GEMM tiles are at least one warpgroup MMA high
 does not split K (``segment_k_off``): the tile is chosen among the stack's
 ``conv.implicit_gemm_tiles`` (``configs/software/<stack>.yaml``).
 Like the library's heuristics, the tiny-C stem takes whichever of its two families is
-predicted faster. Every kernel pays ``host.launch_s`` (launch and completion, as every GPU
+predicted faster, and so does a convolution that a Winograd rule of the stack covers
+(implicit GEMM or each Winograd variant). Every kernel pays ``host.launch_s`` (launch and completion, as every GPU
 kernel of the model); every CTA of cuDNN's non-persistent implicit GEMMs adds its tile's
 prologue and epilogue (``conv.tile_fixed_s``), which cuBLAS's persistent 1x1 GEMM (one CTA
 per SM) pays once and otherwise overlaps with the next tile.
@@ -53,10 +58,11 @@ from accelsim.hw.gpu.conv_kernels import (
 from accelsim.hw.gpu.gemm import ALIGN_BYTES, GemmPlan, plan_gemm
 from accelsim.hw.gpu.kernel import Kernel, estimate_s, without_tail
 from accelsim.hw.gpu.memory import l2_hit_fraction
+from accelsim.hw.gpu.winograd import applies, plan_winograd
 from accelsim.workload.ops import Conv2d
 
-FAMILIES = ("gemm_1x1", "implicit_gemm", "tiny_c_direct", "tiny_c_padded", "depthwise",
-            "grouped")
+FAMILIES = ("gemm_1x1", "implicit_gemm", "winograd", "winograd_nonfused", "tiny_c_direct",
+            "tiny_c_padded", "depthwise", "grouped")
 """Kernel families of a convolution (see the module docstring)."""
 
 
@@ -104,7 +110,8 @@ def _plan(m: GpuMachine, op: Conv2d, precision: str) -> ConvPlan:
         plan = plan_gemm(m, g.m, g.n, g.k, precision, name="conv2d.gemm")
         return _from_gemm(fam, plan, with_fixed_cost(plan.kernels[0], m.conv.tile_fixed_s))
     if fam == "implicit_gemm":
-        return _from_gemm(fam, _implicit(m, op, precision, op.c))
+        return _fastest(m, _from_gemm(fam, _implicit(m, op, precision, op.c)),
+                        _winograd_plans(m, op, precision))
     if fam == "depthwise":
         return _single(m, fam, depthwise_kernel(m, op, precision), op, precision)
     if fam == "grouped":
@@ -121,6 +128,28 @@ def _plan(m: GpuMachine, op: Conv2d, precision: str) -> ConvPlan:
     t_direct = sum(estimate_s(k, m) for k in direct.kernels)
     t_padded = sum(estimate_s(k, m) for k in padded.kernels)
     return direct if t_direct <= t_padded else padded
+
+
+def _winograd_plans(m: GpuMachine, op: Conv2d, precision: str) -> list[ConvPlan]:
+    """A plan per Winograd algorithm of the stack that applies to ``op`` (none on stacks
+    without ``conv.fprop_algorithms``)."""
+    out = []
+    for algo in m.stack.conv.fprop_algorithms:
+        if applies(algo, op, precision):
+            gemm, kernels = plan_winograd(m, op, precision, algo)
+            plan = _from_gemm(algo.algorithm, gemm)
+            out.append(ConvPlan(**{**_fields(plan), "kernels": kernels}))
+    return out
+
+
+def _fastest(m: GpuMachine, first: ConvPlan, others: list[ConvPlan]) -> ConvPlan:
+    """The plan of least predicted time (every kernel's full cost); ties keep ``first``."""
+    best, best_s = first, sum(estimate_s(k, m) for k in first.kernels)
+    for p in others:
+        t = sum(estimate_s(k, m) for k in p.kernels)
+        if t < best_s:
+            best, best_s = p, t
+    return best
 
 
 def _implicit(m: GpuMachine, op: Conv2d, precision: str, channels: int) -> GemmPlan:

@@ -65,7 +65,7 @@ import math
 from dataclasses import dataclass, replace
 
 from accelsim.config.gpu import OPERAND_BYTES, OUTPUT_BYTES, GpuMachine
-from accelsim.config.gpu_stack import parse_tiles
+from accelsim.config.gpu_stack import SimtKernel, parse_tiles
 from accelsim.errors import UnsupportedError
 from accelsim.hw.gpu.kernel import CtaCost, Kernel, estimate_s, sm_bandwidth_caps
 from accelsim.hw.gpu.memory import l2_hit_fraction, stream_kernel
@@ -81,6 +81,14 @@ NONPERSISTENT_PATHS = ("unaligned", "narrow", "legacy")
 epilogue (``compute.gemm_nonpersistent_cta_s``), unlike the persistent Hopper kernels."""
 WAVE_TILE = 128
 """Tile side by which a GEMM's waves are counted for the stack's ``wave_fitting_max_waves``."""
+SM_SUBPARTITIONS = 4
+"""Warp schedulers (processing blocks) of an SM, each feeding a quarter of its FP32 lanes
+(CUDA C++ Programming Guide, compute capabilities 7.x-9.x): a CTA of fewer than 4 warps alone
+on an SM leaves some of them idle."""
+MAX_THREADS_PER_SM = 2048
+"""Resident threads per SM (CUDA C++ Programming Guide, compute capabilities 7.0, 8.0, 9.0)."""
+MAX_CTAS_PER_SM = 32
+"""Resident CTAs per SM (the same guide's table, compute capabilities 7.0-9.0)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,30 +181,52 @@ def unaligned_pitch_class(precision: str, k: int, n: int) -> bool:
     return (a % 4 == 0 and b % 4 != 0) or (a % 4 != 0 and b % 16 == 0 and b % 128 != 0)
 
 
+def simt_lane_fraction(m: GpuMachine, kernel: SimtKernel, ctas: int) -> float:
+    """Share of an SM's FP32 lanes an SGEMM kernel's resident warps can feed: the CTAs one
+    SM holds at once (``min`` of the grid's CTAs per SM and the occupancy limits: register
+    file / (threads x registers), :data:`MAX_THREADS_PER_SM`, :data:`MAX_CTAS_PER_SM`) times
+    the warps of one, over :data:`SM_SUBPARTITIONS` (1 when every scheduler has a warp)."""
+    regs = m.compute.sm_register_file_bytes / 4
+    occupancy = max(1, min(int(regs // (kernel.threads * kernel.registers)),
+                           MAX_THREADS_PER_SM // kernel.threads, MAX_CTAS_PER_SM))
+    resident = min(occupancy, math.ceil(ctas / m.sm_count))
+    return min(1.0, resident * math.ceil(kernel.threads / 32) / SM_SUBPARTITIONS)
+
+
 def _cta(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, kc: int,
          hbm_share: float, out_bytes_per_elem: float, ctas: int, wf: float = 1.0,
-         hit: float = 1.0, pitch_class: bool = False) -> CtaCost:
+         hit: float = 1.0, pitch_class: bool = False,
+         simt: SimtKernel | None = None) -> CtaCost:
     """Cost of one CTA computing a ``bm x bn`` tile over ``kc`` of K.
 
     ``wf``: bytes of the B (weight) tile over its dense bytes (< 1 for sparse weights, whose
     main loop then runs at the sparse rate). ``hit``: the op's L2 hit fraction; the C tile's
     stores land in L2 at its latency, except the ``1 - hit`` share that first evicts a dirty
-    line of an L2 the op overflows (a write-back to HBM, at HBM's latency)."""
+    line of an L2 the op overflows (a write-back to HBM, at HBM's latency). ``simt``: the
+    SGEMM kernel of the ``simt`` path (threads, K slices, registers)."""
     e = OPERAND_BYTES[precision]
     k_iters = max(1, math.ceil(kc / bk))
     depth = k_iters * bk
     macs = bm * bn * depth
     mma_s = macs / mma_rate_macs_per_s(m, precision, path, sparse=wf < 1.0,
                                        pitch_class=pitch_class)
+    if simt is not None:
+        mma_s /= simt_lane_fraction(m, simt, ctas)
     clock = m.load_clock_hz(precision)
     a_w, b_w = float(bm), bn * wf  # widths of the A and B tiles in dense elements
     big, small = (a_w, b_w) if bm >= bn else (b_w, a_w)
     if path != "simt":  # warpgroup MMAs read both operand tiles from shared memory
         groups = max(1, max(bm, bn) // 128)
         smem = depth * (big + small * groups) * e
-    else:  # SGEMM: each thread holds a t x t register tile and reads 2t words per k
-        t = math.sqrt(bm * bn / m.stack.gemm.simt_threads)
-        smem = depth * bm * bn * (2.0 / t) * e
+    else:  # SGEMM: each thread holds a t x t register tile and reads 2t words per k; the
+        # operand tiles are staged through registers (global loads through L1, then shared-
+        # memory stores: the one L1/shared-memory data path twice); the k_slices thread groups
+        # of a sliced kernel each cover the whole tile over a slice of K, then sum their
+        # partial tiles through shared memory (written and read once each)
+        assert simt is not None
+        t = math.sqrt(bm * bn * simt.k_slices / simt.threads)
+        smem = (depth * (bm * bn * (2.0 / t) + 2 * (bm + bn)) * e
+                + 2 * (simt.k_slices - 1) * bm * bn * 4)
     smem_s = smem / (m.compute.sm_smem_bytes_per_clk * clock)
     # a warp-specialised pipeline hands each K block from the TMA producer to the MMA
     # warpgroups through barriers: a block takes at least gemm_kblock_s (skinny tiles)
@@ -222,15 +252,28 @@ def _candidates(m: GpuMachine, path: str, precision: str, wave_fitting: bool = T
         tiles = g.tiles_for(precision)
         if wave_fitting and precision in g.wave_fitting_precisions:
             tiles = tiles + parse_tiles(g.wave_fitting_tiles)
+    elif path == "simt":
+        tiles = tuple(k.shape() for k in g.simt_kernels)
     else:
-        tiles = parse_tiles({"unaligned": g.unaligned_tiles, "simt": g.simt_tiles,
-                             "narrow": g.narrow_tiles, "legacy": g.legacy_tiles}[path])
+        tiles = parse_tiles({"unaligned": g.unaligned_tiles, "narrow": g.narrow_tiles,
+                             "legacy": g.legacy_tiles}[path])
     out = []
     for bm, bn in tiles:
         out.append((bm, bn, bk))
         if bm != bn:
             out.append((bn, bm, bk))
     return sorted(set(out))
+
+
+def simt_variants(m: GpuMachine, bm: int, bn: int) -> tuple[SimtKernel, ...]:
+    """The stack's SGEMM kernels with a ``bm x bn`` tile (or its transpose): several when a
+    tile has a plain and a K-sliced kernel (cuBLAS's 128x32 and 128x32_sliced1x4); a tile
+    the stack lacks (one a caller imposes) runs as its nearest kernel by area."""
+    kernels = m.stack.gemm.simt_kernels
+    same = tuple(k for k in kernels if k.shape() in ((bm, bn), (bn, bm)))
+    if same:
+        return same
+    return (min(kernels, key=lambda k: abs(k.shape()[0] * k.shape()[1] - bm * bn)),)
 
 
 def fitted_tiles(cands: list[tuple[int, int, int]], M: int, N: int, single_max: int
@@ -261,7 +304,8 @@ def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: i
               sparsity: str | None = None,
               tiles: tuple[tuple[int, int], ...] | None = None,
               max_split: int | None = None, cta_fixed_s: float = 0.0,
-              dependent_launch: bool = True, bias: bool = False) -> GemmPlan:
+              dependent_launch: bool = True, bias: bool = False,
+              out_stored_bytes: float | None = None) -> GemmPlan:
     """Plan ``batch`` GEMMs of ``M x N x K`` at ``precision``: the fastest tile and split-K.
 
     ``shared_weights``: B is one ``K x N`` matrix for all batch entries (folded into M).
@@ -275,6 +319,8 @@ def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: i
     and epilogue, e.g. cuDNN's implicit GEMMs), seconds.
     ``bias``: a bias vector is added in the epilogue (``nn.Linear``): the kernel adds
     ``compute.gemm_bias_epilogue_s`` once.
+    ``out_stored_bytes``: bytes of the output as stored, when it is not C itself (a fused
+    Winograd kernel writes the inverse-transformed output, not the transformed products).
     """
     m.check_precision(precision)
     for label, v in (("M", M), ("N", N), ("K", K), ("batch", batch)):
@@ -297,7 +343,7 @@ def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: i
     wf = 1.0 if pat is None else pat.weight_fraction(precision)
     a_bytes = batch * M * K * e
     b_bytes = batch * K * N * e * wf
-    c_bytes = batch * M * N * oe
+    c_bytes = batch * M * N * oe if out_stored_bytes is None else out_stored_bytes
     unique_in = hbm_unique_bytes if hbm_unique_bytes is not None else a_bytes + b_bytes
     hit = l2_hit_fraction(m, m.compute.gemm_l2_operand_copies * unique_in, c_bytes)
     best: tuple[float, int, GemmPlan] | None = None
@@ -307,6 +353,11 @@ def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: i
     cands = _candidates(m, path, precision, few_waves)
     if tiles is not None:
         cands = [(bm, bn, cands[0][2]) for bm, bn in tiles]
+    elif path == "simt" and batch > 1 and m.stack.gemm.simt_batched_tiles:
+        # the strided-batched SGEMM (bmm) has its own kernel set (cuBLAS 12 on sm_80: only
+        # ampere_sgemm_128x128_nn, whatever the shape)
+        own = parse_tiles(m.stack.gemm.simt_batched_tiles)
+        cands = [(bm, bn, cands[0][2]) for bm, bn in own]
     if path == "tensor_core" and tiles is None and m.stack.gemm.fit_tiles_to_problem:
         cands = fitted_tiles(cands, M, N, m.stack.gemm.single_tile_max)
     splits = [s for s in m.stack.gemm.split_k if max_split is None or s <= max_split]
@@ -320,18 +371,20 @@ def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: i
     epilogue_s = m.compute.gemm_bias_epilogue_s if bias else 0.0
     for bm, bn, bk in cands:
         n_tiles = math.ceil(M / bm) * math.ceil(N / bn) * batch
+        variants = simt_variants(m, bm, bn) if path == "simt" else (None,)
         for split in splits:
             kc = math.ceil(K / split)
             over = n_tiles * split > fill if fill is not None else n_tiles >= m.sm_count
             if split > 1 and (over or kc < 2 * bk or K < min_k * bk):
                 break
-            plan = _plan(m, precision, path, bm, bn, bk, split, M, N, K, batch, n_tiles, kc,
-                         unique_in, c_bytes, hit, aligned, name, wf, cta_fixed_s,
-                         dependent_launch, epilogue_s, pitch)
-            t = sum(estimate_s(k, m) for k in plan.kernels)
-            key = (t * (1 - 1e-9), plan.ctas)
-            if best is None or key < (best[0], best[1]):
-                best = (key[0], key[1], plan)
+            for simt in variants:
+                plan = _plan(m, precision, path, bm, bn, bk, split, M, N, K, batch, n_tiles,
+                             kc, unique_in, c_bytes, hit, aligned, name, wf, cta_fixed_s,
+                             dependent_launch, epilogue_s, pitch, simt)
+                t = sum(estimate_s(k, m) for k in plan.kernels)
+                key = (t * (1 - 1e-9), plan.ctas)
+                if best is None or key < (best[0], best[1]):
+                    best = (key[0], key[1], plan)
     assert best is not None
     if pat is None:
         return best[2]
@@ -342,7 +395,8 @@ def _plan(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, s
           M: int, N: int, K: int, batch: int, tiles: int, kc: int, unique_in: float,
           c_bytes: float, hit: float, aligned: bool, name: str, wf: float = 1.0,
           cta_fixed_s: float = 0.0, dependent_launch: bool = True,
-          epilogue_s: float = 0.0, pitch_class: bool = False) -> GemmPlan:
+          epilogue_s: float = 0.0, pitch_class: bool = False,
+          simt: SimtKernel | None = None) -> GemmPlan:
     e = OPERAND_BYTES[precision]
     oe = OUTPUT_BYTES[precision]
     ctas = tiles * split
@@ -363,7 +417,7 @@ def _plan(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, s
     partial_bytes = M * N * batch * 4 * split if split > 1 else 0.0
     out_elem = 4.0 if split > 1 else oe
     cta = _cta(m, precision, path, bm, bn, bk, kc, hbm_total / ctas, out_elem, ctas, wf, hit,
-               pitch_class)
+               pitch_class, simt)
     startup = m.memory.hbm.latency_s if hit < 1.0 or streamed else m.memory.l2_latency_s
     # the producer prefetches the next tile while this one computes; a main loop shorter
     # than the load latency leaves the rest of the latency exposed on every tile
@@ -373,6 +427,9 @@ def _plan(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, s
                       pre_s=exposed + cta_fixed_s, post_s=cta.post_s, parts=cta.parts)
     meta = {"path": path, "tile": (bm, bn, bk), "split_k": split, "tiles": tiles,
             "weight_fraction": wf, "pdl": m.stack.gemm.dependent_launch and dependent_launch}
+    if simt is not None:
+        meta["simt_kernel"] = simt.tile + (f"_sliced1x{simt.k_slices}" if simt.k_slices > 1
+                                           else "")
     # the bias epilogue of the last tiles is not hidden behind any main loop: once a kernel
     kernels = [Kernel(name=name, groups=((ctas, cta),), launch_s=m.host.kernel_launch_s,
                       startup_s=startup + epilogue_s, meta=meta)]
