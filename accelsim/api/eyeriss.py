@@ -18,7 +18,8 @@ ifmap/ofmap transfers (the machine's third calibrated constant), and
 and the clock/leakage energy per PE-cycle) from the power of the layers named, so a reader can
 check the table was fitted on CONV1 and CONV5 only.
 
-:func:`vgg16_heldout` compares the VGG-16 totals the paper reports (nothing fitted on them).
+:func:`vgg16_heldout` compares the VGG-16 totals the paper reports (nothing fitted on them;
+dev data since their gap guided the full-height PE-set rule, ``scripts/data/REGISTRY.yaml``).
 
 :func:`dataflow_energy` reproduces the ISCA 2016 comparison: AlexNet CONV layers under the
 same on-chip storage (the systolic dataflows get the scratchpad bytes added to their global
@@ -65,7 +66,8 @@ def alexnet_workload(data: dict[str, Any]) -> Workload:
 
 
 def vgg16_heldout(data: dict[str, Any], hw: Any = "eyeriss") -> pd.DataFrame:
-    """VGG-16 totals (JSSC 2017 Sec. VI-B), predicted vs measured; nothing was fitted on them.
+    """VGG-16 totals (JSSC 2017 Sec. VI-B), predicted vs measured; nothing was fitted on them
+    (dev data: their frame-rate gap guided the search for ``network.full_height_sets``).
 
     The ifmap zero fraction of every layer after the first is an assumption stated in the
     data file (Table VI's per-layer zeros are not transcribed).

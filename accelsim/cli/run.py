@@ -204,6 +204,7 @@ def print_device(r: ModelRun, info: RunInfo, args: argparse.Namespace) -> None:
     if "time_per_output_token_s" in t:
         line += f", {scaled(t['time_per_output_token_s'], 's')} per output token"
     print(wrap(line))
+    print_energy_flag(r)
     if not r.calls.empty:
         print()
         print("where the time goes (GPU time per kernel class; host-idle: GPU waiting for the host)")
@@ -227,6 +228,15 @@ def print_systolic(result: object, info: RunInfo, args: argparse.Namespace) -> N
     energy = result.energy
     if energy is not None and hasattr(energy, "summary"):
         print(wrap(energy_line(energy.summary, show(energy.table.name), energy.table.node_nm)))
+    print_energy_flag(result)
+
+
+def print_energy_flag(result: object) -> None:
+    """One ``! energy: implausible: ...`` line when the run's GFLOP/J is above its machine's
+    peak / TDP (``accelsim.report.power.energy_flag``, the rule ``compare`` applies)."""
+    flag = getattr(result, "energy_flag", "")
+    if flag:
+        print(wrap(f"! energy: {flag}"))
 
 
 def print_unmodelled(unmodelled: list[dict]) -> None:

@@ -46,6 +46,11 @@ class ArrayNetwork:
     psum_words_per_cycle: float = param(
         "Psum words the psum GIN / global output network move per cycle (Eyeriss: 64-bit = 4).",
         default=4.0, check=positive)
+    full_height_sets: bool = param(
+        "A PE set spans all E ofmap rows of the layer, folded into segments, whenever the "
+        "folded set fits the array; strip-mining only when it does not (Eyeriss: JSSC 2017 "
+        "Sec. IV-A, Table III e = E for AlexNet CONV2-5). False: any strip width is searched.",
+        default=False)
     pass_setup_cycles: int = param(
         "Fixed cycles to start a processing pass (controller hand-shake, PE pipeline fill).",
         default=0, check=non_negative)

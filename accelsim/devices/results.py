@@ -27,8 +27,9 @@ import pandas as pd
 from accelsim import __version__
 from accelsim.config.schema import to_dict
 from accelsim.errors import AccelsimError
+from accelsim.report.power import run_energy_flag
 from accelsim.report.tables import totals_of
-from accelsim.units import format_time
+from accelsim.units import FLOP_PER_MAC, format_time
 from accelsim.workload.nn_ops import tokens_per_step
 from accelsim.workload.ops import Workload
 
@@ -187,6 +188,16 @@ class Result:
         """Whole-workload figures (cycles, time, MACs, utilisation, traffic)."""
         return totals_of(self.layers, self.machine)
 
+    @property
+    def energy_flag(self) -> str:
+        """``""``, or why the run's energy efficiency is implausible for its machine
+        (:func:`accelsim.report.power.run_energy_flag`: above peak / TDP)."""
+        s = getattr(self.energy, "summary", None)
+        if not s:
+            return ""
+        return run_energy_flag(self.machine, FLOP_PER_MAC * float(s.get("macs", 0.0)),
+                               float(s.get("total_pj", 0.0)) * 1e-12)
+
     def __repr__(self) -> str:
         t = self.totals
         head = (f"Result({getattr(self.machine, 'name', '?')} x {self.workload.name}, "
@@ -216,6 +227,8 @@ class Result:
         }
         if self.energy is not None:
             doc["energy"] = self.energy.to_dict() if hasattr(self.energy, "to_dict") else self.energy
+            if isinstance(doc["energy"], dict):
+                doc["energy"]["flag"] = self.energy_flag
         return doc
 
 
@@ -247,6 +260,13 @@ class ModelRun:
         macs = float(sum(getattr(op, "macs", 0) or 0 for op in self.workload.ops))
         table = getattr(getattr(self.machine, "energy", None), "table", "") or ""
         return RunEnergy(self.layers, t["idle_energy_j"] * 1e12, macs, t["time_s"], str(table))
+
+    @property
+    def energy_flag(self) -> str:
+        """``""``, or why the run's energy efficiency is implausible for its machine
+        (:func:`accelsim.report.power.run_energy_flag`: above peak / TDP)."""
+        t = self.totals
+        return run_energy_flag(self.machine, t["flops"], t["energy_j"])
 
     @property
     def totals(self) -> dict[str, Any]:
@@ -303,7 +323,7 @@ class ModelRun:
                "machine": self.machine.name, "machine_hash": machine_hash(self.machine),
                "workload": self.workload.name, "exec_mode": self.exec_mode,
                "params": self.params, "totals": self.totals,
-               "energy": self.energy.to_dict(),
+               "energy": {**self.energy.to_dict(), "flag": self.energy_flag},
                "breakdown": json.loads(self.breakdown.to_json(orient="records")),
                "layers": json.loads(self.layers.to_json(orient="records")),
                "resolved_machine": to_dict(self.machine)}

@@ -73,7 +73,8 @@ def rs_hardware(machine: SystolicMachine, need_scratchpads: bool = True) -> RsHa
         filter_bw=net.filter_words_per_cycle if net else 4.0,
         ifmap_bw=net.ifmap_words_per_cycle if net else 1.0,
         psum_bw=net.psum_words_per_cycle if net else 4.0,
-        setup_cycles=net.pass_setup_cycles if net else 0)
+        setup_cycles=net.pass_setup_cycles if net else 0,
+        full_height_sets=bool(net and net.full_height_sets))
 
 
 def conv_shape(op: object) -> ConvShape:

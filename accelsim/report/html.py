@@ -254,7 +254,9 @@ def _cards(result: Any) -> list[str]:
     if "pj_per_mac" in s and math.isfinite(float(s["pj_per_mac"])):
         cards.append(_card(f"{float(s['pj_per_mac']):.3g} pJ", "per MAC"))
     if "tops_per_w" in s and math.isfinite(float(s["tops_per_w"])):
-        cards.append(_card(f"{float(s['tops_per_w']):.3g}", "TOPS/W"))
+        flag = str(getattr(result, "energy_flag", "") or "")  # report.power.energy_flag's line
+        cards.append(_card(f"{float(s['tops_per_w']):.3g}" + (" !" if flag else ""),
+                           "TOPS/W" + (f" ({flag})" if flag else "")))
     return cards
 
 

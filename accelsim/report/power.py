@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from accelsim.config.cpu import CPU_PRECISIONS
 from accelsim.config.energy import EnergyTable
 from accelsim.errors import ConfigError
+from accelsim.units import FLOP_PER_MAC
 
 
 def machine_clock_hz(machine: Any) -> float | None:
@@ -86,11 +88,14 @@ def idle_beyond_leakage_w(machine: Any, leakage_w: float) -> float | None:
     return float(idle_w - leakage_w)
 
 
-MIN_POWER_FRACTION_AT_PEAK = 0.5
-"""A chip running at its peak arithmetic rate draws at least this share of its TDP (the
-H200 runs at 80-100 % of its 700 W limit on the GEMMs of ``scripts/data/h200_*``; a CPU's
-all-core AVX-512/AMX load is held at its TDP by the PL1 limit): what bounds a plausible
-energy efficiency (:func:`gflop_per_j_ceiling`)."""
+MIN_POWER_FRACTION_AT_PEAK = 1.0
+"""A chip running at its peak arithmetic rate draws its TDP (the H200 draws 692 of its 700 W
+on the back-to-back GEMMs of ``scripts/data/h200_heldout.json``; a CPU's all-core AMX load is
+held at its TDP by the PL1 limit at base clock; TPU v4's 192 W is its measured maximum). With
+power at least idle + util x (TDP - idle) (dynamic power in proportion to the arithmetic
+rate), ``util x peak / power <= peak / TDP`` at every utilization, so no workload can be more
+efficient than ``peak / TDP`` (:func:`gflop_per_j_ceiling`): a figure above it means the
+model leaves out power the part draws (fixed power: PHYs, uncore, clock tree, idle)."""
 
 
 def machine_tdp_w(machine: Any) -> float | None:
@@ -100,7 +105,7 @@ def machine_tdp_w(machine: Any) -> float | None:
     return float(tdp) if tdp else None
 
 
-def gflop_per_j_ceiling(machine: Any, peak_flop_per_s: float) -> float | None:
+def gflop_per_j_ceiling(machine: Any, peak_flop_per_s: float | None) -> float | None:
     """The most GFLOP/J the chip's TDP and peak allow: ``peak / (MIN_POWER_FRACTION_AT_PEAK x
     TDP)``; None without a TDP or a peak."""
     tdp = machine_tdp_w(machine)
@@ -109,12 +114,37 @@ def gflop_per_j_ceiling(machine: Any, peak_flop_per_s: float) -> float | None:
     return peak_flop_per_s / (MIN_POWER_FRACTION_AT_PEAK * tdp) / 1e9
 
 
-def energy_flag(machine: Any, gflops_per_j: float, peak_flop_per_s: float) -> str:
+def machine_peak_flop_per_s(machine: Any) -> float | None:
+    """The machine's highest dense peak over the precisions it runs, FLOP/s (systolic: its
+    array; GPU: tensor cores or fp32 SIMT; CPU: matrix unit or SIMD); None for other kinds.
+    The most lenient ceiling for a run that mixes precisions."""
+    kind = getattr(machine, "kind", "")
+    if kind == "systolic":
+        return FLOP_PER_MAC * float(machine.peak_macs_per_s)
+    if kind == "gpu":
+        precisions = [*machine.compute.tensor_flop_per_clk_per_sm, "fp32"]
+    elif kind == "cpu":
+        precisions = [p for p in CPU_PRECISIONS if machine.supports(p)]
+    else:
+        return None
+    return max((float(machine.peak_flops(p)) for p in precisions), default=None)
+
+
+def energy_flag(machine: Any, gflops_per_j: float, peak_flop_per_s: float | None) -> str:
     """``""``, or one line saying why ``gflops_per_j`` is implausible for ``machine`` (above
-    :func:`gflop_per_j_ceiling`): what every table showing GFLOP/J prints beside it."""
+    :func:`gflop_per_j_ceiling`): the one rule every table and document showing an energy
+    efficiency applies (``accelsim compare``, ``accelsim run`` and its JSON)."""
     ceiling = gflop_per_j_ceiling(machine, peak_flop_per_s)
     if ceiling is None or not gflops_per_j == gflops_per_j or gflops_per_j <= ceiling:
         return ""
     return (f"implausible: {gflops_per_j:.4g} GFLOP/J > {ceiling:.4g} (peak "
-            f"{peak_flop_per_s / 1e12:.4g} TFLOP/s at {MIN_POWER_FRACTION_AT_PEAK:.0%} of the "
+            f"{peak_flop_per_s / 1e12:.4g} TFLOP/s / {MIN_POWER_FRACTION_AT_PEAK:g} x the "
             f"{machine_tdp_w(machine):.4g} W TDP)")
+
+
+def run_energy_flag(machine: Any, flops: float, energy_j: float) -> str:
+    """:func:`energy_flag` of a whole run (``flops`` FLOP in ``energy_j`` J) against the
+    machine's highest peak (:func:`machine_peak_flop_per_s`); ``""`` without energy."""
+    if not energy_j or not flops or energy_j != energy_j:
+        return ""
+    return energy_flag(machine, flops / energy_j / 1e9, machine_peak_flop_per_s(machine))

@@ -93,7 +93,8 @@ def test_peak_power_is_dynamic_energy_over_time_plus_leakage():
     assert p.dynamic_w == pytest.approx(p.dynamic_pj_per_mac * 1e-12 * p.util * p.peak_macs_per_s,
                                         rel=1e-6)
     assert p.peak_macs_per_s == pytest.approx(4 * 128 * 128 * 1.05e9)
-    assert 0 < p.static_w < p.dynamic_w
+    # static = cell leakage + the measured floor beyond it: half of TPU v4's 90 W minimum
+    assert p.static_w == pytest.approx(45.0) and 0 < p.static_parts_w["pe"] < 1.0
     assert p.total_w == p.dynamic_w + p.static_w and p.in_band
 
 
@@ -166,7 +167,9 @@ def test_carried_idle_power_predicts_published_idle_of_other_gpus(machine, idle_
 def test_gpu_power_constants_are_off_for_other_kinds():
     """core.gpu_mac and gpu_idle_pe stand for GPU parts: a systolic chip pays neither."""
     p = peak_power("tpu_v4")
-    assert p.parts_w["core"] == 0.0 and "idle" not in p.static_parts_w
+    leak = p.static_parts_w["pe"] + p.static_parts_w["sram"]
+    assert p.parts_w["core"] == 0.0
+    assert p.static_parts_w["idle"] == pytest.approx(45.0 - leak)  # its YAML's idle_w, no more
 
 
 @pytest.mark.parametrize("machine", ["tpu_v1", "tpu_v4", "npu_ascend910", "v100", "a100", "h100",

@@ -15,6 +15,7 @@ from accelsim.hw.dataflows.row_stationary import (
     best_mapping,
     cost,
     placement,
+    strip_widths,
 )
 from accelsim.mapping.row_stationary import rlc_ratio
 
@@ -32,6 +33,21 @@ def test_sets_are_strip_mined_folded_and_replicated_as_in_the_jssc_paper():
     assert placement(EYERISS, CONV2, 27) == (2, 1)      # folded into 2 segments
     assert placement(EYERISS, CONV5, 13) == (1, 4)      # four 3x13 sets
     assert placement(EYERISS, dataclasses.replace(CONV1, r=13), 7) is None
+
+
+def test_full_height_sets_fold_when_they_fit_and_strip_mine_only_otherwise():
+    """The chip's rule (JSSC Sec. IV-A): CONV2's 5x27 set is folded, never strip-mined;
+    CONV1's 11x55 set cannot fit and is strip-mined to any width of one 11-row segment; a
+    3x56 set folds into four segments (12 rows); without the rule every width is searched."""
+    chip = dataclasses.replace(EYERISS, full_height_sets=True)
+    assert strip_widths(chip, CONV2) == [27]
+    assert best_mapping(chip, CONV2).mapping.e == 27
+    assert strip_widths(chip, CONV1) == strip_widths(EYERISS, CONV1)
+    assert max(strip_widths(chip, CONV1)) <= 14
+    vgg3 = ConvShape(3, 256, 256, 58, 58, 3, 3, 56, 56)
+    assert strip_widths(chip, vgg3) == [56]
+    assert best_mapping(chip, vgg3).mapping.segments == 4
+    assert len(strip_widths(EYERISS, CONV2)) > 1 and 27 in strip_widths(EYERISS, CONV2)
 
 
 def test_a_mapping_that_overflows_the_scratchpads_is_not_searched():

@@ -227,8 +227,10 @@ def test_plots_are_built_from_the_tables(run_tpu, tmp_path):
     from accelsim.report.energy import dataflow_comparison
     from accelsim.report.plots_energy import plot_energy_by_dataflow, plot_energy_by_layer, save
 
-    ax = plot_energy_by_layer(run_tpu.energy.breakdown())
-    assert len(ax.patches) == len(run_tpu.layers) * 4  # one bar per layer x 4 levels
+    breakdown = run_tpu.energy.breakdown()
+    ax = plot_energy_by_layer(breakdown)
+    levels = breakdown["level"].nunique()  # mac, rf, sram, dram and chip (tpu_v4's idle floor)
+    assert levels == 5 and len(ax.patches) == len(run_tpu.layers) * levels  # a bar per level
     assert save(ax, tmp_path / "layers.png").stat().st_size > 0
     comp = dataflow_comparison({"ws": (run_tpu.layers, run_tpu.energy)})
     ax = plot_energy_by_dataflow(comp)
@@ -265,14 +267,17 @@ def test_energy_attributes_are_the_summary(run_tpu):
 
 def test_static_power_of_a_run_is_the_machines_leakage(run_tpu):
     """Every PE and the whole SRAM leak for the whole run: the run's static power equals the
-    machine's leakage inventory x the table's W per PE and per KiB."""
+    machine's leakage inventory x the table's W per PE and per KiB, plus what its measured
+    floor (``energy.idle_w``: 45 W, half of TPU v4's 90 W minimum) holds beyond them."""
     from accelsim.report.power import static_inventory, static_power_w
 
     m = run_tpu.machine
     inv = static_inventory(m)
     assert inv == {"pes": 4 * 128 * 128, "sram_bytes": 32 * 2**20}
     w = static_power_w(m, load_energy_table("scaled_7nm"))
-    assert run_tpu.energy.static_power_w == pytest.approx(w["pe"] + w["sram"], rel=1e-9)
+    assert run_tpu.energy.static_power_w == pytest.approx(w["pe"] + w["sram"] + w["idle"],
+                                                          rel=1e-9)
+    assert w["pe"] + w["sram"] + w["idle"] == pytest.approx(m.energy.idle_w)
 
 
 def test_results_print_a_short_summary(run_tpu):

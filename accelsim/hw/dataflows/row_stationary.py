@@ -30,6 +30,11 @@ its PEs in one cycle) and the psum networks read back and drain ``n p t e F`` ps
 columns produce them (the slowest of the three streams sets the pass); plus
 ``pass_setup_cycles``.
 
+**Set width.** With ``full_height_sets`` (the chip) a set spans the layer's full ofmap
+height ``E`` whenever its folded form fits the array (AlexNet CONV2's 5 x 27 set in two
+segments: 135 active PEs, JSSC Table V); only a set that does not fit is strip-mined, to any
+width. Without it every strip width is searched.
+
 **Mapping search.** Every ``(e, n, p, q, r)`` (block sizes that give distinct block counts)
 with the most filter sets ``t`` and then the largest psum block ``m`` that fit is costed,
 and the one with the lowest energy in the ISCA 2016 normalised units
@@ -102,6 +107,9 @@ class RsHardware:
     ifmap_bw: float
     psum_bw: float
     setup_cycles: int
+    full_height_sets: bool = False
+    """Map a layer's full ofmap height ``E`` in one set whenever the folded set fits the array
+    (strip-mine only when it does not), as the chip does; False: search every strip width."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,11 +237,8 @@ def best_mapping(hw: RsHardware, shape: ConvShape) -> RsCost:
     pes = hw.rows * hw.cols
     best: RsCost | None = None
     qmax = min(hw.ifmap_spad // shape.s, shape.c)
-    for e in _divisor_steps(shape.e, hw.cols * max(1, hw.rows // shape.r)):
-        place = placement(hw, shape, e)
-        if place is None:
-            continue
-        seg, sets = place
+    for e in strip_widths(hw, shape):
+        seg, sets = placement(hw, shape, e)
         for q in range(1, qmax + 1):
             pmax = min(hw.psum_spad, hw.filter_spad // (q * shape.s), shape.m)
             for p in _divisor_steps(shape.m, pmax):
@@ -247,6 +252,18 @@ def best_mapping(hw: RsHardware, shape: ConvShape) -> RsCost:
         raise ConfigError(hw.name, "memory.sram.capacity_bytes", f"{hw.glb_fmap} words",
                           f"no row-stationary mapping of {shape} fits the global buffer")
     return best
+
+
+def strip_widths(hw: RsHardware, shape: ConvShape) -> list[int]:
+    """The ofmap rows per set ``e`` the search tries, widest first: every balanced strip width
+    that fits the array, or ``E`` alone when ``hw.full_height_sets`` and the folded full-height
+    set fits (JSSC 2017 Sec. IV-A: a set too wide for the array is folded, one with more PEs
+    than the array strip-mined)."""
+    widths = [e for e in _divisor_steps(shape.e, hw.cols * max(1, hw.rows // shape.r))
+              if placement(hw, shape, e) is not None]
+    if hw.full_height_sets and widths and widths[0] == shape.e:
+        return widths[:1]
+    return widths
 
 
 def _largest_fit(hw: RsHardware, shape: ConvShape, e: int, n: int, p: int, q: int, r: int,
