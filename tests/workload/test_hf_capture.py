@@ -1,7 +1,7 @@
 """Hugging Face's own ``LlamaForCausalLM``, captured on ``meta``, against run 1's profiles.
 
 Slow (a 32-layer model is built and captured per case); needs ``transformers``. The kernel
-counts per kind of the captured program (``scripts/validate_hf_capture.py``) must be within
+counts per kind of the captured program (``scripts/validate/validate_hf_capture.py``) must be within
 2 % of the profiled step, apart from transformers 5's integer/boolean bookkeeping (which the
 profiled HF-style code of ``scripts/measure_e2e.py`` does not make) and the GEMMs, whose
 split-K choices are the library model's (``configs/software/hopper.yaml``) and equal the zoo
@@ -20,7 +20,7 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "scripts" / "validate"))
 sys.path.insert(0, str(ROOT / "workloads" / "programs"))
 
 import hf_llama  # noqa: E402

@@ -1,6 +1,6 @@
 """A captured Hugging Face ``LlamaForCausalLM`` against run 1's kernel profiles (issue 23).
 
-    PYTHONPATH=. python scripts/validate_hf_capture.py [--cases N]
+    PYTHONPATH=. python scripts/validate/validate_hf_capture.py [--cases N]
 
 Hugging Face's own ``LlamaForCausalLM`` (``transformers``), built on ``meta`` from the zoo's
 Llama-3-8B config (``workloads/programs/hf_llama.py``), is captured for each Llama-3-8B decode
@@ -34,7 +34,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "workloads" / "programs"))
 
 DATA = ROOT / "scripts" / "data" / "h200_e2e.json"
