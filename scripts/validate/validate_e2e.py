@@ -30,6 +30,9 @@ has the method):
   given to accelsim only as the Hugging Face ``config.json`` files in ``workloads/hf/``
   (Llama 3.2 1B and 3B, Qwen2.5 7B), interleaved eager protocol, with the host's call classes
   measured in the same process (within 5 % of run 2's).
+* ``h200_e2e_run14.json``: run 14 (group ``heldout-run14``, **held out**): new shapes of every
+  model and of the ``workloads/hf`` configs, eager and CUDA graph, interleaved protocol, never
+  profiled; split fixed before it was measured, first scored once at 38d9387.
 * ``h200_e2e_run7c.json``: run 7c, ``torch.compile`` (``dynamic=False``) of the 4-layer Llama's
   calibration shapes and of the ``workloads/hf`` models, every case compiled first and then all
   timed together in interleaved rounds for 40 s (groups ``dev-run7c-calshapes``,
@@ -380,9 +383,16 @@ def run7c_group(case: dict) -> str:
     return "dev-run7c-calshapes" if case["model"] == "llama3_8b_4layers" else "dev-run7c"
 
 
+def run14_group(case: dict) -> str:
+    """Run 14: new shapes of every model and the ``workloads/hf`` configs, held out (its split
+    fixed in REGISTRY.yaml before it was measured; scored once, at the frozen model)."""
+    return "heldout-run14"
+
+
 DATASETS = (("h200_e2e_run2.json", run2_group), ("h200_e2e_run3.json", run3_group),
             ("h200_e2e_run4.json", run4_group), ("h200_e2e_run4c.json", run4c_group),
-            ("h200_e2e_run7.json", run7_group), ("h200_e2e_run7c.json", run7c_group))
+            ("h200_e2e_run7.json", run7_group), ("h200_e2e_run7c.json", run7c_group),
+            ("h200_e2e_run14.json", run14_group))
 """The whole-model sets scored by default and the group function of each."""
 
 
