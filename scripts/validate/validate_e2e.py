@@ -30,7 +30,7 @@ has the method):
   given to accelsim only as the Hugging Face ``config.json`` files in ``workloads/hf/``
   (Llama 3.2 1B and 3B, Qwen2.5 7B), interleaved eager protocol, with the host's call classes
   measured in the same process (within 5 % of run 2's).
-* ``h200_e2e_run14.json``: run 14 (group ``heldout-run14``, **held out**): new shapes of every
+* ``h200_e2e_run14.json``: run 14 (group ``held-out-run14``, **held out**): new shapes of every
   model and of the ``workloads/hf`` configs, eager and CUDA graph, interleaved protocol, never
   profiled; split fixed before it was measured, first scored once at 38d9387.
 * ``h200_e2e_run7c.json``: run 7c, ``torch.compile`` (``dynamic=False``) of the 4-layer Llama's
@@ -386,7 +386,7 @@ def run7c_group(case: dict) -> str:
 def run14_group(case: dict) -> str:
     """Run 14: new shapes of every model and the ``workloads/hf`` configs, held out (its split
     fixed in REGISTRY.yaml before it was measured; scored once, at the frozen model)."""
-    return "heldout-run14"
+    return "held-out-run14"
 
 
 DATASETS = (("h200_e2e_run2.json", run2_group), ("h200_e2e_run3.json", run3_group),
