@@ -125,9 +125,11 @@ def test_link_figures_and_exit_status(capsys):
 
 # -- validate_eyeriss.py: JSSC 2017 Table V per layer --
 
-EYERISS_MAX = {"total_latency_ms": 12.2, "processing_latency_ms": 12.0,
-               "dram_access_per_mac": 12.7, "power_mw": 8.2}
-"""Max |error| over AlexNet CONV1-5 per quantity, percent."""
+EYERISS_MAX = {"total_latency_ms": 13.8, "processing_latency_ms": 13.9,
+               "dram_access_per_mac": 12.7, "power_mw": 10.8}
+"""Max |error| over AlexNet CONV1-5 per quantity, percent. The full-height PE-set rule
+(``network.full_height_sets``) moved CONV2 from 12 to 14 % latency and -8 to -11 % power
+(the maximum is CONV2 for all three); it was kept for VGG-16 (dev)."""
 
 
 @pytest.mark.slow
