@@ -264,8 +264,10 @@ def run_systolic(hw: str, op: str, argv: list[str]) -> int:
         print(dumps(r.to_dict()))
         return 0
     t, row = r.totals, r.layers.iloc[0]
+    cores = r.machine.compute.cores
+    per_core = f" per core ({cores} cores)" if cores > 1 else ""
     line = (f"{r.machine.name} {op} {r.machine.array.precision} {r.dataflow}: "
-            f"m={row['m']:,} n={row['n']:,} k={row['k']:,}, {row['folds']:,} folds, "
+            f"m={row['m']:,} n={row['n']:,} k={row['k']:,}{per_core}, {row['folds']:,} folds, "
             f"{t['total_cycles']:,} cycles = {scaled(t['time_s'], 's')}, "
             f"{scaled(t['flop_per_s'], 'flop_per_s')}, util {t['overall_util']:.1%}, "
             f"DRAM {scaled(t['dram_bytes'], 'bytes')}")

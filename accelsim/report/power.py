@@ -32,8 +32,9 @@ def static_inventory(machine: Any) -> dict[str, float]:
     L1 and L2). Off-chip DRAM, PHYs, clock tree and control are not counted (ENERGY.md)."""
     kind = getattr(machine, "kind", "")
     if kind == "systolic":
-        return {"pes": float(machine.array.pes),
-                "sram_bytes": float(machine.memory.sram.capacity_bytes)}
+        cores = machine.compute.cores  # a chip's cores each hold the arrays and the SRAM
+        return {"pes": float(machine.array.pes * cores),
+                "sram_bytes": float(machine.memory.sram.capacity_bytes * cores)}
     if kind == "gpu":
         c, mem = machine.compute, machine.memory
         rates = c.tensor_flop_per_clk_per_sm

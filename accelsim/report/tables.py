@@ -108,7 +108,7 @@ def totals_of(layers: pd.DataFrame, machine: Any) -> dict[str, Any]:
         return {}
     cycles = int(layers["total_cycles"].sum())
     macs = int(layers["macs"].sum())
-    pes = machine.array.pes
+    pes = machine.array.pes * machine.compute.cores  # every core of a chip (mapping/cores.py)
     time_s = cycles / machine.clock_hz
     return {
         "layers": int(len(layers)),

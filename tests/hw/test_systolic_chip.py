@@ -82,3 +82,15 @@ def test_the_fitted_chip_is_no_faster_than_its_peak_and_a_small_gemm_pays_its_fl
     tiny = Gemm(name="t", m=128, n=128, k=128, dtype="fp16")
     assert _time(chip, tiny) > 20 * tiny.flops / (2 * chip.peak_macs_per_s)
     assert math.isfinite(_time(chip, tiny))
+
+
+def test_the_chips_utilisation_is_over_all_its_cores():
+    """Totals count every core's PEs (it printed 114 % on a 4096^3 GEMM when one core's PEs were
+    the denominator): util = MACs / (chip peak MACs/s x time), at most 1, per layer and total."""
+    chip = load_machine("tpu_v4_chip")
+    r = simulate(chip, Gemm(name="g", m=4096, n=4096, k=4096), mode="analytic", energy=False)
+    t = r.totals
+    assert t["overall_util"] == pytest.approx(t["macs"] / (chip.peak_macs_per_s * t["time_s"]),
+                                              rel=1e-6)
+    assert 0 < t["overall_util"] <= 1
+    assert t["overall_util"] == pytest.approx(float(r.layers["overall_util"].iloc[0]), rel=1e-6)
