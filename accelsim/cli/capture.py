@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from accelsim.errors import ConfigError
+from accelsim.files import locate
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -75,7 +76,7 @@ def _factory(target: str) -> Any:
     if not sep or not file.endswith(".py") or not name.isidentifier():
         raise ConfigError("command line", "FILE.py:FACTORY", target,
                           "expected a Python file and a function name, e.g. model.py:build")
-    path = Path(file)
+    path = locate(file)  # the built-in examples (workloads/programs/) from any folder
     if not path.is_file():
         raise ConfigError("command line", "FILE.py", file, "no such file")
     spec = importlib.util.spec_from_file_location(f"_accelsim_capture_{path.stem}", path)

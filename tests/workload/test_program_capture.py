@@ -195,3 +195,15 @@ def test_an_index_copy_into_a_cache_moves_the_new_rows_not_the_cache():
     (site,) = [s for s in call_sites(capture(fn, cache, k).program) if s.fn == "index_copy_"]
     assert site.write_bytes == k.numel() * 2 and site.elements == k.numel()
     assert site.read_bytes == k.numel() * 2 + 8  # the source and the int64 index
+
+
+def test_cli_capture_finds_the_built_in_example_programs_from_any_folder(tmp_path, capsys,
+                                                                       monkeypatch):
+    """``accelsim capture workloads/programs/plain.py:...`` (the README's line) works from a
+    folder without ``workloads/``: the path resolves to the built-in copy, as other built-in
+    paths do (``files.locate``)."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["capture", "workloads/programs/plain.py:encoder", "batch=1", "seq=16",
+                 "layers=1", "-o", "e.json"]) == 0
+    assert "captured" in capsys.readouterr().out and (tmp_path / "e.json").is_file()
+    assert main(["capture", "workloads/programs/nothere.py:encoder", "-o", "f.json"]) == 2
