@@ -111,7 +111,7 @@ def test_bad_files_and_parameters(tmp_path: Path) -> None:
     bad.write_text("{not json")
     cases = [(str(bad), {}, "not valid JSON"),
              (_write(tmp_path, [1, 2], "list.json"), {}, "expected a JSON object"),
-             (str(tmp_path / "missing.json"), {}, "no such Hugging Face config"),
+             (str(tmp_path / "missing.json"), {}, "no such file"),
              (_write(tmp_path, LLAMA3_8B_CONFIG), {"mode": "encoder"}, "is a decoder"),
              (_write(tmp_path, LLAMA3_8B_CONFIG), {"batsh": 2}, "did you mean 'batch'"),
              (_write(tmp_path, LLAMA3_8B_CONFIG), {"mode": "decode", "context": 9000},

@@ -88,7 +88,9 @@ def read_config(path: str | os.PathLike) -> tuple[str, dict[str, Any]]:
     try:
         p = resolve_path(path, "workloads", suffixes=("",))
     except ConfigError:
-        raise WorkloadError(str(path), None, None, "no such Hugging Face config file") from None
+        raise WorkloadError(str(path), None, None, "no such file (a .json workload is a "
+                            "Hugging Face config.json, a captured program or a torch.profiler "
+                            "trace)") from None
     file = str(p)
     data = parse_json(read_text(p, what="JSON file"), file=file, error=WorkloadError)
     if not isinstance(data, dict):
