@@ -1,4 +1,5 @@
-"""The one YAML reader (used by config/ and workload/), and resolution of built-in configs by short name.
+"""The one YAML reader (used by config/ and workload/), and resolution of built-in configs by short
+name.
 
 ``resolve_path("tpu_v4", "hardware")`` finds ``configs/hardware/tpu_v4.yaml``; any argument
 that is an existing file path is used as it is.
@@ -97,7 +98,8 @@ def builtin_names(kind: str, suffixes: tuple[str, ...] = (".yaml", ".yml")) -> l
     d = config_dir(kind)
     if not d.is_dir():
         return []
-    return sorted({p.stem for p in d.iterdir() if p.suffix in suffixes and not p.name.startswith("_")})
+    return sorted({p.stem for p in d.iterdir()
+                   if p.suffix in suffixes and not p.name.startswith("_")})
 
 
 def resolve_path(name_or_path: str | os.PathLike, kind: str,

@@ -104,7 +104,8 @@ def parse_bytes(value: object) -> float:
 
 
 def parse_bandwidth(value: object) -> float:
-    """Bytes per second from ``"1.2 TB/s"``, ``"34 GB/s"``, ``"64 Gb/s"`` (bits) or a bare number."""
+    """Bytes per second from ``"1.2 TB/s"``, ``"34 GB/s"``, ``"64 Gb/s"`` (bits) or a bare
+    number."""
     return _parse(value, {"B/s": 1.0, "b/s": 1.0 / BITS_PER_BYTE, "Bps": 1.0}, "bandwidth")
 
 

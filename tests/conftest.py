@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def cli():
     """Run ``accelsim ARGS`` as a subprocess; returns CompletedProcess (text)."""
 
-    def _run(*args: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    def _run(*args: str, cwd: Path | None = None,
+             timeout: float = 300) -> subprocess.CompletedProcess:
         env = dict(os.environ)
         env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
         env.setdefault("MPLBACKEND", "Agg")

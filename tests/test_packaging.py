@@ -21,14 +21,16 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def listed_packages() -> set[str]:
     tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
-    return set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    return set(config["tool"]["setuptools"]["packages"])
 
 
 def test_every_package_and_builtin_folder_is_listed_for_the_wheel():
     """``packages`` is a list (two trees live outside accelsim/): every folder of accelsim/
     with an ``__init__.py``, accelsim/data, and every folder of configs/ and workloads/
     holding files must be in it, or the wheel silently lacks them."""
-    want = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "accelsim").rglob("__init__.py")}
+    want = {".".join(p.parent.relative_to(ROOT).parts)
+            for p in (ROOT / "accelsim").rglob("__init__.py")}
     want |= {"accelsim.data", "accelsim._builtin.configs", "accelsim._builtin.workloads"}
     for top in ("configs", "workloads"):
         for d in [ROOT / top, *sorted(p for p in (ROOT / top).rglob("*") if p.is_dir())]:
@@ -56,7 +58,8 @@ def test_relative_builtin_paths_work_from_any_folder(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     cfg = locate("configs/scalesim/scale.cfg")
     assert cfg == config_dir("scalesim") / "scale.cfg" and cfg.is_file()
-    assert resolve_path("workloads/resnet18.yaml", "workloads") == config_dir("workloads") / "resnet18.yaml"
+    assert (resolve_path("workloads/resnet18.yaml", "workloads")
+            == config_dir("workloads") / "resnet18.yaml")
     assert locate("nope/x.yaml") == Path("nope/x.yaml")
     mine = tmp_path / "configs" / "scalesim" / "scale.cfg"
     mine.parent.mkdir(parents=True)

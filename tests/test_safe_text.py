@@ -75,7 +75,8 @@ def test_a_csv_text_cell_that_a_spreadsheet_would_run_is_made_inert(text):
 
 
 def test_only_name_columns_of_a_table_are_made_inert_and_numbers_stay_numbers():
-    df = pd.DataFrame({"layer": ["=evil", "-minus", "ok", "esc\x1b"], "operand": ["-", "-", "a", "b"],
+    df = pd.DataFrame({"layer": ["=evil", "-minus", "ok", "esc\x1b"],
+                       "operand": ["-", "-", "a", "b"],
                        "value": [-1.5, -2.0, 3.0, 4.0]})
     out = inert_csv_columns(df)
     assert list(out["layer"]) == ["'=evil", "'-minus", "ok", "esc\\x1b"]
@@ -109,7 +110,8 @@ def test_a_write_is_checked_and_reports_the_path_and_the_reason(tmp_path):
     assert write_output(tmp_path / "sub" / "a.txt", "x").read_text() == "x"
     blocker = tmp_path / "file"
     blocker.write_text("")
-    with pytest.raises(AccelsimError, match=r"^cannot write .*file/x\.csv: (Not a directory|File exists)$"):
+    with pytest.raises(AccelsimError,
+                       match=r"^cannot write .*file/x\.csv: (Not a directory|File exists)$"):
         write_output(blocker / "x.csv", "x")
     with pytest.raises(AccelsimError, match=r"^cannot write .*: \S"):
         with writing(tmp_path / "y.bin") as p:

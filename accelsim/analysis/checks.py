@@ -114,7 +114,8 @@ def compare(expected: object, got: object, tol: float, *, printed: bool = False,
             edge = lo if got < lo else hi
             return rel_error(edge, float(got)), False
         if isinstance(got, (list, tuple)) and len(got) == len(expected):
-            pairs = [compare(e, g, tol, printed=printed) for e, g in zip(expected, got, strict=True)]
+            pairs = [compare(e, g, tol, printed=printed)
+                     for e, g in zip(expected, got, strict=True)]
             errs = [e for e, _ in pairs if e is not None]
             return (max(errs) if errs else None), all(ok for _, ok in pairs)
         return None, False

@@ -204,7 +204,8 @@ class CpuMachine:
 
     def __post_init__(self) -> None:
         if self.compute.simd.macs_per_cycle(self.default_precision) <= 0 and not (
-                self.compute.matrix and self.default_precision in self.compute.matrix.macs_per_cycle):
+                self.compute.matrix
+                and self.default_precision in self.compute.matrix.macs_per_cycle):
             raise ValueError(f"default_precision {self.default_precision!r} is supported by "
                              "neither the SIMD units nor the matrix unit")
 
@@ -232,9 +233,11 @@ class CpuMachine:
         return mx.clock_hz if mx is not None and mx.clock_hz else self.compute.clock_hz
 
     def peak_flops(self, precision: str) -> float:
-        """Dense peak FLOP/s at ``precision``: the matrix unit if it runs it, else the SIMD units."""
+        """Dense peak FLOP/s at ``precision``: the matrix unit if it runs it, else the SIMD
+        units."""
         self.check_precision(precision)
         mx = self.compute.matrix
         if mx is not None and precision in mx.macs_per_cycle:
             return 2.0 * mx.macs_per_cycle[precision] * self.compute.cores * self.matrix_clock_hz()
-        return 2.0 * self.compute.simd.macs_per_cycle(precision) * self.compute.cores * self.compute.clock_hz
+        return (2.0 * self.compute.simd.macs_per_cycle(precision) * self.compute.cores
+                * self.compute.clock_hz)

@@ -98,7 +98,8 @@ class SramRule:
 
     def access_pj(self, capacity_bytes: float, word_bits: float, direction: str) -> float:
         """pJ for one access of ``word_bits`` to an SRAM of ``capacity_bytes``."""
-        points = self.write_points if direction == "write" and self.write_points else self.read_points
+        points = (self.write_points if direction == "write" and self.write_points
+                  else self.read_points)
         base = interpolate_log(points, capacity_bytes)
         return base * (word_bits / self.reference_word_bits) ** self.width_exponent
 
@@ -176,7 +177,8 @@ class EnergyTable:
                               "hardware needs")
         return self.sram.access_pj(capacity_bytes, word_bits, direction)
 
-    def with_overrides(self, overrides: Mapping[str, object], *, file: str | None = None) -> EnergyTable:
+    def with_overrides(self, overrides: Mapping[str, object], *,
+                       file: str | None = None) -> EnergyTable:
         """A copy with ``{"mac.bf16": "0.5 pJ", "dram.HBM2": "5 pJ/bit"}`` applied."""
         if not overrides:
             return self
@@ -293,7 +295,8 @@ def table_from_dict(data: Mapping[str, Any], *, file: str = "") -> EnergyTable:
         if direction not in ("read_per_bit", "write_per_bit"):
             raise ConfigError(file, f"register.{direction}", value,
                               "expected read_per_bit or write_per_bit")
-        entries[f"rf.{direction.split('_')[0]}"] = _energy(value, file, f"register.{direction}", name)
+        entries[f"rf.{direction.split('_')[0]}"] = _energy(value, file, f"register.{direction}",
+                                                           name)
     for tech, value in _mapping(data.get("dram_per_bit", {}), file, "dram_per_bit").items():
         if tech not in DRAM_TECHNOLOGIES:
             raise ConfigError(file, f"dram_per_bit.{tech}", value,

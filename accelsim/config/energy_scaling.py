@@ -40,10 +40,11 @@ class ScalingRule:
         """Energy multiplier for an action family (``mac``, ``sram``, ``dram`` ...)."""
         exponent = {"mac": self.logic_exponent, "mult": self.logic_exponent,
                     "add": self.logic_exponent, "rf": self.logic_exponent,
-                    "leak": self.logic_exponent, "core": self.logic_exponent, "sram": self.sram_exponent,
-                    "noc": self.wire_exponent}.get(family)
+                    "leak": self.logic_exponent, "core": self.logic_exponent,
+                    "sram": self.sram_exponent, "noc": self.wire_exponent}.get(family)
         if family == "static":
-            return node_ratio ** self.logic_exponent * voltage_ratio ** self.leakage_voltage_exponent
+            return (node_ratio ** self.logic_exponent
+                    * voltage_ratio ** self.leakage_voltage_exponent)
         if exponent is None:  # dram, link: off-chip, not scaled with the logic node
             return 1.0
         return node_ratio ** exponent * voltage_ratio ** self.voltage_exponent

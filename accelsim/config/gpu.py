@@ -105,7 +105,8 @@ class GpuCompute:
     sm_smem_bytes: float = param("Largest shared memory one SM gives its CTAs, bytes.",
                                      check=positive)
     sm_l1_bytes: float = param("Combined L1 / shared memory per SM, bytes.", check=positive)
-    sm_smem_bytes_per_clk: float = param("Shared-memory read bandwidth, bytes/clock/SM.", check=positive)
+    sm_smem_bytes_per_clk: float = param("Shared-memory read bandwidth, bytes/clock/SM.",
+                                         check=positive)
     clock_under_load_hz: Mapping[str, object] = param(
         "SM clock under a sustained dense load of each precision, Hz (power-capped).",
         check=_frequencies)
@@ -155,7 +156,8 @@ class GpuCompute:
         "Fraction of the FP32 CUDA-core FMA rate an SGEMM main loop sustains.",
         check=_unit_interval)
     simt_elementwise_efficiency: float = param(
-        "Fraction of the FP32 rate that elementwise/reduction kernels get for their math.", check=_unit_interval)
+        "Fraction of the FP32 rate that elementwise/reduction kernels get for their math.",
+        check=_unit_interval)
     transcendental_instr: float = param(
         "FP32-lane instructions of one library transcendental (tanhf, expf: a software "
         "routine around one SFU op) in an elementwise kernel.",
@@ -168,10 +170,12 @@ class GpuCompute:
         "sum of squares, no mean, no Welford division).", check=positive)
     welford_cta_instr: float = param(
         "Extra thread instructions per LayerNorm CTA for combining Welford partial "
-        "statistics across the block (a division per combine; RMSNorm only adds).", check=non_negative)
+        "statistics across the block (a division per combine; RMSNorm only adds).",
+        check=non_negative)
     row_mem_instr: float = param(
         "Thread instructions per load or store instruction of a row-wise kernel (address "
-        "arithmetic, bounds predicate, the access, conversions of its elements).", check=non_negative)
+        "arithmetic, bounds predicate, the access, conversions of its elements).",
+        check=non_negative)
     row_dependent_issue: float = param(
         "Cycles per instruction of a warp with no other warp on its scheduler (dependent "
         "issue latency): bounds a row-wise CTA with few warps running alone.",
@@ -187,7 +191,8 @@ class GpuCompute:
         "Thread instructions per element of the row-wise softmax kernels (exp, division, "
         "conversions).", check=positive)
     row_cta_instr: float = param(
-        "Fixed thread instructions per thread of a row-wise CTA (index math, reductions).", check=non_negative)
+        "Fixed thread instructions per thread of a row-wise CTA (index math, reductions).",
+        check=non_negative)
     block_reduce_s: float = param(
         "Latency of one block-wide reduction in a row-wise kernel (shuffles, shared memory, "
         "two barriers), seconds.", check=non_negative)
@@ -238,13 +243,15 @@ class GpuMemory:
     l2_thrash_ratio: float = param(
         "Capacity/footprint ratio below which repeated streams find nothing in L2.", check=fraction)
     l2_write_weight: float = param(
-        "How many bytes of L2 a written byte occupies (allocation + pending write-back).", check=positive)
+        "How many bytes of L2 a written byte occupies (allocation + pending write-back).",
+        check=positive)
     sm_inflight_bytes: float = param(
         "Bytes one SM keeps in flight to memory (Little's law caps an SM at this / latency).",
         check=positive)
     loaded_hbm_latency_s: float = param(
         "HBM round trip a load sees while every SM streams (queueing included), seconds; "
-        "0 = hbm.latency_s. Used by the serial load chains of row-wise kernels.", check=non_negative)
+        "0 = hbm.latency_s. Used by the serial load chains of row-wise kernels.",
+        check=non_negative)
     hbm: Hbm = param("Off-chip memory.")
 
 
@@ -279,7 +286,8 @@ class GpuHost:
         "Host time to dispatch one eager framework call (Python, dispatcher, library "
         "heuristics, launch), by call class of the lowering tables "
         "(configs/lowering/*.yaml), seconds.", check=_durations)
-    graph_launch_s: float = param("Host time to launch one captured CUDA graph, seconds.", check=non_negative)
+    graph_launch_s: float = param("Host time to launch one captured CUDA graph, seconds.",
+                                  check=non_negative)
     sync_s: float = param("Host time of one stream synchronize once the GPU is done, "
                           "seconds.", check=non_negative)
 

@@ -28,7 +28,8 @@ class GpuConvKernels:
         "pays (a persistent cuBLAS kernel once), seconds.", check=non_negative)
     direct_instr_per_mac: float = param(
         "FP32-lane instructions per MAC of cuDNN's direct kernel for inputs with very few "
-        "channels (C x element < 16 bytes: the C = 3 stem; gathers, conversions, FMA).", check=positive)
+        "channels (C x element < 16 bytes: the C = 3 stem; gathers, conversions, FMA).",
+        check=positive)
     direct_instr_per_output: float = param(
         "FP32-lane instructions per output element of that direct kernel (accumulator set-up, "
         "index math, conversion and store).", check=non_negative)
@@ -38,7 +39,8 @@ class GpuConvKernels:
         "16-byte filter tap per pixel).", check=_unit)
     depthwise_instr_per_row: float = param(
         "FP32-lane instructions per input row segment a depthwise kernel loads for one "
-        "output (R x stride per output: load, bf16->fp32 conversion, index math, bounds).", check=non_negative)
+        "output (R x stride per output: load, bf16->fp32 conversion, index math, bounds).",
+        check=non_negative)
     depthwise_fixed_s: float = param(
         "Serial time before a depthwise CTA's first output (its filter taps and input "
         "rows loaded, tile indices computed), seconds.", check=non_negative)
@@ -48,7 +50,8 @@ class GpuConvKernels:
         check=_unit)
     bn_round_trips: float = param(
         "Memory round trips per loop iteration of PyTorch's channels-last BatchNorm "
-        "transform kernel (4 scalar loads in flight per thread, then their stores).", check=positive)
+        "transform kernel (4 scalar loads in flight per thread, then their stores).",
+        check=positive)
     pool_round_trips: float = param(
         "Memory round trips per window tap of PyTorch's NHWC max-pool kernel (per thread, "
         "taps are compared into shared memory one after another).",

@@ -144,7 +144,8 @@ def _merge_into_parent(data: dict[str, Any], file: str, folder: Path | None,
     parent_name = data.get("inherit")
     if parent_name is None:
         if "remove" in data:
-            raise ConfigError(file, "remove", data["remove"], "only a file that inherits removes keys")
+            raise ConfigError(file, "remove", data["remove"],
+                              "only a file that inherits removes keys")
         kind = own.get("kind", "systolic")
         prov = _own_provenance(own, prov_spec, file, kind)
         return Resolved(data=own, file=file, provenance=prov,

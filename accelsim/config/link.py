@@ -26,10 +26,12 @@ from accelsim.config.schema import non_negative, param, positive
 PROTOCOLS = ("pcie", "nvlink", "network")
 
 PCIE_GT_PER_S = {3: 8e9, 4: 16e9, 5: 32e9, 6: 64e9}
-"""PCIe transfers per second per lane (one bit per transfer per lane, NRZ; Gen6 PAM4 counted as 64 GT/s)."""
+"""PCIe transfers per second per lane (one bit per transfer per lane, NRZ; Gen6 PAM4 counted as
+64 GT/s)."""
 
 PCIE_ENCODING = {3: 128 / 130, 4: 128 / 130, 5: 128 / 130, 6: 236 / 256}
-"""Share of raw line bits that carry TLP bytes: 128b/130b for Gen3-5, FLIT (236 of 256 bytes) for Gen6."""
+"""Share of raw line bits that carry TLP bytes: 128b/130b for Gen3-5, FLIT (236 of 256 bytes) for
+Gen6."""
 
 PCIE_TLP_OVERHEAD_BYTES = {3: 24, 4: 24, 5: 24, 6: 16}
 """Bytes added per TLP: Gen3-5 = 4 framing (STP) + 16 header (4DW, 64-bit address) + 4 LCRC;
@@ -57,12 +59,15 @@ class LinkSpec:
     lanes: int = param("PCIe lanes, NVLink links, or network ports bundled into this link.",
                        default=1, check=positive)
     lane_bytes_per_s: float | None = param(
-        "Raw bytes/s per lane per direction; default from the generation table (required for network).",
+        "Raw bytes/s per lane per direction; default from the generation table (required for "
+        "network).",
         default=None)
-    max_payload_bytes: int = param("Largest data payload per packet (PCIe Max_Payload_Size), bytes.",
-                                   default=256, check=positive)
+    max_payload_bytes: int = param(
+        "Largest data payload per packet (PCIe Max_Payload_Size), bytes.",
+        default=256, check=positive)
     packet_overhead_bytes: int | None = param(
-        "Header/framing bytes per packet; default from the protocol (PCIe by generation, NVLink 16).",
+        "Header/framing bytes per packet; default from the protocol (PCIe by generation, "
+        "NVLink 16).",
         default=None)
     efficiency: float = param(
         "Link-layer efficiency after encoding and packet headers (ACK/flow-control traffic, "
@@ -70,7 +75,8 @@ class LinkSpec:
     latency_s: float = param("Hardware latency of one hop over this link, seconds.", default=1e-6,
                              check=non_negative)
     dma_setup_s: float = param(
-        "Per-copy cost of a copy-engine (DMA) transfer over this link beyond the hop latency, seconds.",
+        "Per-copy cost of a copy-engine (DMA) transfer over this link beyond the hop latency, "
+        "seconds.",
         default=0.0, check=non_negative)
     issue_s: float = param(
         "Host software time to issue one copy call over this link (driver + framework), seconds; "
@@ -90,7 +96,8 @@ class LinkSpec:
 
     @property
     def raw_bytes_per_s(self) -> float:
-        """Bytes/s per direction on the wire before protocol overheads (after line encoding for PCIe)."""
+        """Bytes/s per direction on the wire before protocol overheads (after line encoding for
+        PCIe)."""
         if self.lane_bytes_per_s is not None:
             return self.lane_bytes_per_s * self.lanes
         if self.protocol == "pcie":

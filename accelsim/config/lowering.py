@@ -99,7 +99,8 @@ class LoweringTable:
     compiled function's entry: Dynamo's guard check, the pre-graph bytecode, the wrapper)."""
     merge_projections: bool = False
     """GEMMs that read the same input run as one GEMM (N summed): the merged QKV and gate/up
-    projections of a serving engine (vLLM's ``QKVParallelLinear``, ``MergedColumnParallelLinear``)."""
+    projections of a serving engine (vLLM's ``QKVParallelLinear``,
+    ``MergedColumnParallelLinear``)."""
     fuse: str | None = None
     """A captured program's calls fused by a compiler's rules before they launch (one of
     :data:`FUSE_RULES`; None: every call launches what its ``call.*`` entry says)."""
@@ -141,7 +142,8 @@ def _step(file: str, path: str, raw: Any) -> LoweredStep:
         raise ConfigError(file, f"{path}.class", klass,
                           f"must be one of {', '.join(KERNEL_CLASSES)}")
     count = raw.get("count", 1)
-    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_CALLS_PER_STEP:
+    if (isinstance(count, bool) or not isinstance(count, int)
+            or not 1 <= count <= MAX_CALLS_PER_STEP):
         raise ConfigError(file, f"{path}.count", count,
                           f"expected an integer 1..{MAX_CALLS_PER_STEP}")
     rows = raw.get("rows", False)
@@ -243,4 +245,5 @@ def _read_lowering(path: Path, mode: str | Path, _seen: tuple[str, ...]) -> Lowe
                          else str(data["step_call"]))
 
 
-__all__ = ["EXEC_MODES", "FAMILIES", "FUSE_RULES", "KERNEL_CLASSES", "LoweredStep", "LoweringTable", "load_lowering"]
+__all__ = ["EXEC_MODES", "FAMILIES", "FUSE_RULES", "KERNEL_CLASSES", "LoweredStep",
+           "LoweringTable", "load_lowering"]

@@ -121,7 +121,8 @@ def _load_hardware(hardware: str) -> Any:
 
 
 def load_node(name_or_path: str | os.PathLike) -> Node:
-    """Load ``configs/hardware/<name>.yaml`` (or a path) as a :class:`Node`; errors name the file."""
+    """Load ``configs/hardware/<name>.yaml`` (or a path) as a :class:`Node`; errors name the
+    file."""
     path = resolve_path(name_or_path, "hardware")
     data = resolve_file(path).data  # inheritance applied (config/inherit.py)
     if data.get("kind") != "node":

@@ -34,7 +34,8 @@ def machine_from_dict(data: Mapping[str, Any], *, file: str | None = None) -> An
     return build_machine(data, KINDS, file=file)
 
 
-def load_machine(name_or_path: str | os.PathLike, overrides: Mapping[str, Any] | None = None) -> Any:
+def load_machine(name_or_path: str | os.PathLike,
+                 overrides: Mapping[str, Any] | None = None) -> Any:
     """Load ``configs/hardware/<name>.yaml`` (or a path), apply dotted-path overrides, validate."""
     data, file = load_machine_dict(name_or_path)
     if not overrides:

@@ -322,7 +322,8 @@ def write_cfg_variant(out: str | os.PathLike, changes: dict[str, dict[str, objec
     parser.read(base)
     for section, items in changes.items():
         if not parser.has_section(section):
-            raise ConfigError(str(base), section, None, f"no such section (have: {', '.join(parser.sections())})")
+            raise ConfigError(str(base), section, None,
+                              f"no such section (have: {', '.join(parser.sections())})")
         for key, value in items.items():
             parser.set(section, key, str(value))
     buf = io.StringIO()

@@ -56,7 +56,8 @@ def fraction(v: Any) -> str | None:
 def build(cls: type[T], data: Any, *, file: str | None = None, path: str = "") -> T:
     """Build the frozen dataclass ``cls`` from mapping ``data``; raise :class:`ConfigError`."""
     if not isinstance(data, Mapping):
-        raise ConfigError(file, path or "<root>", data, f"expected a mapping of {cls.__name__} fields")
+        raise ConfigError(file, path or "<root>", data,
+                          f"expected a mapping of {cls.__name__} fields")
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
     for key in data:
         if key not in fields:

@@ -52,12 +52,13 @@ class CollectiveParams:
     model: str = param("Collective time model.", default="nccl", choices=COLLECTIVE_MODELS)
     launch_s: float = param("link model: fixed cost per collective (kernel launch and the ranks' "
                             "first handshake), seconds.", default=8e-6, check=non_negative)
-    issue_s: float = param("Host time to issue one collective call (framework + driver); back-to-back "
-                           "calls cannot go faster, seconds.", default=0.0, check=non_negative)
+    issue_s: float = param("Host time to issue one collective call (framework + driver); "
+                           "back-to-back calls cannot go faster, seconds.",
+                           default=0.0, check=non_negative)
     chunk_bytes: float = param("link model: a message is cut into pieces of this size at most.",
                                default=2**20, check=positive)
-    max_chunks: int = param("link model: most chunks one message is cut into (bounds engine events).",
-                            default=8, check=positive)
+    max_chunks: int = param("link model: most chunks one message is cut into (bounds engine "
+                            "events).", default=8, check=positive)
     protocol: str = param("nccl model: protocol, or auto (chosen by NCCL's own cost model, like "
                           "leaving NCCL_PROTO unset).", default="auto",
                           choices=("auto",) + NCCL_PROTOCOLS)
@@ -137,7 +138,8 @@ class System:
             link_names.add(link.name)
             if link.spec not in specs:
                 raise ConfigError(None, f"links[{i}].spec", link.spec,
-                                  f"link '{link.name}' names no link spec (known: {', '.join(specs)})")
+                                  f"link '{link.name}' names no link spec "
+                                  f"(known: {', '.join(specs)})")
             for end in link.ends:
                 if end not in seen:
                     raise ConfigError(None, f"links[{i}].ends", end,
@@ -200,7 +202,8 @@ def _load_system_file(path: str, mtime_ns: int) -> System:
     del mtime_ns  # part of the cache key only
     data = resolve_file(path).data  # inheritance applied (config/inherit.py)
     if data.get("kind") != "system":
-        raise ConfigError(str(path), "kind", data.get("kind"), "not a system (expected kind: system)")
+        raise ConfigError(str(path), "kind", data.get("kind"),
+                          "not a system (expected kind: system)")
     try:
         system = build(System, data, file=str(path))
     except ConfigError as exc:
@@ -231,7 +234,8 @@ def switched_system(name: str, devices: int, link_bytes_per_s: float, *,
         "switches": [{"name": "switch", "kind": "nvswitch"}],
         "link_specs": [{"name": "link", "protocol": "nvlink", "generation": 4, "lanes": 1,
                         "lane_bytes_per_s": link_bytes_per_s, "efficiency": efficiency,
-                        "packet_overhead_bytes": packet_overhead_bytes, "latency_s": latency_s / 2}],
+                        "packet_overhead_bytes": packet_overhead_bytes,
+                        "latency_s": latency_s / 2}],
         "links": [{"name": f"l{i}", "ends": [f"gpu{i}", "switch"], "spec": "link"}
                   for i in range(devices)],
         "collectives": {"launch_s": launch_s, "model": "link"},

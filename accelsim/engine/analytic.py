@@ -216,7 +216,8 @@ def evaluate_layer_batch(machine, op, points, *, parallel: bool = True, detail: 
         raise ConfigError(None, unknown[0], None,
                           f"not a batch field (batch fields: {', '.join(BATCH_FIELDS)})")
     if not hasattr(op, "lower"):
-        raise ConfigError(None, "op", getattr(op, "name", op), "batch evaluation needs a GEMM or conv")
+        raise ConfigError(None, "op", getattr(op, "name", op),
+                          "batch evaluation needs a GEMM or conv")
     sizes = {len(v) for v in points.values()}
     if len(sizes) > 1:
         raise ConfigError(None, "points", sorted(sizes), "all arrays must have the same length")

@@ -17,15 +17,14 @@ Algorithms:
 
 Two time models (``collectives.model`` of the system, or ``model=``):
 
-* ``nccl`` (the systems' default): a **closed form**, no events: the collective as NCCL runs
-  it, from the pure model :mod:`accelsim.hw.nccl` (SM-driven channels, per-step
-  synchronisation, LL/LL128/Simple), with the link rate of the slowest route between ranks
-  from the calibrated copy model. It
-  covers ring and tree all-reduce, ring all-gather/reduce-scatter and direct all-to-all;
+* ``nccl`` (the systems' default): a **closed form**, no events: the collective as NCCL runs it,
+  from the pure model :mod:`accelsim.hw.nccl` (SM-driven channels, per-step synchronisation,
+  LL/LL128/Simple), with the link rate of the slowest route between ranks from the calibrated copy
+  model. It covers ring and tree all-reduce, ring all-gather/reduce-scatter and direct all-to-all;
   other algorithms (direct all-reduce, which NCCL does not have) fall back to ``link``.
-* ``link``: an **event replay**: chunked messages on the link engine as copy-engine transfers. Every message is
-  cut into pipeline chunks (``collectives.chunk_bytes``, at most ``collectives.max_chunks``);
-  a rank forwards chunk ``k`` as soon as chunk ``k`` arrived.
+* ``link``: an **event replay**: chunked messages on the link engine as copy-engine transfers. Every
+  message is cut into pipeline chunks (``collectives.chunk_bytes``, at most
+  ``collectives.max_chunks``); a rank forwards chunk ``k`` as soon as chunk ``k`` arrived.
 
 Link energy is the wire bits of every message on every link it crosses x the link's pJ/bit.
 
@@ -169,7 +168,8 @@ def run_collective(system: System, name: str, nbytes: float, *, algo: str | None
                                f"(available: {', '.join(ALGORITHMS[name])})")
     model = model or system.collectives.model
     if model not in COLLECTIVE_MODELS:
-        raise ConfigError(system.name, "model", model, f"must be one of {', '.join(COLLECTIVE_MODELS)}")
+        raise ConfigError(system.name, "model", model,
+                          f"must be one of {', '.join(COLLECTIVE_MODELS)}")
     if protocol is not None and protocol not in ("auto",) + NCCL_PROTOCOLS:
         raise ConfigError(system.name, "protocol", protocol,
                           f"must be one of auto, {', '.join(NCCL_PROTOCOLS)}")
@@ -224,7 +224,8 @@ def _result(system: System, name: str, algo: str, nbytes: float, n: int, t: floa
             sent: dict, energy_pj: float, model: str) -> dict:
     algbw = nbytes / t if t > 0 else 0.0
     return {"collective": name, "algo": algo, "model": model,
-            "method": "closed form" if model == "nccl" else "event replay", "ranks": n, "bytes": nbytes, "time_s": t,
+            "method": "closed form" if model == "nccl" else "event replay",
+            "ranks": n, "bytes": nbytes, "time_s": t,
             "back_to_back_s": max(system.collectives.issue_s, t),
             "algbw_bytes_per_s": algbw, "busbw_bytes_per_s": algbw * hw.bus_factor(name, n),
             "max_bytes_sent_per_rank": max(sent.values()) if sent else 0.0,

@@ -20,11 +20,11 @@ One event per CTA and transfer, never per cycle. Units: seconds.
 Aggregation (``replay_event(..., aggregate=True)``, the default): identical kernels of a
 sequence are replayed once (each starts on an idle GPU, so its time does not depend on its
 neighbours; the per-CTA replay, too, runs each kernel on its own clock from 0, so that float
-rounding of the start time cannot reorder its ties: :func:`_kernel_ctas_s`), and a kernel whose CTAs provably never queue (:func:`contention_free`) is
-replayed as one event lasting its list-scheduled time instead of one process per CTA; a
-kernel whose CTAs do queue goes through the per-CTA replay's recurrence
-(:func:`cta_recurrence_s`: first-come-first-served ports and SM slots, CTA after CTA, in the
-replay's float operations; ~50x faster, equal to the bit) wherever the CTAs reach the ports
+rounding of the start time cannot reorder its ties: :func:`_kernel_ctas_s`), and a kernel whose CTAs
+provably never queue (:func:`contention_free`) is replayed as one event lasting its list-scheduled
+time instead of one process per CTA; a kernel whose CTAs do queue goes through the per-CTA replay's
+recurrence (:func:`cta_recurrence_s`: first-come-first-served ports and SM slots, CTA after CTA, in
+the replay's float operations; ~50x faster, equal to the bit) wherever the CTAs reach the ports
 in grid order, which holds for any kernel of one CTA group. Tests hold the aggregated replay
 equal to the per-CTA one, and the recurrence to it exactly. :func:`replay_auto` takes the closed
 form for a sequence whose every kernel is contention-free and the event replay otherwise.

@@ -122,7 +122,8 @@ class LinkNetwork:
 
 
 def split_bytes(nbytes: float, chunks: int, quantum: int) -> list[float]:
-    """``nbytes`` cut into at most ``chunks`` pieces, each a multiple of ``quantum`` but the last."""
+    """``nbytes`` cut into at most ``chunks`` pieces, each a multiple of ``quantum`` but the
+    last."""
     if nbytes <= 0:
         return []
     size = max(quantum, math.ceil(nbytes / max(1, chunks) / quantum) * quantum)
@@ -237,7 +238,8 @@ def run_zero_copy(system: System, device: str, nbytes: float, compute_s: float, 
     env.process(copy_then_run())
     env.run()
     return {"zero_copy_s": zero_copy_s, "copy_s": env.now,
-            "zero_copy_link_s": zc_link_s, "winner": "zero-copy" if zero_copy_s < env.now else "copy"}
+            "zero_copy_link_s": zc_link_s,
+            "winner": "zero-copy" if zero_copy_s < env.now else "copy"}
 
 
 def _with_payload(spec, payload: int):

@@ -128,7 +128,8 @@ class _Runner:
         for t in self.graph.outputs:
             self.tensor_on(t, host)
         self.env.run()
-        ops = pd.DataFrame(self.op_recs).sort_values("start_s", kind="stable").reset_index(drop=True)
+        ops = (pd.DataFrame(self.op_recs).sort_values("start_s", kind="stable")
+               .reset_index(drop=True))
         tr = pd.DataFrame(self.copy_recs, columns=["tensor", "src", "dst", "bytes", "start_s",
                                                    "end_s", "time_s"])
         return PlacedRun(self.env.now, ops, tr, self.node.targets)

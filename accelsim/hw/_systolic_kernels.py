@@ -294,11 +294,13 @@ def _max_slots(dataflow, sr, sc, t, rows, cols, word_bytes, psum_bytes, cap_ifma
     ur = min(rows, sr)
     uc = min(cols, sc)
     if dataflow == 0:
-        s_in = _slots(sr * t * word_bytes * ifmap_factor, ur * t * word_bytes * ifmap_factor, cap_ifmap)
+        s_in = _slots(sr * t * word_bytes * ifmap_factor, ur * t * word_bytes * ifmap_factor,
+                      cap_ifmap)
         s_w = _slots(t * sc * word_bytes, t * uc * word_bytes, cap_filter)
         s_out = 1
     elif dataflow == 1:
-        s_in = _slots(sr * t * word_bytes * ifmap_factor, ur * t * word_bytes * ifmap_factor, cap_ifmap)
+        s_in = _slots(sr * t * word_bytes * ifmap_factor, ur * t * word_bytes * ifmap_factor,
+                      cap_ifmap)
         s_w = 1
         s_out = _slots(t * sc * psum_bytes, t * uc * psum_bytes, cap_ofmap)
     else:

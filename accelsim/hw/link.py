@@ -213,7 +213,8 @@ def back_to_back_s(route: Route, nbytes: float) -> float:
 
 
 def staged_dma_bytes_per_s(system: System, route: Route) -> float:
-    """Rate at which the DMA engine drains a pinned staging buffer, in ``staging_piece_bytes`` copies."""
+    """Rate at which the DMA engine drains a pinned staging buffer, in ``staging_piece_bytes``
+    copies."""
     piece = system.host.staging_piece_bytes
     return piece / copy_time_s(route, piece)
 

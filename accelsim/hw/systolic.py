@@ -164,7 +164,8 @@ def best_fold_order(g: FoldGeometry, *, word_bytes: float, out_bytes: float, psu
                     ifmap_capacity: float, filter_capacity: float, ofmap_capacity: float,
                     ifmap_fetch_factor: float = 1.0) -> tuple[bool, int]:
     """``(sr_outer, block)`` that moves the fewest DRAM bytes (see :func:`dram_traffic`)."""
-    sr_outer, block = best_order(dataflows.systolic(g.dataflow).code, g.sr, g.sc, g.t, g.rows, g.cols,
+    sr_outer, block = best_order(dataflows.systolic(g.dataflow).code,
+                                 g.sr, g.sc, g.t, g.rows, g.cols,
                                  float(word_bytes), float(out_bytes), float(psum_bytes),
                                  float(ifmap_capacity), float(filter_capacity),
                                  float(ofmap_capacity), float(ifmap_fetch_factor))

@@ -261,7 +261,8 @@ def run_dask(ctx: SweepContext, chunks: Sequence[Sequence[dict[str, Any]]], sche
             except distributed.scheduler.KilledWorker:
                 if attempt >= RESUBMITS:
                     raise AccelsimError(f"chunk {i} of the sweep killed {attempt + 1} rounds of "
-                                        "workers; saved rows are kept: rerun with --resume") from None
+                                        "workers; saved rows are kept: rerun with --resume"
+                                        ) from None
                 stream.add(submit(i, attempt + 1))
                 continue
             finally:

@@ -8,9 +8,9 @@ the default, :func:`simulate_point`, is ``accelsim run`` of the point: its machi
 ``run`` gives it (the device's ``prepare_workload`` of the same name: a zoo model's graph on a
 GPU) with the point's run options (:func:`accelsim.sweep.options.run_options`), and the area
 model's metrics are added; systolic devices also offer batch paths (a single layer over many
-points, and actions priced for a whole chunk at once), each held equal to ``run`` by a test. A point whose hardware or workload is invalid or unsupported yields a row
-with ``error`` set and NaN metrics (it is finished: ``--resume`` does not retry it); any other
-exception is a bug and stops the sweep.
+points, and actions priced for a whole chunk at once), each held equal to ``run`` by a test. A point
+whose hardware or workload is invalid or unsupported yields a row with ``error`` set and NaN metrics
+(it is finished: ``--resume`` does not retry it); any other exception is a bug and stops the sweep.
 
 A point's key (``point_id``) is a SHA-256 over its canonical parameter values, the identity of
 the base hardware (a hash of its parsed YAML) and of the workload (a hash of its operators),
@@ -180,7 +180,8 @@ class SweepContext:
         """
         machine = _BASE_MACHINES.get(self.hw_id)
         if machine is None:
-            machine = _BASE_MACHINES[self.hw_id] = machine_from_dict(self.base_hw, file=self.hw_file)
+            machine = _BASE_MACHINES[self.hw_id] = machine_from_dict(self.base_hw,
+                                                                     file=self.hw_file)
         overrides = self.overrides(point)
         tree = _override_tree(overrides)
         if tree is not None:

@@ -1,4 +1,5 @@
-"""Safe constraint expressions over sweep parameter names (``rows == cols``, ``rows * cols <= 4096``).
+"""Safe constraint expressions over sweep parameter names (``rows == cols``,
+``rows * cols <= 4096``).
 
 A constraint is parsed once with :mod:`ast` and interpreted by a small tree walker that knows
 only names (a parameter's dotted path or a unique short alias), numbers, strings,
@@ -118,7 +119,8 @@ def _check(node: ast.expr, aliases: Mapping[str, str], names: list[str], file: s
         if name is None or name not in aliases:
             known = ", ".join(sorted(aliases))
             raise ConfigError(file, field, text,
-                              f"unknown parameter name '{name or ast.unparse(node)}' (known: {known})")
+                              f"unknown parameter name '{name or ast.unparse(node)}' "
+                              f"(known: {known})")
         names.append(aliases[name])
         return ast.Name(id=aliases[name], ctx=ast.Load())
     if isinstance(node, ast.Constant):
@@ -172,7 +174,8 @@ def _eval(node: ast.expr, point: Mapping[str, Any]) -> Any:
                 return False
             left = right
         return True
-    raise TypeError(f"unsupported node {type(node).__name__}")  # pragma: no cover (checked at parse)
+    # checked at parse
+    raise TypeError(f"unsupported node {type(node).__name__}")  # pragma: no cover
 
 
 def _bits(x: float) -> float:

@@ -129,7 +129,8 @@ class StoreLock:
     def _busy(self, holder: int | None) -> ConfigError:
         who = f"pid {holder}" if holder is not None else "a process whose pid is unknown"
         return ConfigError(str(self.store), "--out", None,
-                           f"is being written by another sweep ({who}, lock file {self.path.name}); "
+                           f"is being written by another sweep ({who}, "
+                           f"lock file {self.path.name}); "
                            "wait for it to finish or stop it, then --resume")
 
     def _open(self) -> int:
@@ -138,7 +139,8 @@ class StoreLock:
             fd = os.open(self.path, flags | getattr(os, "O_CLOEXEC", 0), 0o644)
         except OSError as exc:
             raise ConfigError(str(self.store), "--out", None,
-                              f"cannot create its lock file {self.path.name} ({exc.strerror})") from None
+                              f"cannot create its lock file {self.path.name} "
+                              f"({exc.strerror})") from None
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             os.close(fd)
             raise ConfigError(str(self.store), "--out", None,

@@ -169,7 +169,8 @@ def _run(spec: SweepSpec, out: str | os.PathLike, *, workers: int | None, schedu
             # thousand points to a pool in tiny chunks); fast evaluators (the batch path: tens
             # of microseconds a point) are timed over a small batch
             for n_warm in (1, WARM_POINTS):
-                if not todo or (n_warm == 1 and per_point <= 1e-3) or (n_warm > 1 and per_point > 1e-3):
+                if (not todo or (n_warm == 1 and per_point <= 1e-3)
+                        or (n_warm > 1 and per_point > 1e-3)):
                     continue
                 n_warm = min(n_warm, len(todo))
                 t_warm = time.monotonic()

@@ -155,7 +155,8 @@ def search(model: str, points: Sequence[Mapping[str, Any]], *, engine: str = "vl
             close_quietly(client)
     elif workers > 1 and len(args) > 1:
         with ProcessPoolExecutor(max_workers=min(workers, os.cpu_count() or 1)) as pool:
-            rows = list(pool.map(_evaluate_packed, args, chunksize=max(1, len(args) // (4 * workers))))
+            rows = list(pool.map(_evaluate_packed, args,
+                                 chunksize=max(1, len(args) // (4 * workers))))
     else:
         rows = [_evaluate_packed(a) for a in args]
     df = pd.DataFrame(rows).reindex(columns=COLUMNS)

@@ -149,7 +149,8 @@ class SweepSpec:
 
         pts = grid_points(self) if self.method == "grid" else sampled_points(self)
         if not pts:
-            raise ConfigError(self.file, "constraints", " and ".join(c.text for c in self.constraints),
+            raise ConfigError(self.file, "constraints",
+                              " and ".join(c.text for c in self.constraints),
                               "the constraints exclude every point")
         return pts
 
@@ -194,7 +195,8 @@ def spec_from_dict(data: Mapping[str, Any], *, file: str | None = None) -> Sweep
     """Validate a parsed spec mapping (see the module docstring for the format)."""
     for key in data:
         if key not in _SPEC_KEYS:
-            raise ConfigError(file, str(key), data[key], f"unknown key (known: {', '.join(_SPEC_KEYS)})")
+            raise ConfigError(file, str(key), data[key],
+                              f"unknown key (known: {', '.join(_SPEC_KEYS)})")
     raw_params = data.get("parameters")
     required = ("hardware", "parameters") + (
         () if isinstance(raw_params, Mapping) and "workload" in raw_params else ("workload",))
@@ -241,10 +243,12 @@ def spec_from_dict(data: Mapping[str, Any], *, file: str | None = None) -> Sweep
     if metrics is not None:
         if isinstance(metrics, str):
             metrics = [metrics]
-        if not isinstance(metrics, list) or not metrics or not all(isinstance(m, str) for m in metrics):
+        if (not isinstance(metrics, list) or not metrics
+                or not all(isinstance(m, str) for m in metrics)):
             raise ConfigError(file, "metrics", metrics, "expected a non-empty list of metric names")
         metrics = tuple(dict.fromkeys(metrics))
-    spec = SweepSpec(name=str(data.get("name", os.path.splitext(os.path.basename(file or "sweep"))[0])),
+    default_name = os.path.splitext(os.path.basename(file or "sweep"))[0]
+    spec = SweepSpec(name=str(data.get("name", default_name)),
                      file=file, hardware=hardware, hw_file=hw_file, base_hw=base_hw,
                      workloads=workloads, default_workload=default_workload, mode=mode,
                      method=method, samples=samples, seed=seed, parameters=tuple(params),
@@ -312,7 +316,8 @@ def _sampling(s: Any, file: str | None) -> tuple[str, int | None, int]:
         raise ConfigError(file, "sampling", s, "expected a mapping {method, samples, seed}")
     for key in s:
         if key not in ("method", "samples", "seed"):
-            raise ConfigError(file, f"sampling.{key}", s[key], "unknown key (known: method, samples, seed)")
+            raise ConfigError(file, f"sampling.{key}", s[key],
+                              "unknown key (known: method, samples, seed)")
     method = s.get("method", "grid")
     if method not in METHODS:
         raise ConfigError(file, "sampling.method", method, f"must be one of {', '.join(METHODS)}")
@@ -343,7 +348,8 @@ def _load_workload(name: Any, file: str | None, field: str) -> Any:
     try:
         return load_workload(_near(file, str(name)))
     except ConfigError as exc:
-        raise ConfigError(file, field, name, exc.reason if exc.file == str(name) else str(exc)) from None
+        raise ConfigError(file, field, name,
+                          exc.reason if exc.file == str(name) else str(exc)) from None
 
 
 def _attr_path(obj: Any, path: str) -> Any:
@@ -356,9 +362,11 @@ def _built_value(base: Mapping[str, Any], hw_file: str, path: str, value: Any,
                  file: str | None, field: str) -> Any:
     """Build the machine with ``path = value``; the field's value as the machine holds it."""
     try:
-        machine = machine_from_dict(apply_overrides(base, {path: value}, file=hw_file), file=hw_file)
+        machine = machine_from_dict(apply_overrides(base, {path: value}, file=hw_file),
+                                    file=hw_file)
     except ConfigError as exc:
-        raise ConfigError(file, field, value, f"{exc.field or ''}: {exc.reason}".lstrip(": ")) from None
+        raise ConfigError(file, field, value,
+                          f"{exc.field or ''}: {exc.reason}".lstrip(": ")) from None
     try:
         out = _attr_path(machine, path)
     except AttributeError:
@@ -414,13 +422,16 @@ def _range_count(path: str, spec: Mapping[str, Any], file: str | None, field: st
     allowed = {"start", "stop", "step", "factor", "low", "high", "num", "log", "integer"}
     for key in spec:
         if key not in allowed:
-            raise ConfigError(file, f"{field}.{key}", spec[key], f"unknown key (known: {', '.join(sorted(allowed))})")
+            raise ConfigError(file, f"{field}.{key}", spec[key],
+                              f"unknown key (known: {', '.join(sorted(allowed))})")
     if role(path)[0] == "workload" or path == "dataflow":
         raise ConfigError(file, field, dict(spec), f"{path} takes a list of values, not a range")
     if "start" in spec or "stop" in spec:
         if "start" not in spec or "stop" not in spec or ("step" in spec) == ("factor" in spec):
-            raise ConfigError(file, field, dict(spec), "a range needs start, stop and one of step or factor")
-        start, stop = _number(path, spec["start"], file, field), _number(path, spec["stop"], file, field)
+            raise ConfigError(file, field, dict(spec),
+                              "a range needs start, stop and one of step or factor")
+        start = _number(path, spec["start"], file, field)
+        stop = _number(path, spec["stop"], file, field)
         if start > stop:
             raise ConfigError(file, field, dict(spec), "empty range (start > stop)")
         if "step" in spec:
@@ -433,13 +444,15 @@ def _range_count(path: str, spec: Mapping[str, Any], file: str | None, field: st
             if isinstance(factor, bool) or not isinstance(factor, (int, float)) or factor <= 1:
                 raise ConfigError(file, f"{field}.factor", factor, "must be a number > 1")
             if start <= 0:
-                raise ConfigError(file, f"{field}.start", spec["start"], "a geometric range needs start > 0")
+                raise ConfigError(file, f"{field}.start", spec["start"],
+                                  "a geometric range needs start > 0")
             check_number(factor, file=file, field=f"{field}.factor")
             count = math.floor(math.log(stop / start) / math.log(factor) * (1 + 1e-12)) + 1
         check_count(count, MAX_RANGE_VALUES, file=file, field=field, what="values")
         return int(count)
     if "low" not in spec or "high" not in spec:
-        raise ConfigError(file, field, dict(spec), "expected a list, {start, stop, step|factor} or {low, high}")
+        raise ConfigError(file, field, dict(spec),
+                          "expected a list, {start, stop, step|factor} or {low, high}")
     if "num" not in spec:
         return None
     num = spec["num"]
@@ -543,7 +556,8 @@ def _ranged(path: str, spec: Mapping[str, Any], base: Mapping[str, Any], hw_file
         canon = [canonical(base, hw_file, path, v, file, field) for v in vals]
         return Parameter(path, tuple(dict.fromkeys(canon)))
     if method == "grid":
-        raise ConfigError(file, field, dict(spec), "grid sampling needs discrete values: add num: N")
+        raise ConfigError(file, field, dict(spec),
+                          "grid sampling needs discrete values: add num: N")
     return Parameter(path, None, low=lo, high=hi, log=log, integer=integer)
 
 
@@ -564,7 +578,8 @@ def _option_range(path: str, spec: Mapping[str, Any], lo: float, hi: float, coun
         vals = [int(round(v)) if integer else float(v) for v in grid]
         return Parameter(path, _option_values(path, vals, file, field))
     if method == "grid":
-        raise ConfigError(file, field, dict(spec), "grid sampling needs discrete values: add num: N")
+        raise ConfigError(file, field, dict(spec),
+                          "grid sampling needs discrete values: add num: N")
     return Parameter(path, None, low=lo, high=hi, log=log, integer=integer)
 
 

@@ -145,7 +145,8 @@ def read_results(path: str | os.PathLike, fmt: str | None = None) -> pd.DataFram
         else:
             df = pd.read_parquet(p)
     except (ValueError, OSError) as exc:
-        raise ConfigError(str(p), None, None, f"not a readable {fmt} results file ({exc})") from None
+        raise ConfigError(str(p), None, None,
+                          f"not a readable {fmt} results file ({exc})") from None
     if "point_id" not in df.columns:
         raise ConfigError(str(p), "point_id", None, "not a sweep results file (no point_id column)")
     if "error" in df.columns:
@@ -217,7 +218,8 @@ class ResultStore:
                 self.path.unlink()
             else:
                 raise ConfigError(str(self.path), "--out", str(self.path),
-                                  "already exists; pass --resume to continue it or --force to replace it")
+                                  "already exists; pass --resume to continue it or --force to "
+                                  "replace it")
         if self.fmt == "csv" and not self.path.exists():
             self._write_header()
 
@@ -278,7 +280,8 @@ class ResultStore:
                                  else {c: row.get(c) for c in self.columns})
             new += 1
         now = time.monotonic()
-        if self._pending and now - self._last_flush >= max(self.min_interval_s, 10 * self._flush_cost):
+        if (self._pending
+                and now - self._last_flush >= max(self.min_interval_s, 10 * self._flush_cost)):
             self.flush()
         return new
 

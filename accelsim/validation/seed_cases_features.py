@@ -38,7 +38,8 @@ def _simd512(c: CaseContext) -> None:
     c.check("fetch_decode_reduction_x", cost.macs / cost.instructions,
             via=f"hw.cpu op_cost ({cost.engine} engine): MACs per issued FMA instruction")
     c.skip("SVE_width_bits", "the architectural SVE range (128-2048 bits); no Arm/SVE CPU config")
-    c.skip("Cray1_vector_elements", "historical (Cray-1 vector registers); no vector-machine config")
+    c.skip("Cray1_vector_elements",
+           "historical (Cray-1 vector registers); no vector-machine config")
 
 
 # --- tensor-core contracts ------------------------------------------------------------------

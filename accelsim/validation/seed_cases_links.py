@@ -63,8 +63,10 @@ def _host_pcie(inputs: dict) -> dict:
 def _node_bw(inputs: dict) -> dict:
     # link figures from the HGX H200 system (same NVLink 4 / PCIe Gen5 / NDR NIC as HGX H100);
     # HBM is the case's input (H100's 3.35 TB/s)
-    ladder = api.bandwidth_ladder("hgx_h200_x8", "gpu0", hbm_bytes_per_s=inputs.get("HBM_GBs", 3350) * 1e9)
-    by = {p: ladder.loc[ladder["protocol"] == p].iloc[0] for p in ("memory", "nvlink", "pcie", "network")}
+    ladder = api.bandwidth_ladder("hgx_h200_x8", "gpu0",
+                                  hbm_bytes_per_s=inputs.get("HBM_GBs", 3350) * 1e9)
+    by = {p: ladder.loc[ladder["protocol"] == p].iloc[0]
+          for p in ("memory", "nvlink", "pcie", "network")}
     hbm = float(by["memory"]["headline_bytes_per_s"])
     nvlink = float(by["nvlink"]["bidirectional_bytes_per_s"])   # the text quotes NVLink both ways
     pcie = float(by["pcie"]["headline_bytes_per_s"])
@@ -87,7 +89,8 @@ def _dbuf(inputs: dict) -> dict:
             steps[overlap] = (b - a) / 4
         out[label] = {"t_compute_s": t_compute, "t_transfer_s": t_transfer,
                       "overlapped_step_s": steps[True], "naive_step_s": steps[False]}
-    out["hidden_condition"] = out["hidden"]["overlapped_step_s"] <= out["hidden"]["t_compute_s"] * (1 + 1e-12)
+    out["hidden_condition"] = (out["hidden"]["overlapped_step_s"]
+                               <= out["hidden"]["t_compute_s"] * (1 + 1e-12))
     out["overlapped_step"] = out["hidden"]["overlapped_step_s"]
     out["naive_step"] = out["hidden"]["naive_step_s"]
     return out

@@ -58,7 +58,8 @@ def _sys128(c: CaseContext) -> None:
     c.check("MACs_per_cycle", arr.rows * arr.cols, via="configs/hardware/tpu_v4.yaml (one MXU)")
     g = hs.geometry(r, cc, r, r, cc, "os")
     acc = hs.sram_accesses(r, cc, r, g)
-    c.check("reuse_per_byte_x", r * cc * r / acc.ifmap_reads, via="hw.systolic sram_accesses (MACs per ifmap word)")
+    c.check("reuse_per_byte_x", r * cc * r / acc.ifmap_reads,
+            via="hw.systolic sram_accesses (MACs per ifmap word)")
     c.check("single_tile_128cube_span_cycles_derived", hs.compute_cycles(g),
             via="hw.systolic os fold cycles T+R+C-2")
     c.check("single_tile_utilization_derived", hs.compute_util(g), via="hw.systolic compute_util",
@@ -70,7 +71,8 @@ def _systpuv1(c: CaseContext) -> None:
     tpu = load_config("tpu_v1")
     via = "configs/hardware/tpu_v1.yaml"
     c.check("MACs_per_cycle_derived", tpu.compute.array.pes, via=via)
-    c.check("unified_buffer_MB", tpu.memory.sram.ifmap_bytes / 2**20, via=via + " (ifmap buffer, MiB)",
+    c.check("unified_buffer_MB", tpu.memory.sram.ifmap_bytes / 2**20,
+            via=via + " (ifmap buffer, MiB)",
             note="the seed's '24 MB' is the TPU paper's 24 MiB")
 
 
@@ -155,8 +157,10 @@ def _int8q(c: CaseContext) -> None:
     w = Gemm(name="fc", m=1, k=4096, n=4096)
     fp32 = rl.op_traffic(w, PRECISION_BYTES["fp32"])["weight"]
     via = "op_traffic weight bytes per precision"
-    c.check("fp32_to_int8_traffic_reduction_x", fp32 / rl.op_traffic(w, PRECISION_BYTES["int8"])["weight"], via=via)
-    c.check("fp32_to_fp16_traffic_reduction_x", fp32 / rl.op_traffic(w, PRECISION_BYTES["fp16"])["weight"], via=via)
+    c.check("fp32_to_int8_traffic_reduction_x",
+            fp32 / rl.op_traffic(w, PRECISION_BYTES["int8"])["weight"], via=via)
+    c.check("fp32_to_fp16_traffic_reduction_x",
+            fp32 / rl.op_traffic(w, PRECISION_BYTES["fp16"])["weight"], via=via)
 
 
 @case("NM1.2", tag="law")

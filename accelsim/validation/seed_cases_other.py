@@ -124,5 +124,6 @@ not_reproducible("T5-DATAFLOW", "qualitative dataflow descriptions")
 not_reproducible("TDP-A100", "board TDP is a datasheet rating, not a model output: the a100 "
                              "config carries the SXM TDP (400 W) as the bound its predicted power "
                              "is held to (accelsim/api/power.py), and there is no A100 PCIe config")
-not_reproducible("T6-PRECISION", "Table 6 lists every precision of Volta/Turing/Ampere; the GPU configs list "
-                                 "only those accelsim models (no Turing, no fp64/int4 tensor paths)")
+not_reproducible("T6-PRECISION", "Table 6 lists every precision of Volta/Turing/Ampere; the GPU "
+                                 "configs list only those accelsim models (no Turing, no "
+                                 "fp64/int4 tensor paths)")

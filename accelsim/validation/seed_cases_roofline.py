@@ -22,7 +22,8 @@ M = 1e6
 YEAR_S = 365 * 24 * 3600.0
 
 
-def manual_roofs(name: str, peak_tflops: float, bw_tbs: float, precision: str = "") -> rl.MachineRoofs:
+def manual_roofs(name: str, peak_tflops: float, bw_tbs: float,
+                 precision: str = "") -> rl.MachineRoofs:
     """Roofs from a case's stated peak (TFLOP/s) and bandwidth (TB/s)."""
     return rl.MachineRoofs(name=name, peak_flops_per_s=peak_tflops * T, precision=precision,
                            roofs=(rl.Roof(level="hbm", bandwidth_bytes_per_s=bw_tbs * T),))
@@ -116,8 +117,8 @@ def _nm14a(c: CaseContext) -> None:
     ii = rl.arithmetic_intensity(op.flops, nbytes)
     c.check("I_FLOP_per_B", ii, via=via)
     a = _a100_roofs()
-    c.check("bound_on_A100", rl.bound_of(a.peak_flops_per_s, a.roof("hbm").bandwidth_bytes_per_s, ii),
-            via=via)
+    c.check("bound_on_A100",
+            rl.bound_of(a.peak_flops_per_s, a.roof("hbm").bandwidth_bytes_per_s, ii), via=via)
 
 
 @case("NM1.4b", tag="law")
@@ -132,7 +133,8 @@ def _nm14b(c: CaseContext) -> None:
     ii = rl.arithmetic_intensity(flops, nbytes)
     c.check("I_FLOP_per_B", ii, via=via)
     a = _a100_roofs()
-    c.check("bound", rl.bound_of(a.peak_flops_per_s, a.roof("hbm").bandwidth_bytes_per_s, ii), via=via)
+    c.check("bound", rl.bound_of(a.peak_flops_per_s, a.roof("hbm").bandwidth_bytes_per_s, ii),
+            via=via)
 
 
 @case("NM1.5", tag="law")
@@ -147,7 +149,8 @@ def _nm15(c: CaseContext) -> None:
     c.check("FLOP_per_output", op.flops / outputs, via=via)
     c.check("FLOPs_G", op.flops / G, via=via)
     c.check("input_MB", tr["input"] / M, via=via)
-    c.check("weights_MB", tr["weight"] / M, via=via, printed=True, note="text prints 0.59 MB as 0.6")
+    c.check("weights_MB", tr["weight"] / M, via=via, printed=True,
+            note="text prints 0.59 MB as 0.6")
     c.check("output_MB", tr["output"] / M, via=via)
     c.check("total_MB", tr["total"] / M, via=via)
     ii = rl.arithmetic_intensity(op.flops, tr["total"])
@@ -261,7 +264,8 @@ def _t13(c: CaseContext) -> None:
     c.check("softmax", label([sm]), via=via)
     classes = c.expected["classes"]
     convs = [op for op in _workload_ops("resnet50_convs") if isinstance(op, Conv2d)]
-    dw = [op for op in _workload_ops("mobilenet_v2_convs") if isinstance(op, Conv2d) and op.groups > 1]
+    dw = [op for op in _workload_ops("mobilenet_v2_convs")
+          if isinstance(op, Conv2d) and op.groups > 1]
     gemm = Gemm(name="gpt2_qkv", m=32 * 512, k=768, n=3 * 768)
     for key, ops, note in (("Conv2D", convs, "ResNet-50 convs, batch 1"),
                            ("GEMM", [gemm], "GPT-2 QKV projection, 32x512 tokens"),
@@ -312,7 +316,8 @@ def _falprec(c: CaseContext) -> None:
     comp = h100.compute
     tensor = h100.peak_flops("fp16")
     cuda_fp32 = h100.flop_per_clk_per_sm("fp32") * comp.sm_count * comp.max_clock_hz
-    via = "configs/hardware/h100.yaml: fp16 tensor peak at clock_hz / fp32 SIMT peak at max_clock_hz"
+    via = ("configs/hardware/h100.yaml: fp16 tensor peak at clock_hz / fp32 SIMT peak at "
+           "max_clock_hz")
     c.check("ratio_x", tensor / cuda_fp32, via=via,
             note=f"{tensor / T:.1f} / {cuda_fp32 / T:.1f} TFLOP/s")
 
@@ -392,10 +397,10 @@ def _cpueff(c: CaseContext) -> None:
     def sustained(peak_tflops: float, e: float) -> float:
         return 1.0 / rl.compute_time(1.0, peak_tflops * T, e) / G
 
-    c.check("correct_range_GFLOPs", [sustained(min(peaks), min(eff)), sustained(max(peaks), max(eff))],
-            via=via)
-    c.check("top_of_range_GFLOPs", [sustained(min(peaks), max(eff)), sustained(max(peaks), max(eff))],
-            via=via)
+    c.check("correct_range_GFLOPs",
+            [sustained(min(peaks), min(eff)), sustained(max(peaks), max(eff))], via=via)
+    c.check("top_of_range_GFLOPs",
+            [sustained(min(peaks), max(eff)), sustained(max(peaks), max(eff))], via=via)
     c.skip("text_value", "rendering defect in the text (case file C#3)")
 
 
@@ -414,7 +419,8 @@ def _gpt3(c: CaseContext) -> None:
 def _r50lb(c: CaseContext) -> None:
     flops = sum(op.flops for op in _workload_ops("resnet50_convs"))
     t = rl.compute_time(flops, c.inputs["R_peak_TFLOPs"] * T)
-    c.check("T_ideal_order", rl.time_scale(t), via=f"workloads/resnet50_convs.yaml ({flops / G:.2f} GFLOP) / peak")
+    c.check("T_ideal_order", rl.time_scale(t),
+            via=f"workloads/resnet50_convs.yaml ({flops / G:.2f} GFLOP) / peak")
     c.skip("T_real_order", "a measured end-to-end latency (framework, launches); no model")
 
 

@@ -119,7 +119,8 @@ def main() -> int:
     start = startup_s()
     print(f"accelsim --version start-up: {start:.2f} s; load average {load[0]:.2f} "
           f"{load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores")
-    head = f"{'machine':<14} {'model':<20} {'mode':<6} {'ran':<10} {'sim_s':>7} {'process_s':>9} {'rss_mb':>7}"
+    head = (f"{'machine':<14} {'model':<20} {'mode':<6} {'ran':<10} {'sim_s':>7} "
+            f"{'process_s':>9} {'rss_mb':>7}")
     print(head)
     print("-" * len(head))
     rows = []

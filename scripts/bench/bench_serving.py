@@ -40,7 +40,8 @@ def bench_trace(n: int) -> None:
     per_eval = (time.perf_counter() - t1) / max(1, len(sample))
     print(f"{'case':<44}{'wall (s)':>10}{'iterations':>12}{'evaluations':>13}")
     print(f"{f'{n} requests, 70B TP=8, cached':<44}{wall:>10.2f}{its:>12}{evals:>13}")
-    print(f"{f'{n} requests, 70B TP=8, no cache (est.)':<44}{its * per_eval:>10.1f}{its:>12}{its:>13}")
+    print(f"{f'{n} requests, 70B TP=8, no cache (est.)':<44}{its * per_eval:>10.1f}"
+          f"{its:>12}{its:>13}")
     print(f"cache speed-up: {its * per_eval / wall:.1f}x; target <= 10 s: "
           f"{'met' if wall <= 10 else 'missed'}; "
           f"{res.summary['output_tokens_per_s']:.0f} output tok/s simulated")

@@ -160,7 +160,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=2, help="processes for the sweeps (default 2)")
     ap.add_argument("--single", type=int, nargs="+", default=[4000, 20000],
                     help="single-layer design points (one sweep per count)")
-    ap.add_argument("--energy", action="store_true", help="also time the ResNet-50 sweep with energy")
+    ap.add_argument("--energy", action="store_true",
+                    help="also time the ResNet-50 sweep with energy")
     ap.add_argument("--skip-resnet", action="store_true", help="single-layer rows only")
     args = ap.parse_args(argv)
     rows: list[tuple[str, str, str, str, str]] = []
@@ -217,7 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     head = ("benchmark", "points", "wall s", "points/s", "target")
     widths = [max(len(r[i]) for r in rows + [head]) for i in range(5)]
     for r in [head, tuple("-" * w for w in widths)] + rows:
-        print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
+        print("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                        for i, (c, w) in enumerate(zip(r, widths))))
     return 0
 
 

@@ -84,8 +84,10 @@ def zigzag_inputs(sram_bytes: int = SRAM_BYTES, search: bool = False) -> tuple[l
             "sram": {
                 "size": sram_bytes * 8, "r_cost": SRAM_READ_PJ, "w_cost": SRAM_WRITE_PJ,
                 "area": 0, "latency": 1, "operands": all_ops,
-                "ports": [_port("r_port_1", "read", SRAM_BITS, ["I1, tl", "I2, tl", "O, tl", "O, th"]),
-                          _port("w_port_1", "write", SRAM_BITS, ["I1, fh", "I2, fh", "O, fh", "O, fl"])],
+                "ports": [_port("r_port_1", "read", SRAM_BITS,
+                                ["I1, tl", "I2, tl", "O, tl", "O, th"]),
+                          _port("w_port_1", "write", SRAM_BITS,
+                                ["I1, fh", "I2, fh", "O, fh", "O, fl"])],
                 "served_dimensions": ["D1", "D2"]},
             "dram": {
                 "size": 10**10, "r_cost": DRAM_PJ, "w_cost": DRAM_PJ, "area": 0, "latency": 1,

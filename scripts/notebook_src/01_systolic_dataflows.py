@@ -101,7 +101,8 @@ cliff = pd.DataFrame(cliff)
 fig, ax = plt.subplots(figsize=(7, 3.5))
 ax.step(cliff.N, cliff.compute_cycles / 1e3, where="mid")
 ax.axvline(128.5, color="grey", ls=":")
-ax.annotate("N = 129: a second column fold,\nwhich maps one column", (129, cliff.compute_cycles.max() / 1e3),
+ax.annotate("N = 129: a second column fold,\nwhich maps one column",
+            (129, cliff.compute_cycles.max() / 1e3),
             xytext=(121, cliff.compute_cycles.max() / 1e3 * 0.8), arrowprops={"arrowstyle": "->"})
 ax.set_xticks(range(120, 140, 2))
 ax.set_xlabel("N (columns of work)")

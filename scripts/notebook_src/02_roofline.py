@@ -78,7 +78,8 @@ ops = [
     Gemm(name="dense 2048x2048, batch 32", m=32, k=2048, n=2048),
     Gemm(name="BERT FFN, 16k tokens", m=16384, k=768, n=3072),
     LayerNorm(name="LayerNorm 32x512x768", rows=32 * 512, cols=768),
-    Attention(name="attention (fused) B32 S512", batch=32, heads=12, seq_q=512, seq_kv=512, head_dim=64),
+    Attention(name="attention (fused) B32 S512", batch=32, heads=12, seq_q=512, seq_kv=512,
+              head_dim=64),
     Softmax(name="softmax (unfused scores)", rows=32 * 12 * 512, cols=512),
 ]
 a100 = roofs["a100"]
@@ -162,10 +163,12 @@ analytic = rl.workload_table(res.workload.ops, roofs["tpu_v4"])
 points["I min"] = analytic["intensity_dram"].values
 ax = plot_roofline(roofs_df, points, title="ResNet-18 on TPU v4 (simulated)")
 points[["layer", "intensity_dram", "I min", "intensity_sram", "bound",
-        "attainable_flops_per_s", "achieved_flops_per_s", "fraction_of_attainable"]].round(3).head(10)
+        "attainable_flops_per_s", "achieved_flops_per_s",
+        "fraction_of_attainable"]].round(3).head(10)
 
 # %%
-assert (points["achieved_flops_per_s"] <= points["attainable_flops_per_s"] * (1 + 1e-9)).all()
+assert (points["achieved_flops_per_s"]
+        <= points["attainable_flops_per_s"] * (1 + 1e-9)).all()
 print(f"mean fraction of the bound: {points['fraction_of_attainable'].mean():.2f}")
 above = points[points["intensity_dram"] > points["I min"] * (1 + 1e-9)]
 above[["layer", "intensity_dram", "I min"]]
@@ -181,7 +184,8 @@ above[["layer", "intensity_dram", "I min"]]
 # Lighthouse 1.1: ResNet-50 p = 0.95 -> 18.6x; GPT-2 decode p = 0.8 -> 4.9x).
 
 # %%
-pd.concat([amdahl_table(0.95, [10, 247, math.inf]), amdahl_table(0.8, [10, 247, math.inf])]).round(2)
+pd.concat([amdahl_table(0.95, [10, 247, math.inf]),
+           amdahl_table(0.8, [10, 247, math.inf])]).round(2)
 
 # %% [markdown]
 # ## Exercises

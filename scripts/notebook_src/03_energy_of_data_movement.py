@@ -100,8 +100,8 @@ plt.tight_layout()
 
 # %% [markdown]
 # ## 3. What SRAM size buys
-# Eyeriss (12x14 PEs, 16-bit, DDR3) running AlexNet weight-stationary, with its global buffer swept from
-# 27 kB to 1.7 MB, priced with the 45 nm table (its SRAM rule spans 8 KiB to 1 MiB; the
+# Eyeriss (12x14 PEs, 16-bit, DDR3) running AlexNet weight-stationary, with its global buffer swept
+# from 27 kB to 1.7 MB, priced with the 45 nm table (its SRAM rule spans 8 KiB to 1 MiB; the
 # Eyeriss-like table only has points up to its own 128 KiB buffer). A bigger buffer keeps
 # more of each operand on chip, so DRAM energy falls; but each SRAM access costs more
 # (longer bit lines), so the energy per SRAM bit rises.

@@ -43,14 +43,17 @@ for name in ("hgx_h200_x8", "dgx_a100"):
     df.insert(0, "system", name)
     ladders.append(df)
 ladder = pd.concat(ladders, ignore_index=True)
-show = ladder[["system", "level", "headline_bytes_per_s", "payload_bytes_per_s", "ratio_to_next"]].copy()
+show = ladder[["system", "level", "headline_bytes_per_s", "payload_bytes_per_s",
+               "ratio_to_next"]].copy()
 show[["headline_bytes_per_s", "payload_bytes_per_s"]] /= 1e9
-display(show.rename(columns={"headline_bytes_per_s": "headline GB/s", "payload_bytes_per_s": "payload GB/s"}))
+display(show.rename(columns={"headline_bytes_per_s": "headline GB/s",
+                             "payload_bytes_per_s": "payload GB/s"}))
 
 # %%
 fig, ax = plt.subplots(figsize=(7, 3))
 for i, (name, df) in enumerate(ladder.groupby("system", sort=False)):
-    ax.bar([x + 0.4 * i for x in range(len(df))], df["headline_bytes_per_s"] / 1e9, width=0.4, label=name)
+    ax.bar([x + 0.4 * i for x in range(len(df))], df["headline_bytes_per_s"] / 1e9, width=0.4,
+           label=name)
 ax.set_xticks([x + 0.2 for x in range(4)], ["HBM", "NVLink", "PCIe", "NIC"])
 ax.set_yscale("log")
 ax.set_ylabel("bandwidth per direction (GB/s)")
@@ -70,20 +73,26 @@ plt.show()
 sizes = [2.0**k for k in range(10, 31)]
 h200x2 = systems["h200x2"]
 rows = []
-for label, src, dst, pageable in [("H2D pinned", "host", "gpu0", False), ("H2D pageable", "host", "gpu0", True),
+for label, src, dst, pageable in [("H2D pinned", "host", "gpu0", False),
+                                  ("H2D pageable", "host", "gpu0", True),
                                   ("GPU0->GPU1 NVLink", "gpu0", "gpu1", False)]:
     for n in sizes:
         d = L.transfer(h200x2, src, dst, n, pageable=pageable)
-        rows.append({"path": label, "bytes": n, "per_call_s": d["back_to_back_s"], "alone_s": d["time_s"]})
+        rows.append({"path": label, "bytes": n, "per_call_s": d["back_to_back_s"],
+                     "alone_s": d["time_s"]})
 curves = pd.DataFrame(rows)
 curves["GB/s (loop)"] = curves["bytes"] / curves["per_call_s"] / 1e9
 meas = json.loads((project_root() / "scripts" / "data" / "h200_copy_curves.json").read_text())
 fig, ax = plt.subplots(figsize=(7, 4))
 for label, df in curves.groupby("path", sort=False):
     ax.plot(df["bytes"], df["GB/s (loop)"], label=f"model: {label}")
-ax.plot([r["bytes"] for r in meas["pcie_host_device"]], [r["h2d_pinned_GBps"] for r in meas["pcie_host_device"]], "o", ms=4, label="measured H2D pinned")
-ax.plot([r["bytes"] for r in meas["pcie_host_device"]], [r["h2d_pageable_GBps"] for r in meas["pcie_host_device"]], "s", ms=4, label="measured H2D pageable")
-ax.plot([r["bytes"] for r in meas["p2p_gpu_gpu"]["copies"]], [r["GBps"] for r in meas["p2p_gpu_gpu"]["copies"]], "^", ms=4, label="measured peer copy")
+h2d, p2p = meas["pcie_host_device"], meas["p2p_gpu_gpu"]["copies"]
+ax.plot([r["bytes"] for r in h2d], [r["h2d_pinned_GBps"] for r in h2d], "o", ms=4,
+        label="measured H2D pinned")
+ax.plot([r["bytes"] for r in h2d], [r["h2d_pageable_GBps"] for r in h2d], "s", ms=4,
+        label="measured H2D pageable")
+ax.plot([r["bytes"] for r in p2p], [r["GBps"] for r in p2p], "^", ms=4,
+        label="measured peer copy")
 ax.set_xscale("log", base=2)
 ax.set_yscale("log")
 ax.set_xlabel("transfer size (bytes)")
@@ -101,8 +110,10 @@ display(lb[["bytes", "time_s", "bytes_per_s", "regime"]].iloc[::2])
 
 # %%
 nvl = L.transfer("h200x2", "gpu0", "gpu1", 2**30)
-host_hop = [L.transfer("h200x2", "gpu0", "host", 2**30), L.transfer("h200x2", "host", "gpu1", 2**30)]
-print(f"NVLink: {nvl['time_s'] * 1e3:.2f} ms; through host memory: {sum(d['time_s'] for d in host_hop) * 1e3:.2f} ms")
+host_hop = [L.transfer("h200x2", "gpu0", "host", 2**30),
+            L.transfer("h200x2", "host", "gpu1", 2**30)]
+print(f"NVLink: {nvl['time_s'] * 1e3:.2f} ms; through host memory: "
+      f"{sum(d['time_s'] for d in host_hop) * 1e3:.2f} ms")
 
 # %% [markdown]
 # ## 3. Overlap: streams, double buffering, contention, zero-copy
@@ -120,18 +131,21 @@ for ratio in (0.25, 0.5, 1.0, 2.0, 4.0):
     tc = ratio * t_transfer
     over = L.pipeline("h200x2", "gpu0", 16, n, tc, n // 4, overlap=True)["time_s"]
     serial = L.pipeline("h200x2", "gpu0", 16, n, tc, n // 4, overlap=False)["time_s"]
-    rows.append({"T_compute/T_transfer": ratio, "overlapped ms": over * 1e3, "serial ms": serial * 1e3,
-                 "saving": 1 - over / serial})
+    rows.append({"T_compute/T_transfer": ratio, "overlapped ms": over * 1e3,
+                 "serial ms": serial * 1e3, "saving": 1 - over / serial})
 display(pd.DataFrame(rows))
 
 # %%
 hgx = systems["hgx_h200_x8"]
 alone = run_concurrent_copies(hgx, [("host", "gpu0", 2**28)])[0]
 shared = run_concurrent_copies(hgx, [("host", "gpu0", 2**28), ("host", "gpu1", 2**28)])
-print(f"one H2D: {alone * 1e3:.2f} ms; two GPUs behind one PCIe switch at once: {max(shared) * 1e3:.2f} ms")
+print(f"one H2D: {alone * 1e3:.2f} ms; two GPUs behind one PCIe switch at once: "
+      f"{max(shared) * 1e3:.2f} ms")
 for reads in (1, 2, 4, 8):
     z = L.zero_copy("h200x2", "gpu0", 16 * 2**20, 2e-4, reads=reads)
-    print(f"kernel reading 16 MiB of host memory {reads}x: zero-copy {z['zero_copy_s'] * 1e3:.2f} ms, copy first {z['copy_s'] * 1e3:.2f} ms -> {z['winner']}")
+    print(f"kernel reading 16 MiB of host memory {reads}x: zero-copy "
+          f"{z['zero_copy_s'] * 1e3:.2f} ms, copy first {z['copy_s'] * 1e3:.2f} ms "
+          f"-> {z['winner']}")
 
 # %% [markdown]
 # ## 4. Collectives and scaling
@@ -155,7 +169,8 @@ ar = pd.DataFrame(rows)
 fig, ax = plt.subplots(figsize=(7, 3.5))
 for algo, df in ar.groupby("algo"):
     ax.plot(df["bytes"], df["busbw"], marker=".", label=algo)
-ax.axhline(L.transfer(hgx, "gpu0", "gpu1", 2**30)["link_bytes_per_s"] / 1e9, ls=":", c="k", label="NVLink payload rate")
+ax.axhline(L.transfer(hgx, "gpu0", "gpu1", 2**30)["link_bytes_per_s"] / 1e9, ls=":", c="k",
+           label="NVLink payload rate")
 ax.set_xscale("log", base=2)
 ax.set_xlabel("message size per GPU (bytes)")
 ax.set_ylabel("bus bandwidth (GB/s)")
@@ -172,13 +187,16 @@ rows = []
 for n in (2, 4, 8):
     ranks = [f"gpu{i}" for i in range(n)]
     for overlap in (False, True):
-        r = L.data_parallel_step(hgx, grad_bytes=2 * 7e9, compute_s=0.25, ranks=ranks, overlap=overlap)
-        rows.append({"gpus": n, "overlap": overlap, "step ms": r["step_s"] * 1e3, "exposed comm ms": r["exposed_comm_s"] * 1e3,
+        r = L.data_parallel_step(hgx, grad_bytes=2 * 7e9, compute_s=0.25, ranks=ranks,
+                                 overlap=overlap)
+        rows.append({"gpus": n, "overlap": overlap, "step ms": r["step_s"] * 1e3,
+                     "exposed comm ms": r["exposed_comm_s"] * 1e3,
                      "speed-up": r["speedup"], "efficiency": r["efficiency"]})
 display(pd.DataFrame(rows))
 
 # %%
-tp = pd.DataFrame([L.tensor_parallel_layer(hgx, hidden=8192, seq=2048, batch=1, tp=k) for k in (1, 2, 4, 8)])
+tp = pd.DataFrame([L.tensor_parallel_layer(hgx, hidden=8192, seq=2048, batch=1, tp=k)
+                   for k in (1, 2, 4, 8)])
 display(tp[["tp", "compute_s", "comm_s", "speedup", "efficiency", "amdahl_serial_fraction"]])
 
 # %%
@@ -186,7 +204,8 @@ display(tp[["tp", "compute_s", "comm_s", "speedup", "efficiency", "amdahl_serial
 fig, ax = plt.subplots(figsize=(6, 3))
 gs = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
 for p in (0.8, 0.9, 0.95, 0.99):
-    ax.plot(gs, [L.amdahl(p, g)["speedup"] for g in gs], marker=".", label=f"p = {p} (limit {L.amdahl(p, math.inf)['speedup']:.0f}x)")
+    ax.plot(gs, [L.amdahl(p, g)["speedup"] for g in gs], marker=".",
+            label=f"p = {p} (limit {L.amdahl(p, math.inf)['speedup']:.0f}x)")
 ax.set_xscale("log", base=2)
 ax.set_yscale("log")
 ax.set_xlabel("speed-up of the accelerated part")
@@ -203,5 +222,5 @@ plt.show()
 #    Sweep `bucket_bytes` from 1 MB to 1 GB.
 # 3. Build a 4-GPU system with no NVSwitch, only PCIe to the host. How much slower is a 1 GB
 #    all-reduce, and which link is the bottleneck?
-# 4. `scripts/validate/validate_links.py` prints the held-out NCCL measurements next to the model. Where
-#    does the model go wrong, and which missing mechanism would you add first?
+# 4. `scripts/validate/validate_links.py` prints the held-out NCCL measurements next to the
+#    model. Where does the model go wrong, and which missing mechanism would you add first?

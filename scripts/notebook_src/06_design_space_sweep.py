@@ -154,7 +154,8 @@ bert[bert["pareto"]].sort_values("latency_us")[
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(12, 4))
 bert["pareto2"] = pareto_mask(bert, {"latency_us": "min", "energy_mj": "min"})
-plot_pareto(bert, "latency_us", "energy_mj", front="pareto2", color="dataflow", logx=True, ax=axes[0])
+plot_pareto(bert, "latency_us", "energy_mj", front="pareto2", color="dataflow", logx=True,
+            ax=axes[0])
 axes[0].set_title("BERT layer: energy vs latency, by dataflow")
 plot_metric_vs_param(bert, "rows", "pj_per_mac", hue="dataflow", logx=True, ax=axes[1])
 fig.tight_layout()

@@ -99,7 +99,8 @@ for label, g in (("prefill", prefill), ("decode", decode)):
 pd.DataFrame(rows).set_index("phase")
 
 # %%
-bd = {label: breakdown(g, time_fn=gpu_time) for label, g in (("prefill", prefill), ("decode", decode))}
+bd = {label: breakdown(g, time_fn=gpu_time)
+      for label, g in (("prefill", prefill), ("decode", decode))}
 bd["prefill"][["flops", "bytes", "time_s", "flop_share", "byte_share", "time_share"]]
 
 # %%
@@ -156,7 +157,8 @@ for batch, part in dec.groupby("batch"):
 ax.set_xlabel("context (tokens)")
 ax.set_ylabel("time per decode step on H200 (ms)")
 ax.set_xscale("log", base=2)
-ax.set_xticks(sorted(part["context"].unique()), [f"{c:,}" for c in sorted(part["context"].unique())])
+ticks = sorted(part["context"].unique())
+ax.set_xticks(ticks, [f"{c:,}" for c in ticks])
 ax.minorticks_off()
 ax.set_title("Llama 3 8B decode: the KV cache grows with context and batch")
 ax.legend(loc="upper left")
@@ -183,11 +185,13 @@ dec.round(3)
 b = GraphBuilder("relu_bn_affine", "fp32")
 x = b.tensor("x", 1024 * 1024)
 for name, fn in (("relu", "relu"), ("bn", "scale"), ("affine", "scale")):
-    x = b.add(Elementwise(name=name, rows=1024, cols=1024, fn=fn, dtype="fp32"), [x], component="other")
+    x = b.add(Elementwise(name=name, rows=1024, cols=1024, fn=fn, dtype="fp32"), [x],
+              component="other")
 chain = b.build()
 r = fuse(chain)
 print(f"unfused: {r.kernels_before} kernels, {r.bytes_before / 1e6:.1f} MB")
-print(f"fused:   {r.kernels_after} kernel,  {r.bytes_after / 1e6:.1f} MB  ({r.bytes_before / r.bytes_after:.0f}x less traffic)")
+print(f"fused:   {r.kernels_after} kernel,  {r.bytes_after / 1e6:.1f} MB  "
+      f"({r.bytes_before / r.bytes_after:.0f}x less traffic)")
 
 # %%
 rows = []
@@ -220,7 +224,8 @@ r.saved.groupby("why")["bytes_saved"].sum().sort_values(ascending=False) / 1e9
 
 # %%
 rows = []
-for name, params in (("resnet50", {"batch": 32}), ("bert_base", {"batch": 8}), ("llama3_8b_prefill", {"seq": 2048})):
+for name, params in (("resnet50", {"batch": 32}), ("bert_base", {"batch": 8}),
+                     ("llama3_8b_prefill", {"seq": 2048})):
     plan = plan_memory(zoo.get(name, **params))
     rows.append({"model": name, "activations, no reuse GB": plan.naive_bytes / 1e9,
                  "peak live GB": plan.peak_bytes / 1e9, "best-fit pool GB": plan.pool_bytes / 1e9,
@@ -231,7 +236,8 @@ pd.DataFrame(rows).set_index("model")
 g = zoo.get("gpt2_xl", batch=8, seq=1024)
 table = pd.DataFrame({"none": training_memory(g).as_dict(),
                       "sqrt(n) checkpoints": training_memory(g, checkpoint="sqrt").as_dict()}).T
-(table[["weights_bytes", "grads_bytes", "optimizer_bytes", "activations_bytes", "total_bytes"]] / 1e9).round(2)
+(table[["weights_bytes", "grads_bytes", "optimizer_bytes", "activations_bytes", "total_bytes"]]
+ / 1e9).round(2)
 
 # %% [markdown]
 # ## Exercises

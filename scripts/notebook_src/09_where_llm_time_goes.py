@@ -7,9 +7,9 @@
 #
 # | execution mode | what the host does per step | what the GPU runs |
 # |---|---|---|
-# | `eager` (plain PyTorch) | dispatches every aten call (Python, dispatcher, library heuristics, launch): ~7-20 µs each | one kernel per call: Hugging Face's RMSNorm alone is 8 kernels |
+# | `eager` (plain PyTorch) | dispatches every aten call (Python, dispatcher, library heuristics, launch): ~7-20 µs each | one kernel per call: Hugging Face's RMSNorm alone is 8 kernels |  # noqa: E501
 # | `graph` (CUDA graph) | launches one captured graph | the same kernels back to back |
-# | `compiled` (`torch.compile`) | the generated wrapper launches fused kernels | pointwise chains fused: far fewer kernels |
+# | `compiled` (`torch.compile`) | the generated wrapper launches fused kernels | pointwise chains fused: far fewer kernels |  # noqa: E501
 #
 # accelsim lowers a model graph with one table per mode (`configs/lowering/*.yaml`), costs each
 # kernel with its GPU model and replays **host and GPU stream on one clock**: whenever the
@@ -27,7 +27,8 @@ import pandas as pd
 from accelsim.api.model_run import run_model
 from accelsim.files import project_root
 
-MEASURED = json.loads((Path(project_root()) / "scripts" / "data" / "h200_e2e_run2.json").read_text())
+MEASURED = json.loads((Path(project_root()) / "scripts" / "data" / "h200_e2e_run2.json")
+                      .read_text())
 DECODE = "llama3_8b_decode:batch={b},context=2048"
 
 # %% [markdown]

@@ -222,7 +222,8 @@ kernel_list = pd.DataFrame({"kernel of": kernels["layer"], "op": kernels["op"],
                             "host dispatch (µs)": (kernels["host_s"] * 1e6).round(2)})
 graph_h200 = run_model("h200", small, exec_mode="graph")
 print(f"eager: {eager_h200.totals['kernels']} kernels from "
-      f"{eager_h200.totals['framework_calls']} calls; graph: {graph_h200.totals['kernels']} kernels")
+      f"{eager_h200.totals['framework_calls']} calls; "
+      f"graph: {graph_h200.totals['kernels']} kernels")
 kernel_list.head(25)
 
 # %% [markdown]
@@ -255,7 +256,8 @@ MACHINES = {"H200": "h200", "A100": "a100", "TPU v4": "tpu_v4_chip"}
 
 
 def part(layer):
-    """The part of TinyLM a layer name belongs to (``blocks.2.attn.qkv.linear`` -> ``attention``)."""
+    """The part of TinyLM a layer name belongs to (``blocks.2.attn.qkv.linear`` ->
+    ``attention``)."""
     path = re.sub(r"#\d+$", "", layer).split(".")
     if path[0] == "blocks":
         path = path[2:]
@@ -336,8 +338,9 @@ fig.tight_layout()
 # %% [markdown]
 # At batch 1 the host needs the same dispatch time whatever the GPU: eager runs the H200 and the
 # A100 at almost the same speed, because neither GPU is the bottleneck. The graph shows what
-# the GPUs can do (the graph's thin grey sliver is its one launch). At batch 32 the kernels outlast their dispatch: the host runs ahead, the
-# queue of launched kernels hides it, and eager comes within a few percent of the graph.
+# the GPUs can do (the graph's thin grey sliver is its one launch). At batch 32 the kernels outlast
+# their dispatch: the host runs ahead, the queue of launched kernels hides it, and eager comes
+# within a few percent of the graph.
 #
 # ### The timeline
 # The first 400 µs of the eager pass at both batch sizes, on the H200: the host dispatching

@@ -109,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     eager_err: list[float] = []
     for case in doc["cases"]:
         if "compiled_s" not in case:
-            print(f"  {case.get('case', '?'):<26} not measured ({(case.get('error') or '?').splitlines()[-1][:80]})")
+            why = (case.get('error') or '?').splitlines()[-1][:80]
+            print(f"  {case.get('case', '?'):<26} not measured ({why})")
             continue
         r = evaluate(case)
         step_err.append(_pct(r["compiled_s"], case["compiled_s"]))

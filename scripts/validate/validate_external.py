@@ -1,15 +1,13 @@
 """Validate accelsim against the public measurements of other chips (issue 24, point 7).
 
-    PYTHONPATH=. python scripts/validate/validate_external.py                # every set, both splits
-    PYTHONPATH=. python scripts/validate/validate_external.py --calibration  # the calibration split only
-    PYTHONPATH=. python scripts/validate/validate_external.py --fit          # re-derive the TPU v4 chip
-                                                                     # constants (calibration)
-    PYTHONPATH=. python scripts/validate/validate_external.py --fit-ampere  # re-derive the A100's row-
-                                                                     # kernel issue rate
-    PYTHONPATH=. python scripts/validate/validate_external.py --fit-sgemm     # re-derive the A100's
-                                                                     # SGEMM efficiency
-    PYTHONPATH=. python scripts/validate/validate_external.py --copy          # re-copy the sets from
-                                                                     # /work/shared (maintainers)
+    PYTHONPATH=. python scripts/validate/validate_external.py [OPTION]
+
+    (no option)    every set, both splits
+    --calibration  the calibration split only
+    --fit          re-derive the TPU v4 chip constants (calibration)
+    --fit-ampere   re-derive the A100's row-kernel issue rate
+    --fit-sgemm    re-derive the A100's SGEMM efficiency
+    --copy         re-copy the sets from /work/shared (maintainers)
 
 The sets (``/work/shared/reference/external/``, each with its README; copies with their
 source in ``scripts/data/external/``, registered in ``scripts/data/REGISTRY.yaml``):
@@ -300,8 +298,8 @@ def fit_tpu_chip() -> dict[str, float]:
     other call costs off, and ``dispatch_s``, the seconds per converted input element and per
     drained output element (one core's slice, :func:`accelsim.mapping.cores.call_elements`)
     in closed form: ``time = x + dispatch + a * converted + b * drained`` is linear in them,
-    non-negative least squares of the relative error. The fraction of least error is kept. Returns the
-    four YAML values (rates in elements per cycle per core) and the calibration MAPE."""
+    non-negative least squares of the relative error. The fraction of least error is kept. Returns
+    the four YAML values (rates in elements per cycle per core) and the calibration MAPE."""
     import numpy as np
 
     from accelsim.config.registry import load_machine

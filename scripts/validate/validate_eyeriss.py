@@ -1,8 +1,10 @@
 """Validate the Eyeriss model (row-stationary on configs/hardware/eyeriss.yaml) against the chip.
 
-    PYTHONPATH=. python scripts/validate/validate_eyeriss.py              # per-layer table and targets
-    PYTHONPATH=. python scripts/validate/validate_eyeriss.py --fit        # re-derive the fitted constants
-    PYTHONPATH=. python scripts/validate/validate_eyeriss.py --dataflows  # + ISCA 2016: rs vs ws, os, nlr
+    PYTHONPATH=. python scripts/validate/validate_eyeriss.py [OPTION]
+
+    (no option)  per-layer table and targets
+    --fit        re-derive the fitted constants
+    --dataflows  + ISCA 2016: rs vs ws, os, nlr
 
 Measured: Chen et al., JSSC 2017, Table V (``accelsim/data/eyeriss_jssc2017.json``, with the
 source of every number): AlexNet CONV1-5 at batch 4, 1 V, 200 MHz core / 60 MHz link clock.
@@ -61,7 +63,8 @@ is held to them, CONV1 and CONV5 included although their power and CONV1's wait 
 POWER_TARGET = 0.15
 """Relative-error target of the total power over the five layers."""
 
-SHOWN = [("total_latency_ms", "latency ms", "{:.1f}"), ("processing_latency_ms", "proc. ms", "{:.1f}"),
+SHOWN = [("total_latency_ms", "latency ms", "{:.1f}"),
+         ("processing_latency_ms", "proc. ms", "{:.1f}"),
          ("power_mw", "power mW", "{:.0f}"), ("dram_access_per_mac", "DRAM acc/MAC", "{:.5f}"),
          ("glb_accesses_mb", "GLB MB", "{:.1f}"), ("active_pes", "active PEs", "{:.0f}")]
 

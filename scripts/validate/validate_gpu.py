@@ -1,15 +1,17 @@
 """Validate the GPU model against measurements of a real NVIDIA H200.
 
-    PYTHONPATH=. python scripts/validate/validate_gpu.py              # calibration set: the targets
-    PYTHONPATH=. python scripts/validate/validate_gpu.py --heldout    # + the cases of h200_heldout.json (dev)
-    PYTHONPATH=. python scripts/validate/validate_gpu.py --fit        # re-derive the fitted constants
-    PYTHONPATH=. python scripts/validate/validate_gpu.py --probe      # + the probe points (fit quality)
-    PYTHONPATH=. python scripts/validate/validate_gpu.py --cal4       # + GEMM calibration run 4 (fit quality)
-    PYTHONPATH=. python scripts/validate/validate_gpu.py --conv       # + convs and CNN glue kernels
-    PYTHONPATH=. python scripts/validate/validate_gpu.py --rows       # + row-wise/pointwise calibration
-    PYTHONPATH=. python scripts/validate/validate_gpu.py --fit-rows   # re-derive the row/pointwise constants
-    PYTHONPATH=. python scripts/validate/validate_gpu.py --small      # + nn.Linear with bias, encoder shapes
-    PYTHONPATH=. python scripts/validate/validate_gpu.py --fit-small  # re-derive the small-GEMM constants
+    PYTHONPATH=. python scripts/validate/validate_gpu.py [OPTION]
+
+    (no option)  calibration set: the targets
+    --heldout    + the cases of h200_heldout.json (dev)
+    --fit        re-derive the fitted constants
+    --probe      + the probe points (fit quality)
+    --cal4       + GEMM calibration run 4 (fit quality)
+    --conv       + convs and CNN glue kernels
+    --rows       + row-wise/pointwise calibration
+    --fit-rows   re-derive the row/pointwise constants
+    --small      + nn.Linear with bias, encoder shapes
+    --fit-small  re-derive the small-GEMM constants
 
 Calibration set: ``scripts/data/h200_calibration.json`` (a copy of
 ``shared/reference/h200/calibration.json``): square GEMMs in bf16, fp16, tf32 and fp32, the

@@ -1,7 +1,9 @@
 """Validate the GPU convolution families and CNN glue kernels against H200 measurements.
 
-    PYTHONPATH=. python scripts/validate/validate_gpu_conv.py        # the table, calibration + held-out
-    PYTHONPATH=. python scripts/validate/validate_gpu_conv.py --fit  # re-derive the conv: constants
+    PYTHONPATH=. python scripts/validate/validate_gpu_conv.py [OPTION]
+
+    (no option)  the table, calibration + held-out
+    --fit        re-derive the conv: constants
 
 Data: ``scripts/data/h200_e2e.json`` ``ops`` (``scripts/measure/e2e.py``: single convs and CNN
 glue kernels as PyTorch calls them, bf16, ``channels_last``, batch 1 and 32, with the kernels
@@ -175,7 +177,8 @@ def cases_of(data: dict[str, dict]) -> list[dict]:
             continue
         out.append({"group": "depthwise", "case": _label4b(r).replace("(4b)", "(5)"),
                     "op": _conv({**r, "k": r["c"], "r": 3, "groups": r["c"]}),
-                    "measured_s": r["gpu_ms"] * 1e-3, "split": "calibration", "source": "ops5", "kernel_s": _profiled_s(r)})
+                    "measured_s": r["gpu_ms"] * 1e-3, "split": "calibration", "source": "ops5",
+                    "kernel_s": _profiled_s(r)})
     held = data.get("h200_heldout.json", {"sections": {}})
     for r in held["sections"].get("conv2d", []):
         op = _conv(r)

@@ -1,9 +1,11 @@
 """Validate the library stack's kernel choices against run 9 (which kernels cuBLAS and SDPA
 launch on one H200: split-K GEMMs, split-KV decode attention).
 
-    PYTHONPATH=. python scripts/validate/validate_library_choices.py --part cal          # calibration part
-    PYTHONPATH=. python scripts/validate/validate_library_choices.py --part held         # held-out (once)
-    PYTHONPATH=. python scripts/validate/validate_library_choices.py --part cal --cases  # every case
+    PYTHONPATH=. python scripts/validate/validate_library_choices.py [OPTION]
+
+    --part cal          calibration part
+    --part held         held-out (once)
+    --part cal --cases  every case
 
 Data: ``scripts/data/h200_library_run9.json`` (``scripts/measure/library_choices.py``): per
 case the kernels ONE call launches (names in order, each kernel's median device time over 20

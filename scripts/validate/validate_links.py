@@ -1,8 +1,10 @@
 """Hold the link model against measured H200 copy curves (and, held out, NCCL collectives).
 
-    PYTHONPATH=. python scripts/validate/validate_links.py             # tables + pass/fail, exit 1 on a miss
-    PYTHONPATH=. python scripts/validate/validate_links.py --fit       # refit the calibrated copy constants
-    PYTHONPATH=. python scripts/validate/validate_links.py --fit-nccl  # refit the 3 collective constants
+    PYTHONPATH=. python scripts/validate/validate_links.py [OPTION]
+
+    (no option)  tables + pass/fail, exit 1 on a miss
+    --fit        refit the calibrated copy constants
+    --fit-nccl   refit the 3 collective constants
 
 Calibration set (``scripts/data/h200_copy_curves.json``, copied from
 ``shared/reference/h200/calibration.json``): pinned host->device and device->host, pageable
@@ -101,7 +103,8 @@ def heldout_tables(system: str = "h200x2") -> dict[str, list[dict]]:
         out.setdefault(r["op"], []).append(row)
     for r in data.get("p2p", {}).get("copies", []):
         p = api.transfer(system, "gpu0", "gpu1", r["bytes"])
-        out.setdefault("p2p_host_timed", []).append(_row(r["bytes"], r["d0_to_d1_s"], p["back_to_back_s"]))
+        out.setdefault("p2p_host_timed", []).append(_row(r["bytes"], r["d0_to_d1_s"],
+                                                         p["back_to_back_s"]))
         # both directions, two calls per iteration. NVLink is full duplex, but PyTorch's
         # cross-device copy makes each device's current stream wait for the other's, so the
         # two copies run one after the other: the iteration costs max(2 issues, 2 copies).
@@ -139,7 +142,8 @@ def _mape(rows: list[dict]) -> tuple[tuple[float, float], tuple[float, float]]:
 # --- NCCL collectives: forced protocols / channels (calibration), NCCL's own choice ------------
 def _with(system, **changes):
     """``system`` with some collective parameters changed."""
-    return dataclasses.replace(system, collectives=dataclasses.replace(system.collectives, **changes))
+    return dataclasses.replace(system,
+                               collectives=dataclasses.replace(system.collectives, **changes))
 
 
 def _configured(system, env: dict):
@@ -178,7 +182,8 @@ def protocol_choices(system: str = "h200x2") -> list[dict]:
     rows = {}
     for choices in cfg.get("nccl_log", {}).get("choices", {}).values():
         for line in choices:
-            m = re.match(r"(\w+): (\d+) Bytes -> Algo (\w+) proto (\w+) channel\{Lo..Hi\}=\{(\d+)..(\d+)\}", line)
+            m = re.match(r"(\w+): (\d+) Bytes -> Algo (\w+) proto (\w+) "
+                         r"channel\{Lo..Hi\}=\{(\d+)..(\d+)\}", line)
             if not m or m.group(1) not in NCCL_NAMES:
                 continue
             op, per = NCCL_NAMES[m.group(1)], int(m.group(2))
@@ -189,7 +194,8 @@ def protocol_choices(system: str = "h200x2") -> list[dict]:
             rows[(op, total)] = {"op": op, "bytes": total, "nccl_protocol": m.group(4).capitalize()
                                  .replace("Ll128", "LL128").replace("Ll", "LL"),
                                  "nccl_channels": int(m.group(6)) - int(m.group(5)) + 1,
-                                 "model_protocol": pred["protocol"], "model_channels": pred["channels"]}
+                                 "model_protocol": pred["protocol"],
+                                 "model_channels": pred["channels"]}
     return [rows[k] for k in sorted(rows)]
 
 
@@ -202,12 +208,14 @@ def fit_nccl(system: str = "h200x2") -> dict[str, float]:
     sm = float(np.exp(np.mean(np.log(rates))))
     base = _with(api.get_system(system), sm_bytes_per_s=sm)
     sweep = [(base if "NCCL_MAX_NCHANNELS" not in c["env"] else _configured(base, c["env"]), r)
-             for name, c in data.items() if name in ("Simple", "Simple_ch8", "Simple_ch16", "Simple_ch32")
+             for name, c in data.items()
+             if name in ("Simple", "Simple_ch8", "Simple_ch16", "Simple_ch32")
              for r in c["results"] if r["bytes"] >= MIB and r["op"] != "alltoall"]
 
     def mape(k: float) -> float:
-        return float(np.mean([abs(api.collective(_with(s, saturation_exponent=k), r["op"], r["bytes"],
-                                                 protocol="Simple")["time_s"] / r["gpu_s"] - 1)
+        return float(np.mean([abs(api.collective(_with(s, saturation_exponent=k), r["op"],
+                                                 r["bytes"], protocol="Simple")["time_s"]
+                                  / r["gpu_s"] - 1)
                               for s, r in sweep]))
 
     k = min(np.arange(1.0, 8.01, 0.1), key=mape)
@@ -236,7 +244,8 @@ def print_nccl(system: str = "h200x2") -> None:
         print(f"\nprotocol NCCL picked vs the model's choice: {same}/{len(rows)} sizes agree")
         for r in rows:
             flag = "" if r["nccl_protocol"] == r["model_protocol"] else "  DIFFERS"
-            print(f"  {r['op']:13s} {r['bytes']:>11d}  NCCL {r['nccl_protocol']:6s} {r['nccl_channels']:2d} ch"
+            print(f"  {r['op']:13s} {r['bytes']:>11d}  NCCL {r['nccl_protocol']:6s} "
+                  f"{r['nccl_channels']:2d} ch"
                   f"   model {r['model_protocol']:6s} {r['model_channels']:2d} ch{flag}")
 
 
@@ -254,7 +263,8 @@ def fit() -> None:
         wire = sizes + np.ceil(sizes / spec.max_payload_bytes) * spec.overhead_bytes
         return np.maximum(issue, lat + wire / (spec.raw_bytes_per_s * eff))
 
-    best = min((sum(np.sum(np.log(curve(pcie, lat, eff, iss, n) / m) ** 2) for m in meas), lat, eff, iss)
+    best = min((sum(np.sum(np.log(curve(pcie, lat, eff, iss, n) / m) ** 2) for m in meas),
+                lat, eff, iss)
                 for lat in np.arange(1e-6, 5e-6, 0.1e-6) for eff in np.arange(0.90, 1.0, 0.002)
                 for iss in np.arange(3e-6, 6e-6, 0.1e-6))
     _, lat, eff, iss = best
@@ -262,8 +272,9 @@ def fit() -> None:
           f"efficiency {eff:.3f}, issue_s {iss * 1e6:.2f} us")
     bp = pcie.raw_bytes_per_s * eff
     wire = lambda x: x + np.ceil(x / pcie.max_payload_bytes) * pcie.overhead_bytes  # noqa: E731
-    best = min((np.sum(np.log((h + n / bm + np.minimum(n, c) / (p / (lat + wire(p) / bp))) / pg) ** 2),
-                 h, bm, c, p)
+    best = min((np.sum(np.log((h + n / bm + np.minimum(n, c) / (p / (lat + wire(p) / bp))) / pg)
+                       ** 2),
+                h, bm, c, p)
                 for h in np.arange(4e-6, 14e-6, 0.25e-6) for bm in np.arange(14e9, 20e9, 0.1e9)
                 for c in [2**k for k in range(19, 25)] + [3 * MIB, 6 * MIB, 12 * MIB]
                 for p in [2**k for k in range(14, 22)])
@@ -325,7 +336,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--fit", action="store_true", help="refit the calibrated copy constants")
     parser.add_argument("--fit-nccl", action="store_true",
-                        help="refit the nccl collective model's 3 constants from the forced-protocol runs")
+                        help="refit the nccl collective model's 3 constants from the "
+                             "forced-protocol runs")
     args = parser.parse_args(argv)
     if args.fit:
         fit()

@@ -86,7 +86,8 @@ def evaluate(data: dict) -> list[dict]:
                          "measured_s": case[mode]["median_s"], "model_s": run.step_s,
                          "model_kernels": model_classes(run),
                          "profile_kernels": dict(collections.Counter(
-                             kernel_class(k[0]) for k in case.get("profile", {}).get("kernels", [])))})
+                             kernel_class(k[0])
+                             for k in case.get("profile", {}).get("kernels", [])))})
     return rows
 
 

@@ -229,7 +229,8 @@ def fit(max_requests: int | None) -> float:
     for us in (0, 250, 500, 1000, 1500, 2000, 3000, 4000):
         rows = score(cases, max_requests=max_requests,
                      overrides={"step_overhead_s": us * 1e-6}, verbose=False)
-        errs = [r["throughput_error_pct"] for r in rows if r.get("throughput_error_pct") is not None]
+        errs = [r["throughput_error_pct"] for r in rows
+                if r.get("throughput_error_pct") is not None]
         if len(errs) < len(cases):
             raise SystemExit(f"fit: {len(cases) - len(errs)} calibration cases did not run")
         m = mape(errs)

@@ -209,7 +209,8 @@ def main(argv: list[str] | None = None) -> int:
         c = r["captured_s"]
         if c is not None:
             print(f"  {r['case']:<26} captured {c * 1e3:8.3f} ms  trace replay "
-                  f"{r['modelled']['step_s'] * 1e3:8.3f} ms  ({(r['modelled']['step_s'] / c - 1) * 100:+.1f}%)")
+                  f"{r['modelled']['step_s'] * 1e3:8.3f} ms  "
+                  f"({(r['modelled']['step_s'] / c - 1) * 100:+.1f}%)")
     print("\npredictions (host modelled, eager), no measurement:")
     for r in rows:
         print(f"  {r['case']:<26} " + "  ".join(f"{g} {r[g] * 1e3:8.3f} ms" for g in OTHER_GPUS)

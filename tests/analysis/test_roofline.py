@@ -104,7 +104,8 @@ def test_hierarchical_bound_takes_the_lowest_roof():
         rl.Roof(level="dram", bandwidth_bytes_per_s=1.0)))
     assert rl.hierarchical_bound(r, 100.0, {"sram": 50.0, "dram": 2.0}) == (20.0, "sram")
     assert rl.hierarchical_bound(r, 100.0, {"sram": 1.0, "dram": 1.0}) == (100.0, "compute")
-    assert rl.hierarchical_bound(r, 100.0, {"sram": 1.0, "dram": float("nan")}) == (100.0, "compute")
+    assert (rl.hierarchical_bound(r, 100.0, {"sram": 1.0, "dram": float("nan")})
+            == (100.0, "compute"))
 
 
 def test_advice_bands_follow_table_14():

@@ -176,8 +176,10 @@ def test_scaling_treats_logic_sram_wires_and_offchip_differently():
     assert ScalingRule().factor("dram", 0.1, 0.5) == 1.0
 
 
-@pytest.mark.parametrize("name, node, volts", [("scaled_7nm", 7, 0.75), ("scaled_5nm", 5, 0.70),
-                                               ("scaled_12nm", 12, 0.80), ("scaled_28nm", 28, 0.90)])
+@pytest.mark.parametrize("name, node, volts", [("scaled_7nm", 7, 0.75),
+                                               ("scaled_5nm", 5, 0.70),
+                                               ("scaled_12nm", 12, 0.80),
+                                               ("scaled_28nm", 28, 0.90)])
 def test_shipped_modern_tables_equal_the_documented_rule(name, node, volts):
     """The YAML files are what scripts/fit/scale_energy_table.py derives (4 significant digits)."""
     derived = scale_table(load_energy_table("horowitz_45nm"), node_nm=node, voltage_v=volts,

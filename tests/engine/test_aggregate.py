@@ -36,10 +36,12 @@ def _counting(fn, lengths):
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(pieces=st.lists(piece, min_size=1, max_size=4), fold_cycles=st.sampled_from([1, 40, 130, 600]),
+@given(pieces=st.lists(piece, min_size=1, max_size=4),
+       fold_cycles=st.sampled_from([1, 40, 130, 600]),
        arrays=st.integers(1, 4), latency=st.sampled_from([0, 7, 300]),
        hint=st.integers(65, 300))
-def test_aggregated_replay_equals_full_replay_and_recurrence(pieces, fold_cycles, arrays, latency, hint):
+def test_aggregated_replay_equals_full_replay_and_recurrence(pieces, fold_cycles, arrays, latency,
+                                                             hint):
     ld, dd = _stream(pieces)
     full = replay_cycles(ld, dd, fold_cycles, arrays, latency)
     agg = replay_aggregated(replay_cycles, ld, dd, fold_cycles, arrays, latency, (hint,))
@@ -87,7 +89,8 @@ def _gemm_plan(m, n, k, rows, bandwidth, sram, count, dataflow):
        dataflow=st.sampled_from(["os", "ws", "is"]),
        bandwidth=st.sampled_from(["1 GB/s", "10 GB/s", "100 GB/s", "10 TB/s"]),
        sram=st.sampled_from(["16 kB", "256 kB", "32 MiB"]))
-def test_aggregated_layer_equals_every_fold_replayed(m, n, k, rows, count, dataflow, bandwidth, sram):
+def test_aggregated_layer_equals_every_fold_replayed(m, n, k, rows, count, dataflow, bandwidth,
+                                                     sram):
     machine, plan = _gemm_plan(m, n, k, rows, bandwidth, sram, count, dataflow)
     agg = run_layer(machine, plan, "event").schedule
     full = run_layer(machine, plan, "event", aggregate=False).schedule

@@ -12,7 +12,8 @@ from accelsim.workload.ops import Conv2d, Gemm
 
 
 @pytest.mark.parametrize("op", [Gemm(name="g", m=300, n=700, k=260),
-                                Conv2d(name="c", c=32, h=28, w=28, k=48, r=3, s=3, pad=1, groups=2)])
+                                Conv2d(name="c", c=32, h=28, w=28, k=48, r=3, s=3, pad=1,
+                                       groups=2)])
 def test_batch_equals_simulate_point_by_point(op):
     rng = np.random.default_rng(7)
     n = 24
@@ -20,7 +21,8 @@ def test_batch_equals_simulate_point_by_point(op):
               "compute.array.cols": rng.integers(4, 130, n),
               "compute.array.count": rng.integers(1, 5, n),
               "memory.sram.capacity_bytes": np.exp(rng.uniform(np.log(4e3), np.log(64e6), n)),
-              "memory.dram.bandwidth_bytes_per_s": np.exp(rng.uniform(np.log(1e9), np.log(2e12), n)),
+              "memory.dram.bandwidth_bytes_per_s": np.exp(rng.uniform(np.log(1e9), np.log(2e12),
+                                                                      n)),
               "dataflow": rng.choice(["os", "ws", "is"], n)}
     machine = load_machine("tpu_v4")
     batch = evaluate_layer_batch(machine, op, points, detail=True)

@@ -27,7 +27,8 @@ dims = st.integers(min_value=1, max_value=700)
        bandwidth=st.sampled_from(["50 MB/s", "1 GB/s", "10 GB/s", "100 GB/s", "10 TB/s"]),
        sram=st.sampled_from(["2 kB", "16 kB", "256 kB", "32 MiB"]),
        latency=st.sampled_from(["0 ns", "50 ns", "1 us"]))
-def test_fast_path_equals_event_replay(m, n, k, rows, cols, count, dataflow, bandwidth, sram, latency):
+def test_fast_path_equals_event_replay(m, n, k, rows, cols, count, dataflow, bandwidth, sram,
+                                       latency):
     machine = load_machine("scalesim_default", {
         "compute.array.rows": rows, "compute.array.cols": cols, "compute.array.count": count,
         "memory.dram.bandwidth_bytes_per_s": bandwidth, "memory.sram.capacity_bytes": sram,

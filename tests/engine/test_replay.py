@@ -52,7 +52,8 @@ def test_prefetch_overlaps_the_next_fold_with_compute():
     # folds 1.. hide under compute, so only the first load is exposed (the prologue).
     load = np.full(4, 100.0)
     drain = np.zeros(4)
-    s = schedule_event(load, drain, fold_cycles=1000, arrays=1, bytes_per_cycle=1.0, latency_cycles=0)
+    s = schedule_event(load, drain, fold_cycles=1000, arrays=1, bytes_per_cycle=1.0,
+                       latency_cycles=0)
     assert s.first_compute == 100
     assert s.stall_cycles == 0
     assert s.end == 100 + 4 * 1000
@@ -61,7 +62,8 @@ def test_prefetch_overlaps_the_next_fold_with_compute():
 def test_double_buffer_limits_prefetch_to_two_folds():
     # loads are slower than compute: fold f+2 can only load once fold f has finished
     load = np.full(6, 1000.0)
-    s = schedule_event(load, np.zeros(6), fold_cycles=10, arrays=1, bytes_per_cycle=1.0, latency_cycles=0)
+    s = schedule_event(load, np.zeros(6), fold_cycles=10, arrays=1, bytes_per_cycle=1.0,
+                       latency_cycles=0)
     assert list(s.load_start[:3]) == [0, 1000, 2000]
     assert s.load_start[2] >= s.compute_end[0]
     assert s.stall_cycles == 5 * 1000 - 5 * 10
@@ -99,4 +101,5 @@ def test_narrow_sram_port_stretches_every_fold():
     # OS on 32x32 needs ~(32 + 32) words per cycle; 8 words/cycle at 1 GHz is 8x too few
     assert p_wide.fold_cycles == p_wide.geometry.fold_cycles
     assert p_narrow.fold_cycles > 5 * p_wide.fold_cycles
-    assert run_layer(narrow, p_narrow).schedule.compute_cycles == p_narrow.fold_cycles * p_narrow.folds
+    assert (run_layer(narrow, p_narrow).schedule.compute_cycles
+            == p_narrow.fold_cycles * p_narrow.folds)

@@ -68,7 +68,8 @@ def spec_cases() -> list[Case]:
     for name, e in exprs.items():
         cases.append(Case("spec", f"constraint.{name}", sw, con(e), ("s.yaml", "constraints[0]")))
     bad = {
-        "grid_billions": (dict(parameters={f"compute.array.{k}": {"start": 1, "stop": 10**6, "step": 1}
+        "grid_billions": (dict(parameters={f"compute.array.{k}": {"start": 1, "stop": 10**6,
+                                                                  "step": 1}
                                            for k in ("rows", "cols")}), "compute.array"),
         "range_step_tiny": (dict(parameters={"compute.array.rows": {"start": 1, "stop": 1e9,
                                                                     "step": 1e-9}}), "rows"),
@@ -111,7 +112,8 @@ def spec_cases() -> list[Case]:
     # evaluators and output paths
     ev = {"hostile_evaluators.py": EVALUATORS}
     for fn in ("wrong_signature", "returns_list", "returns_nan_key", "not_callable"):
-        cases.append(Case("spec", f"evaluator.{fn}", (*sw, "--evaluator", f"hostile_evaluators:{fn}"),
+        cases.append(Case("spec", f"evaluator.{fn}",
+                          (*sw, "--evaluator", f"hostile_evaluators:{fn}"),
                           {**spec(), **ev}, ("--evaluator", fn)))
     cases.append(Case("spec", "out_is_directory", ("sweep", "{d}/s.yaml", "--out", "{d}/o.csv",
                                                    "--workers", "1", "--quiet"),
@@ -158,7 +160,8 @@ def cli_cases() -> list[Case]:
               "compute.array.rows=" + "[" * 300 + "]" * 300, *out), ("--set", "rows")),
             (("run", "scalesim_default", "{d}/w.yaml", "--set",
               "compute.array.rows=&a [*a]", *out), ("--set", "rows")),
-            (("run", "scalesim_default", "{d}/w.yaml", "--dataflow", "xs", *out), ("dataflow", "xs")),
+            (("run", "scalesim_default", "{d}/w.yaml", "--dataflow", "xs", *out),
+             ("dataflow", "xs")),
             (("run", "scalesim_default", "{d}/w.yaml", "--mode", "quantum"), ("--mode",)),
             (("run", "no_such_hw", "{d}/w.yaml"), ("no_such_hw",)),
             (("run", "scalesim_default", "no_such_workload"), ("no_such_workload",)),

@@ -105,7 +105,8 @@ def config_cases() -> list[Case]:
         "energy_table_missing": (_dump(_set(base, "energy.table", "no_such_table")),
                                  ("m.yaml", "energy.table", "no_such_table")),
         "alias_bomb": (BOMB + _dump(base), ("m.yaml", "alias")),
-        "alias_bomb_in_field": ("a: &a [1,1,1,1,1,1,1,1,1,1]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\n"
+        "alias_bomb_in_field": ("a: &a [1,1,1,1,1,1,1,1,1,1]\n"
+                                "b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\n"
                                 "c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\n" + _dump(base)
                                 .replace("rows: 32", "rows: *c"), ("m.yaml",)),
         "deep_flow": (DEEP_FLOW, ("m.yaml",)),
@@ -246,7 +247,8 @@ def model_cases() -> list[Case]:
 
 def topology_cases() -> list[Case]:
     """SCALE-Sim topology CSVs (conv and GEMM forms) with bad cells and structure."""
-    conv_head = "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n"
+    conv_head = ("Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, "
+                 "Num Filter, Strides,\n")
     gemm_head = "Layer, M, N, K,\n"
     run = ("run", "scalesim_default", "{d}/t.csv", "--mode", "analytic", "--out", "{d}/out")
     sc = ("scalesim", "-c", str(ROOT / "configs/scalesim/scale.cfg"), "-t", "{d}/t.csv",
@@ -314,7 +316,8 @@ def onnx_cases() -> list[Case]:
     good = {"m.onnx": _onnx_model("ok")}
     cases = []
     for i, spec in enumerate(["N=nan", "N=-4", "N=0", "N=inf", f"N={HUGE_INT}", "N=1e12", "N=",
-                              "=4", "N=4.5", "N=99999999999", "N=4,M=4", "N=10000000000000000000000"]):
+                              "=4", "N=4.5", "N=99999999999", "N=4,M=4",
+                              "N=10000000000000000000000"]):
         cases.append(Case("onnx", f"dims[{i}]", (*run, "{d}/m.onnx:" + spec, *tail), good,
                           ("m.onnx", spec.partition("=")[0] or "=")))
     cases.append(Case("onnx", "dims_missing", (*run, "{d}/m.onnx", *tail), good, ("m.onnx", "N")))

@@ -120,7 +120,8 @@ def size_cases() -> list[Case]:
                                      "compute.array.rows": {"start": 1, "stop": 10_000, "step": 1}},
         "three_long_lists": {f"compute.array.{k}": list(range(1, 10_001))
                              for k in ("rows", "cols", "word_bytes")},
-        "geometric_and_num": {"memory.sram.capacity_bytes": {"start": 1, "stop": 1e12, "factor": 1.01},
+        "geometric_and_num": {"memory.sram.capacity_bytes": {"start": 1, "stop": 1e12,
+                                                             "factor": 1.01},
                               "compute.array.rows": {"low": 1, "high": 4096, "num": 10_000},
                               "dataflow": ["os", "ws", "is"]},
     }

@@ -66,7 +66,8 @@ def test_check_number_passes_good_values_and_an_allowed_infinity():
 
 
 def test_check_count_names_the_size_before_the_work():
-    with pytest.raises(ConfigError, match="conv1 = '3,000,000 folds': more than the limit of 2 folds"):
+    with pytest.raises(ConfigError,
+                       match="conv1 = '3,000,000 folds': more than the limit of 2 folds"):
         check_count(3e6, 2, file="w.yaml", field="conv1", what="folds")
 
 

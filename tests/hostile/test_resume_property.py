@@ -118,7 +118,8 @@ def test_real_sigint_sigkill_and_garbage_keep_every_point_once(tmp_path):
     """A real ``accelsim sweep`` (CSV store, a sleepy evaluator): SIGINT, then SIGKILL of the
     resumed run, then a garbage tail without a newline; the last resume completes the sweep
     with every point exactly once."""
-    (tmp_path / "w.yaml").write_text("name: w\nops:\n  - {op: gemm, name: g, m: 64, n: 64, k: 64}\n")
+    (tmp_path / "w.yaml").write_text("name: w\nops:\n"
+                                     "  - {op: gemm, name: g, m: 64, n: 64, k: 64}\n")
     (tmp_path / "s.yaml").write_text(yaml.safe_dump({
         "hardware": "scalesim_default", "workload": str(tmp_path / "w.yaml"),
         "parameters": PARAMS}))

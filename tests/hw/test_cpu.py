@@ -111,7 +111,8 @@ def test_unsupported_precision_is_named(spr):
 def test_bad_config_names_the_field():
     import accelsim.config.cpu  # noqa: F401
 
-    data = {"kind": "cpu", "name": "x", "default_precision": "fp32", "compute": {"cores": -4, "clock_hz": "2 GHz"},
+    data = {"kind": "cpu", "name": "x", "default_precision": "fp32",
+            "compute": {"cores": -4, "clock_hz": "2 GHz"},
             "memory": {"l1": {"capacity_bytes": "48 KiB", "bytes_per_cycle_per_core": 128},
                        "l2": {"capacity_bytes": "2 MiB", "bytes_per_cycle_per_core": 64},
                        "l3": {"capacity_bytes": "105 MB", "bytes_per_cycle_per_core": 16},

@@ -25,7 +25,8 @@ def test_each_systolic_strategy_has_its_own_kernel_code():
 @pytest.mark.parametrize("name, stationary, spatial, temporal", [
     ("os", None, ("m", "n"), "k"), ("ws", "weight", ("k", "n"), "m"),
     ("is", "input", ("k", "m"), "n")])
-def test_systolic_strategies_declare_what_stays_and_what_streams(name, stationary, spatial, temporal):
+def test_systolic_strategies_declare_what_stays_and_what_streams(name, stationary, spatial,
+                                                                 temporal):
     s = dataflows.get(name)
     assert (s.stationary, s.spatial, s.temporal) == (stationary, spatial, temporal)
 

@@ -13,7 +13,8 @@ from accelsim.hw import link as hw
 
 
 def pcie(gen, lanes=16, **kw):
-    return build(LinkSpec, {"name": "p", "protocol": "pcie", "generation": gen, "lanes": lanes, **kw})
+    return build(LinkSpec, {"name": "p", "protocol": "pcie", "generation": gen, "lanes": lanes,
+                            **kw})
 
 
 @pytest.mark.parametrize("gen, x16_gb_s", [(3, 15.75), (4, 31.5), (5, 63.0)])

@@ -20,7 +20,8 @@ pytestmark = pytest.mark.slow  # ~2.5 min on 2 cores: CI runs it in its slow pas
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-DRAWS = re.compile(r"\bplt\.(?!close)|\bplot_\w+\(|\.(plot|bar|barh|scatter|loglog|semilogx|semilogy|"
+DRAWS = re.compile(r"\bplt\.(?!close)|\bplot_\w+\(|"
+                   r"\.(plot|bar|barh|scatter|loglog|semilogx|semilogy|"
                    r"imshow|fill_between|hist|step)\(|subplots\(")
 """A code cell that calls one of these draws a figure."""
 OPTIONAL = re.compile(r"^\s*(?:import|from) (torch)\b", re.MULTILINE)

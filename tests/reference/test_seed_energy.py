@@ -108,6 +108,7 @@ def test_dvfs_frame_rate_comes_from_the_simulated_frame_time():
     """A DRAM-bound frame (Eyeriss run weight-stationary, 775 MB/s) barely slows when only the
     array clock halves: the throttled rate is a model result, not fps / 2."""
     got = energy_cases.dvfs(fps=30.0, machine="eyeriss", dataflow="ws")
-    assert got["throttle_fps"] == pytest.approx(30.0 * got["frame_time_s"] / got["throttled_frame_time_s"])
+    assert got["throttle_fps"] == pytest.approx(30.0 * got["frame_time_s"]
+                                                / got["throttled_frame_time_s"])
     assert got["throttle_fps"] > 25.0
     assert got["P_half_f_const_V_ratio"] == pytest.approx(0.5)

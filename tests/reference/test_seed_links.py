@@ -52,7 +52,8 @@ def test_dbuf_transfer_is_hidden_iff_compute_is_at_least_transfer():
     got = reproduce(CASES["DBUF"])
     hidden, exposed = got["hidden"], got["exposed"]
     for r in (hidden, exposed):
-        assert r["overlapped_step_s"] == pytest.approx(max(r["t_compute_s"], r["t_transfer_s"]), rel=1e-9)
+        assert r["overlapped_step_s"] == pytest.approx(max(r["t_compute_s"], r["t_transfer_s"]),
+                                                       rel=1e-9)
         assert r["naive_step_s"] == pytest.approx(r["t_compute_s"] + r["t_transfer_s"], rel=1e-9)
     assert got["hidden_condition"]
     assert exposed["overlapped_step_s"] > exposed["t_compute_s"]

@@ -103,7 +103,8 @@ def test_s002_ckpt_checkpointing_takes_activation_memory_from_n_to_sqrt_n() -> N
     from accelsim.workload.models.transformer import GPT2_SMALL, build_transformer
 
     def acts(layers: int, ckpt: str | None) -> float:
-        g = build_transformer(replace(GPT2_SMALL, layers=layers), batch=1, seq=256, mode="prefill", dtype="bf16")
+        g = build_transformer(replace(GPT2_SMALL, layers=layers), batch=1, seq=256,
+                              mode="prefill", dtype="bf16")
         m = training_memory(g, checkpoint=ckpt)
         return m.activations_bytes
 

@@ -34,7 +34,8 @@ def ctx(tmp_path):
         "sampling": {"method": "random", "samples": 40, "seed": 3},
         "parameters": {"compute.array.rows": {"low": 8, "high": 256},
                        "compute.array.cols": {"low": 8, "high": 256},
-                       "memory.sram.capacity_bytes": {"low": "64 KiB", "high": "64 MiB", "log": True},
+                       "memory.sram.capacity_bytes": {"low": "64 KiB", "high": "64 MiB",
+                                                      "log": True},
                        "dataflow": ["os", "ws", "is"]},
         "metrics": ["total_cycles", "stall_cycles", "dram_bytes", "area_mm2", "area_pe_mm2",
                     "area_sram_mm2"]}, file="<test>")
@@ -98,7 +99,8 @@ def test_energy_chunks_priced_in_one_batch_equal_simulate_point_by_point(tmp_pat
         "sampling": {"method": "random", "samples": 24, "seed": 5},
         "parameters": {"compute.array.rows": {"low": 6, "high": 40},
                        "compute.array.cols": {"low": 6, "high": 40},
-                       "memory.sram.capacity_bytes": {"low": "32 KiB", "high": "4 MiB", "log": True},
+                       "memory.sram.capacity_bytes": {"low": "32 KiB", "high": "4 MiB",
+                                                      "log": True},
                        "dataflow": ["os", "ws", "is", "rs"]},
         "metrics": metrics}, file="<test>")
     c = SweepContext.from_spec(spec)
@@ -172,7 +174,8 @@ def test_single_layer_energy_priced_per_batch_equals_point_by_point(tmp_path, hw
         "sampling": {"method": "random", "samples": 18, "seed": 7},
         "parameters": {"compute.array.rows": {"low": 4, "high": 160},
                        "compute.array.cols": {"low": 4, "high": 160},
-                       "memory.sram.capacity_bytes": {"low": "8 KiB", "high": "32 MiB", "log": True},
+                       "memory.sram.capacity_bytes": {"low": "8 KiB", "high": "32 MiB",
+                                                      "log": True},
                        "dataflow": ["os", "ws", "is"]},
         "metrics": None}, file="<test>")
     c = SweepContext.from_spec(spec)

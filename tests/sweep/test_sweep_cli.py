@@ -1,4 +1,5 @@
-"""``accelsim sweep``: writes the results file; bad input is one line; Ctrl-C leaves a resumable file."""
+"""``accelsim sweep``: writes the results file; bad input is one line; Ctrl-C leaves a resumable
+file."""
 
 from __future__ import annotations
 
@@ -56,7 +57,8 @@ def test_cli_bad_input_is_one_line_and_exit_2(write_spec, tmp_path, capsys):
     assert not out.exists()
     good = write_spec(grid_spec(), name="good.yaml")
     for args, message in [(["--workers", "0"], "--workers = 0: must be within 1.."),
-                          (["--evaluator", "nowhere:f"], "--evaluator = 'nowhere:f': cannot import"),
+                          (["--evaluator", "nowhere:f"],
+                           "--evaluator = 'nowhere:f': cannot import"),
                           (["--resume", "--force"], "choose one of --resume and --force")]:
         assert main(["sweep", str(good), "--out", str(out), *args]) == 2
         assert message in capsys.readouterr().err
@@ -68,7 +70,8 @@ def test_cli_scheduler_without_a_cluster_is_one_line(write_spec, tmp_path, capsy
     spec = write_spec(grid_spec())
     out = tmp_path / "r.parquet"
     with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
-        assert main(["sweep", str(spec), "--out", str(out), "--scheduler", "tcp://127.0.0.1:9"]) == 2
+        assert main(["sweep", str(spec), "--out", str(out),
+                     "--scheduler", "tcp://127.0.0.1:9"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("accelsim: error: cannot reach the Dask scheduler at tcp://127.0.0.1:9")
     assert err.count("\n") == 1 and not out.exists()
@@ -105,7 +108,8 @@ def test_ctrl_c_leaves_a_valid_resumable_file(write_spec, tmp_path):
     resumed = subprocess.run(cmd + ["--resume", "--quiet"], env=env, capture_output=True,
                              text=True, timeout=120)
     assert resumed.returncode == 0, resumed.stderr
-    assert f"{total - len(partial)} points evaluated ({len(partial)} already done)" in resumed.stderr
+    assert (f"{total - len(partial)} points evaluated ({len(partial)} already done)"
+            in resumed.stderr)
     df = read_results(out)
     ctx = SweepContext.from_spec(spec)
     assert len(df) == total and set(df["point_id"]) == {ctx.point_id(p) for p in spec.points()}

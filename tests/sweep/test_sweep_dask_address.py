@@ -60,8 +60,9 @@ BAD = {
 }
 
 
-@pytest.mark.parametrize("address", GOOD,  # ids without this process's PID: pytest-xdist's
-                         ids=[a.replace(f"/{os.getpid()}/", "/PID/") for a in GOOD])  # workers collect alike
+# ids without this process's PID: pytest-xdist's workers collect alike
+@pytest.mark.parametrize("address", GOOD,
+                         ids=[a.replace(f"/{os.getpid()}/", "/PID/") for a in GOOD])
 def test_well_formed_addresses_pass(address):
     assert check_address(address) == GOOD[address]
 

@@ -93,7 +93,8 @@ def test_unsupported_points_become_error_rows_and_count_as_done(write_spec, tmp_
 def test_an_unknown_metric_fails_before_any_file_is_written(write_spec, tmp_path):
     spec = load_spec(write_spec(grid_spec(metrics=["cycles", "joules"])))
     out = tmp_path / "r.parquet"
-    with pytest.raises(ConfigError, match=r"metrics = 'joules': unknown metric \(known: area, cycles\)"):
+    with pytest.raises(ConfigError,
+                       match=r"metrics = 'joules': unknown metric \(known: area, cycles\)"):
         run_sweep(spec, out, evaluator=fast_eval, progress=False)
     assert not out.exists()
 

@@ -89,11 +89,13 @@ def test_relative_paths_are_found_next_to_the_spec(write_spec, tmp_path, monkeyp
 
 
 @pytest.mark.parametrize("parameters, constraints, match", [
-    ({"compute.array.rowz": [8]}, None, r"parameters\.compute\.array\.rowz = 8: .*did you mean 'rows'"),
+    ({"compute.array.rowz": [8]}, None,
+     r"parameters\.compute\.array\.rowz = 8: .*did you mean 'rows'"),
     ({"compute.arrays.rows": [8]}, None, "path names no section"),
     ({"compute.array": [8]}, None, "parameters.compute.array"),
     ({"compute.array.rows": []}, None, "empty list"),
-    ({"compute.array.rows": {"start": 64, "stop": 8, "step": 8}}, None, r"empty range \(start > stop\)"),
+    ({"compute.array.rows": {"start": 64, "stop": 8, "step": 8}}, None,
+     r"empty range \(start > stop\)"),
     ({"compute.array.rows": {"low": 9, "high": 1}}, None, "empty range"),
     ({"compute.array.rows": [0, 8]}, None, "must be > 0"),
     ({"memory.sram.capacity_bytes": ["4 furlongs"]}, None, "capacity_bytes"),
@@ -119,7 +121,8 @@ def test_bad_input_is_one_clear_error_before_any_work(write_spec, parameters, co
     ({"metric": ["x"]}, "unknown key"),
     ({"hardware": "tpu_v9"}, "tpu_v9"),
     ({"workload": "resnet5000"}, "resnet5000"),
-    ({"parameters": {"compute.array.rows": {"low": 8, "high": 64}}}, "grid sampling needs discrete"),
+    ({"parameters": {"compute.array.rows": {"low": 8, "high": 64}}},
+     "grid sampling needs discrete"),
 ])
 def test_bad_spec_fields(write_spec, extra, match):
     with pytest.raises(ConfigError, match=match):

@@ -165,7 +165,8 @@ def test_config_cases_follow_the_config(monkeypatch, case_id, field, value):
 
     real = registry.load_machine
     monkeypatch.setattr(registry, "load_machine",
-                        lambda name, overrides=None: real(name, {**(overrides or {}), field: value}))
+                        lambda name, overrides=None: real(name,
+                                                          {**(overrides or {}), field: value}))
     assert not suite.run_case(case_id).passed
 
 

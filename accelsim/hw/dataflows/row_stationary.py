@@ -225,7 +225,8 @@ def cost(hw: RsHardware, shape: ConvShape, mp: RsMapping) -> RsCost | None:
 
 
 def _divisor_steps(total: int, limit: int) -> list[int]:
-    """Balanced block sizes ``ceil(total / k) <= limit``, one per block count ``k``, largest first."""
+    """Balanced block sizes ``ceil(total / k) <= limit``, one per block count ``k``, largest
+    first."""
     return sorted({math.ceil(total / k) for k in range(1, total + 1)
                    if math.ceil(total / k) <= limit}, reverse=True)
 

@@ -15,10 +15,10 @@ K and V are read once per K/V head.
 
 Split-KV ("flash-decoding"): when one query block per head leaves SMs idle (fewer CTAs than
 SMs, as in decode at small batch) and the sequence has at least the stack's
-``attention.split_kv_min_blocks`` K/V blocks (run 9: 512 keys are not split), the K/V sequence of each head is split over
-``sm_count // CTAs`` CTAs (at most one per K/V block), each writing an FP32 partial output and
-its log-sum-exp, and a second kernel combines the partials (PyTorch's SDPA on the H200 runs
-cuDNN's ``sdpa_..._flash_fprop`` plus ``lean_reduction_kernel`` exactly in those cases:
+``attention.split_kv_min_blocks`` K/V blocks (run 9: 512 keys are not split), the K/V sequence of
+each head is split over ``sm_count // CTAs`` CTAs (at most one per K/V block), each writing an FP32
+partial output and its log-sum-exp, and a second kernel combines the partials (PyTorch's SDPA on the
+H200 runs cuDNN's ``sdpa_..._flash_fprop`` plus ``lean_reduction_kernel`` exactly in those cases:
 Llama-3-8B decode at batch 1 from 2048 keys and batch 4, not at batch >= 16; h200_e2e.json
 profiles).
 

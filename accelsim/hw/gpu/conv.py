@@ -4,21 +4,29 @@ first, then its kernels.
 Families (:func:`conv_family`; kernel names as the H200 profiles show them,
 ``scripts/data/h200_e2e.json``):
 
-========================  ========================================================  ==========
-family                    when                                                      kernels
-========================  ========================================================  ==========
-``gemm_1x1``              1x1, stride 1, no padding, ungrouped: a plain GEMM with   ``nvjet_sm90_*``
-                          ``M = N H W``, ``N = K``, ``K = C`` (no im2col)
-``implicit_gemm``         other ungrouped convs (3x3, strided, 7x7 with C aligned)  ``sm90_xmma_fprop_implicit_gemm``
-``winograd``              instead of ``implicit_gemm`` where a stack rule applies   ``*_winograd_*`` (one kernel)
-                          (``conv.fprop_algorithms``; Volta fp32 3x3 stride 1)
-                          and it is predicted faster: :mod:`~accelsim.hw.gpu.winograd`
-``winograd_nonfused``     the same, four kernels (transforms apart)                 transforms + batched SGEMM
-``tiny_c_direct``         ``C x element < 16 B`` (the C = 3 stem), when faster      ``convolve_common_engine_float_NHWC``
-``tiny_c_padded``         the same, when faster: pad C to 16 B, then implicit GEMM  ``nhwcAddPaddingKernel`` x2 + ``*fprop*``
-``depthwise``             ``groups == C`` (K a multiple of C)                       ``conv2d_c1_k1_nhwc``
-``grouped``               ``1 < groups < C``                                        ``xmma_fprop_implicit_gemm_*_g16``
-========================  ========================================================  ==========
+=====================  ======================================  =====================================
+family                 when                                    kernels
+=====================  ======================================  =====================================
+``gemm_1x1``           1x1, stride 1, no padding, ungrouped:   ``nvjet_sm90_*``
+                       a plain GEMM with ``M = N H W``,
+                       ``N = K``, ``K = C`` (no im2col)
+``implicit_gemm``      other ungrouped convs (3x3, strided,    ``sm90_xmma_fprop_implicit_gemm``
+                       7x7 with C aligned)
+``winograd``           instead of ``implicit_gemm`` where a    ``*_winograd_*`` (one kernel)
+                       stack rule applies
+                       (``conv.fprop_algorithms``; Volta fp32
+                       3x3 stride 1) and it is predicted
+                       faster:
+                       :mod:`~accelsim.hw.gpu.winograd`
+``winograd_nonfused``  the same, four kernels (transforms      transforms + batched SGEMM
+                       apart)
+``tiny_c_direct``      ``C x element < 16 B`` (the C = 3       ``convolve_common_engine_float_NHWC``
+                       stem), when faster
+``tiny_c_padded``      the same, when faster: pad C to 16 B,   ``nhwcAddPaddingKernel`` x2 +
+                       then implicit GEMM                      ``*fprop*``
+``depthwise``          ``groups == C`` (K a multiple of C)     ``conv2d_c1_k1_nhwc``
+``grouped``            ``1 < groups < C``                      ``xmma_fprop_implicit_gemm_*_g16``
+=====================  ======================================  =====================================
 
 The implicit GEMM has ``M = N Ho Wo``, ``N = K``, ``K = C R S``: its CTAs gather their im2col
 tiles from L2 (the GEMM model's per-CTA operand traffic), HBM sees the input, the filters and
@@ -27,10 +35,10 @@ does not split K (``segment_k_off``): the tile is chosen among the stack's
 ``conv.implicit_gemm_tiles`` (``configs/software/<stack>.yaml``).
 Like the library's heuristics, the tiny-C stem takes whichever of its two families is
 predicted faster, and so does a convolution that a Winograd rule of the stack covers
-(implicit GEMM or each Winograd variant). Every kernel pays ``host.launch_s`` (launch and completion, as every GPU
-kernel of the model); every CTA of cuDNN's non-persistent implicit GEMMs adds its tile's
-prologue and epilogue (``conv.tile_fixed_s``), which cuBLAS's persistent 1x1 GEMM (one CTA
-per SM) pays once and otherwise overlaps with the next tile.
+(implicit GEMM or each Winograd variant). Every kernel pays ``host.launch_s`` (launch and
+completion, as every GPU kernel of the model); every CTA of cuDNN's non-persistent implicit GEMMs
+adds its tile's prologue and epilogue (``conv.tile_fixed_s``), which cuBLAS's persistent 1x1 GEMM
+(one CTA per SM) pays once and otherwise overlaps with the next tile.
 
 Not modelled: the ``Memset`` (workspace clear, <= 1 us) cuDNN sometimes launches before an
 implicit GEMM (the padded stem's clears are modelled), and cuDNN's choice of an Ampere
@@ -96,7 +104,8 @@ def conv_family(op: Conv2d, precision: str) -> str:
 
 def plan_conv2d(m: GpuMachine, op: Conv2d, precision: str) -> ConvPlan:
     """Kernels of one NHWC convolution at ``precision`` (see the module docstring). They pay
-    ``host.launch_s`` but not ``host.kernel_tail_s`` (:func:`~accelsim.hw.gpu.kernel.without_tail`)."""
+    ``host.launch_s`` but not ``host.kernel_tail_s``
+    (:func:`~accelsim.hw.gpu.kernel.without_tail`)."""
     plan = _plan(m, op, precision)
     return ConvPlan(**{**_fields(plan),
                        "kernels": tuple(without_tail(k, m) for k in plan.kernels)})

@@ -36,9 +36,9 @@ How a library (cuBLAS / CUTLASS) runs ``C[M,N] = A[M,K] @ B[K,N]`` and what this
   ``2t`` words per k from shared memory for the ``t x t`` outputs each thread holds, so small
   tiles are shared-memory bound.
 * **Traffic**: per CTA, the A and B tiles from L2 (halved for the operand shared by a
-  cluster through TMA multicast, the stack's ``gemm.multicast_ctas``) and the C tile back; HBM sees each operand
-  once (more if the per-wave panels do not fit in L2), scaled by the L2 miss fraction of the
-  op's footprint (``accelsim.hw.gpu.memory.l2_hit_fraction``), in which the input operands
+  cluster through TMA multicast, the stack's ``gemm.multicast_ctas``) and the C tile back; HBM sees
+  each operand once (more if the per-wave panels do not fit in L2), scaled by the L2 miss fraction
+  of the op's footprint (``accelsim.hw.gpu.memory.l2_hit_fraction``), in which the input operands
   count ``compute.gemm_l2_operand_copies`` times (a two-partition L2 caches a line read by
   SMs on both sides in both halves: a batched ``bmm`` of 50-59 MB runs at HBM speed).
 * **Prologue / epilogue**: the kernel waits one HBM round trip before its first MMA; later
