@@ -55,7 +55,7 @@ from harness import (  # noqa: E402
     profile_kernels,
     profile_timeline,
     repeat,
-    say,  # noqa: E402
+    say,
     sync,
     time_op,
     time_steps,

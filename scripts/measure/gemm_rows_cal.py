@@ -49,9 +49,9 @@ from harness import (  # noqa: E402
     graph_of,
     profile_kernels,
     repeat,
-    say,  # noqa: E402
+    say,
     time_steps,
-    timed,  # noqa: E402
+    timed,
 )
 from heldout_ops_links import gemm, gemm_call  # noqa: E402
 

@@ -35,11 +35,8 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
-from harness import back_to_back_ms as eager_ms  # noqa: E402, F401 - the held-out name
-from harness import (
-    say,  # noqa: E402
-    timed,  # noqa: E402
-)
+from harness import back_to_back_ms as eager_ms  # noqa: E402 - the held-out name
+from harness import say, timed  # noqa: E402
 
 R: dict = {"sections": {}, "errors": {}, "seconds": {}}
 BUDGET_S = float(os.environ.get("MEASURE_BUDGET_S", "420"))

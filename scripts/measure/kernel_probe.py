@@ -27,10 +27,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
-from harness import (
-    say,  # noqa: E402
-    timed,  # noqa: E402
-)
+from harness import say, timed  # noqa: E402
 from heldout_ops_links import attention_rows, conv_rows, gemm, gemm_call  # noqa: E402
 
 R: dict = {"sections": {}, "errors": {}, "seconds": {}}

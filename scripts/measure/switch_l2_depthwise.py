@@ -36,10 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gemm_rows_cal as ops4  # noqa: E402
 import harness  # noqa: E402
 from gemm_rows_cal import with_kernels  # noqa: E402
-from harness import (
-    say,  # noqa: E402
-    timed,  # noqa: E402
-)
+from harness import say, timed  # noqa: E402
 
 QUICK = os.environ.get("MEASURE_QUICK") == "1"
 R, save = ops4.result_saver(__doc__, "h200_switch_l2_dw_run5.json", indent=1)
