@@ -110,3 +110,21 @@ def test_host_clock_timings_on_cpu():
     assert 0 <= issue <= drained
     out = h.time_steps(lambda: None, 3)
     assert out["steps"] == 3 and out["min_s"] <= out["median_s"]
+
+
+def test_profiling_helpers_run_on_cpu():
+    """The profiler paths run where there is no GPU: no kernels, the host's aten ops seen."""
+    import torch
+
+    h = _module("harness")
+    a = torch.randn(8, 8)
+    fn = lambda: torch.relu(a @ a)  # noqa: E731
+    prof = h.profile_kernels(fn)
+    assert prof["kernels"] == [] and prof["top_level_aten_ops"] >= 2
+    assert h.kernel_args(fn, ("grid",)) == [] and h.kernel_events(fn) == []
+    events = h.trace_events(h.profile_call(fn, calls=2)[0])
+    assert any("aten::relu" in e.get("name", "") for e in events)
+    timeline = h.profile_timeline(fn)
+    assert timeline["kernels"] == [] and any(r[0] == "aten::relu" for r in timeline["cpu"])
+    out = h.time_op(fn, 5)
+    assert out["eager_s"] > 0 and out["kernels"] == []
