@@ -35,12 +35,10 @@ is (CPU: float32), two rounds: a smoke test of the script, not a measurement.
 """
 
 import collections
-import gzip
 import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 import traceback
 
@@ -50,11 +48,13 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import e2e as me  # noqa: E402
+import harness  # noqa: E402
 import plain  # noqa: E402
 import torch  # noqa: E402
+from harness import say  # noqa: E402
 
 QUICK = os.environ.get("MEASURE_QUICK") == "1"
-CUDA = torch.cuda.is_available()
+CUDA = harness.has_cuda()
 DEV = "cuda" if CUDA else "cpu"
 DT = "bf16" if CUDA else "fp32"
 OUTNAME = "h200_compiled_programs_run13.json"
@@ -85,22 +85,13 @@ if SELECT:  # a subset (names or programs): several invocations fill one file
     CASES = [c for c in CASES if c[0] in SELECT or c[1] in SELECT]
 
 
-sync = me.sync
+sync = harness.sync
+allow_recompiles = me.allow_recompiles
 
 
 def step_times(fn, steps: int, warm: int = 1) -> list[float]:
-    """Seconds of each of ``steps`` calls of ``fn`` (:func:`e2e.step_seconds`)."""
-    return me.step_seconds(fn, steps, warm)
-
-
-def allow_recompiles(limit: int = 64) -> None:
-    """One static graph per case: Dynamo's default cache of 8 graphs per code object would
-    fall back to eager once several shapes share ``forward``."""
-    import torch._dynamo
-
-    for knob in ("cache_size_limit", "recompile_limit"):
-        if hasattr(torch._dynamo.config, knob):
-            setattr(torch._dynamo.config, knob, limit)
+    """Seconds of each of ``steps`` calls of ``fn`` (:func:`harness.step_seconds`)."""
+    return harness.step_seconds(fn, steps, warm)
 
 
 def dynamo_counts() -> dict:
@@ -140,18 +131,17 @@ def build_cases() -> list[tuple[dict, object, object]]:
                 rec["graph_breaks"] = after["graph_breaks"] - before["graph_breaks"]
                 rec["graphs"] = after["unique_graphs"] - before["unique_graphs"]
                 out.append((rec, eager, comp))
-                print(name, f"compiled in {rec['compile_s']:.1f} s, {rec['graphs']} graph(s), "
-                      f"{rec['graph_breaks']} break(s)", flush=True)
+                say(name, f"compiled in {rec['compile_s']:.1f} s, {rec['graphs']} graph(s), "
+                    f"{rec['graph_breaks']} break(s)")
             except Exception:  # noqa: BLE001
                 rec["error"] = traceback.format_exc()[-1200:]
                 out.append((rec, None, None))
-                print("ERROR", name, rec["error"], flush=True)
+                say("ERROR", name, rec["error"])
     return out
 
 
 def write(doc: dict, out: str) -> None:
-    with open(os.path.join(out, OUTNAME), "w") as fh:
-        json.dump(doc, fh, indent=1)
+    harness.write_json(os.path.join(out, OUTNAME), doc)
 
 
 def header() -> dict:
@@ -196,30 +186,15 @@ def timing(out: str) -> None:
         for mode in ("eager", "compiled"):
             rec[f"{mode}_s"] = statistics.median(times[mode])
             rec[f"{mode}_all_s"] = [round(t, 7) for t in times[mode]]
-        print(rec["case"], f"eager {rec['eager_s'] * 1e3:.3f} ms  compiled "
-              f"{rec['compiled_s'] * 1e3:.3f} ms", flush=True)
+        say(rec["case"], f"eager {rec['eager_s'] * 1e3:.3f} ms  compiled "
+            f"{rec['compiled_s'] * 1e3:.3f} ms")
     write(doc, out)
 
 
 def kernels_of(fn) -> dict:
     """The GPU kernels of one profiled call of ``fn``: count, count per name, and the memsets
     and memory copies apart (from the exported Chrome trace's categories)."""
-    from torch.profiler import ProfilerActivity, profile
-
-    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if CUDA else [])
-    fn()
-    sync()
-    with profile(activities=acts) as prof:
-        fn()
-        sync()
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "trace.json")
-        prof.export_chrome_trace(path)
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
-    events = json.loads(raw).get("traceEvents", [])
+    events = harness.trace_events(harness.profile_call(fn)[0])
     names = collections.Counter(e["name"] for e in events if e.get("cat") == "kernel")
     other = collections.Counter(e.get("cat") for e in events
                                 if e.get("cat") in ("gpu_memset", "gpu_memcpy"))
@@ -244,28 +219,27 @@ def profiling(out: str) -> None:
             try:
                 target["compiled_kernels"] = kernels_of(comp)
                 target["eager_kernels"] = kernels_of(eager)
-                print(rec["case"], f"kernels compiled {target['compiled_kernels']['count']} "
-                      f"(triton {target['compiled_kernels']['triton']}) eager "
-                      f"{target['eager_kernels']['count']}", flush=True)
+                say(rec["case"], f"kernels compiled {target['compiled_kernels']['count']} "
+                    f"(triton {target['compiled_kernels']['triton']}) eager "
+                    f"{target['eager_kernels']['count']}")
             except Exception:  # noqa: BLE001
                 target["profile_error"] = traceback.format_exc()[-1200:]
-                print("ERROR", rec["case"], target["profile_error"], flush=True)
+                say("ERROR", rec["case"], target["profile_error"])
             write(doc, out)
     doc["profiled"] = True
     write(doc, out)
 
 
-def main(argv: list[str]) -> int:
-    args = [a for a in argv if not a.startswith("--")]
-    out = args[0] if args else os.environ.get("OUT", ".")
-    os.makedirs(out, exist_ok=True)
-    if "--profile" in argv:
-        profiling(out)
+def main(argv: list[str] | None = None) -> int:
+    args = harness.cli(__doc__, argv, flags=[(
+        "--profile", "profile one compiled and one eager step per case (a second process)")])
+    torch.manual_seed(0)
+    if args.profile:
+        profiling(harness.OUT)
     else:
-        timing(out)
+        timing(harness.OUT)
     return 0
 
 
 if __name__ == "__main__":
-    torch.manual_seed(0)
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

@@ -47,7 +47,20 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-OUTDIR = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("OUT", ".")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import (  # noqa: E402
+    event_time_s,
+    graph_of,
+    profile_kernels,
+    profile_timeline,
+    repeat,
+    say,
+    sync,
+    time_op,
+    time_steps,
+)
+
 BUDGET_S = float(os.environ.get("MEASURE_BUDGET_S", "480"))
 QUICK = os.environ.get("MEASURE_QUICK") == "1"  # tiny shapes, CPU-safe smoke test
 SECTIONS = os.environ.get("MEASURE_SECTIONS", "host,models,ops,compiled").split(",")
@@ -143,8 +156,8 @@ in scripts/data/REGISTRY.yaml before it was measured: all of it is held out, sco
 session's frozen model. ``MEASURE_SET=run14 MEASURE_SECTIONS=models,hf MEASURE_ROUNDS=4
 MEASURE_OUTNAME=h200_e2e_run14.json``."""
 SHAPES = SHAPES[SHAPE_SET]
-T0 = time.time()
-DEV = "cuda" if torch.cuda.is_available() else "cpu"
+T0 = harness.STARTED
+DEV = "cuda" if harness.has_cuda() else "cpu"
 CUDA = DEV == "cuda"
 DT = torch.bfloat16 if CUDA else torch.float32
 RESULT: dict = {"about": __doc__.split("\n\n")[0], "errors": {}, "host": {}, "models": [],
@@ -157,116 +170,7 @@ def left() -> float:
 
 def save() -> None:
     RESULT["elapsed_s"] = time.time() - T0
-    with open(os.path.join(OUTDIR, OUTNAME), "w") as f:
-        json.dump(RESULT, f, indent=1)
-
-
-def sync() -> None:
-    if CUDA:
-        torch.cuda.synchronize()
-
-
-# ----------------------------------------------------------------------------- timing
-def step_seconds(fn, steps: int, warm: int = 2) -> list[float]:
-    """Wall seconds of each of ``steps`` calls of ``fn`` after ``warm`` calls, a synchronise
-    before and after each (as ``generate`` runs); no profiler involved."""
-    for _ in range(warm):
-        fn()
-    sync()
-    ts = []
-    for _ in range(steps):
-        sync()
-        t = time.perf_counter()
-        fn()
-        sync()
-        ts.append(time.perf_counter() - t)
-    return ts
-
-
-def time_steps(fn, steps: int, warm: int = 2) -> dict:
-    """Per-step wall time with a synchronise after each step (:func:`step_seconds`)."""
-    ts = step_seconds(fn, steps, warm)
-    return {"median_s": statistics.median(ts), "min_s": min(ts), "steps": steps,
-            "all_s": [round(t, 7) for t in ts]}
-
-
-def event_time_s(fn, calls: int = 1) -> float:
-    """GPU-side seconds of ``fn()`` between two CUDA events, divided by ``calls``."""
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    fn()
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) / 1e3 / calls
-
-
-def repeat(fn, n: int):
-    """A callable running ``fn`` ``n`` times."""
-    def run():
-        for _ in range(n):
-            fn()
-    return run
-
-
-def graph_of(fn):
-    """Capture ``fn`` into a CUDA graph; returns the replay callable."""
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(2):
-            fn()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        fn()
-    return g.replay
-
-
-def profiled_events(fn) -> list:
-    """``torch.profiler`` events (CPU and CUDA) of one call of ``fn``, after one warm call."""
-    from torch.profiler import ProfilerActivity, profile
-
-    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if CUDA else [])
-    fn()
-    sync()
-    with profile(activities=acts) as prof:
-        fn()
-        sync()
-    return list(prof.events())
-
-
-def profile_kernels(fn) -> dict:
-    """GPU kernels (name, duration) and CPU aten-op count of one call of ``fn``."""
-    kernels, aten = [], 0
-    for e in profiled_events(fn):
-        dev = str(getattr(e, "device_type", ""))
-        if "CUDA" in dev and not e.name.startswith(("cudaLaunch", "cudaGraph")):
-            kernels.append([e.name[:160], round(e.time_range.elapsed_us(), 3)])
-        elif e.name.startswith("aten::") and getattr(e, "cpu_parent", None) is None:
-            aten += 1
-    return {"kernels": kernels, "top_level_aten_ops": aten,
-            "kernel_sum_us": round(sum(k[1] for k in kernels), 2)}
-
-
-def profile_timeline(fn, max_events: int = 20000) -> dict:
-    """One profiled call of ``fn`` as two timelines (start and duration in us from the first
-    event): GPU ``kernels`` and host ``cpu`` events (name, start, duration, depth 0 = top
-    level), so host issue and GPU work can be laid side by side."""
-    evs = profiled_events(fn)
-    t0 = min(e.time_range.start for e in evs) if evs else 0
-    kernels, cpu = [], []
-    for e in evs:
-        row = [e.name[:120], round(e.time_range.start - t0, 3), round(e.time_range.elapsed_us(), 3)]
-        if "CUDA" in str(getattr(e, "device_type", "")):
-            kernels.append(row)
-        elif len(cpu) < max_events:
-            depth, parent = 0, getattr(e, "cpu_parent", None)
-            while parent is not None and depth < 8:
-                depth, parent = depth + 1, getattr(parent, "cpu_parent", None)
-            cpu.append(row + [depth])
-    kernels.sort(key=lambda r: r[1])
-    cpu.sort(key=lambda r: r[1])
-    return {"kernels": kernels, "cpu": cpu}
+    harness.write_json(OUTNAME, RESULT)
 
 
 def measure_compiled_profile() -> None:
@@ -290,7 +194,7 @@ def measure_compiled_profile() -> None:
             rec = {"model": name, "mode": "decode", "batch": batch, "context": ctx,
                    "block": time_steps(step, 3 if QUICK else 30, warm=3 if QUICK else 12)}
         todo.append((rec, step))
-        print("compiled", name, batch, ctx, f"{rec['block']['median_s'] * 1e3:.3f} ms", flush=True)
+        say("compiled", name, batch, ctx, f"{rec['block']['median_s'] * 1e3:.3f} ms")
     for rec, step in todo:  # profile only after every case is timed
         with torch.inference_mode():
             rec["profile"] = profile_timeline(step)
@@ -334,15 +238,8 @@ def measure_host() -> None:
     }
     per_op = {}
     for name, fn in ops.items():
-        for _ in range(50):
-            fn()
-        sync()
-        t = time.perf_counter()
-        for _ in range(n):
-            fn()
-        issue = (time.perf_counter() - t) / n
-        sync()
-        total = (time.perf_counter() - t) / n
+        harness.warm_up(fn, 50)
+        issue, total = harness.host_calls_s(fn, n)
         per_op[name] = {"issue_s": issue, "issue_plus_drain_s": total}
     RESULT["host"]["eager_op"] = per_op
     # synchronize round trip on an idle device
@@ -360,13 +257,7 @@ def measure_host() -> None:
             st = time_steps(rep, 30, warm=3)
             graphs[str(nk)] = st
             # host issue of the replay alone (no sync)
-            sync()
-            t = time.perf_counter()
-            for _ in range(20):
-                rep()
-            issue = (time.perf_counter() - t) / 20
-            sync()
-            graphs[str(nk)]["replay_issue_s"] = issue
+            graphs[str(nk)]["replay_issue_s"] = harness.host_calls_s(rep, 20)[0]
         RESULT["host"]["graph_tiny_kernels"] = graphs
     save()
 
@@ -412,17 +303,10 @@ def measure_host_classes() -> None:
     res = {k: {"issue_s": [], "event_s": []} for k in calls}
     with torch.inference_mode():
         for fn in calls.values():
-            for _ in range(20):
-                fn()
-        sync()
+            harness.warm_up(fn, 20)
         for _ in range(rounds):
             for name, fn in calls.items():
-                sync()
-                t = time.perf_counter()
-                for _ in range(n):
-                    fn()
-                res[name]["issue_s"].append((time.perf_counter() - t) / n)
-                sync()
+                res[name]["issue_s"].append(harness.host_calls_s(fn, n)[0])
                 if CUDA:
                     res[name]["event_s"].append(event_time_s(repeat(fn, n), n))
     RESULT["host"]["call_classes"] = {
@@ -629,10 +513,10 @@ def run_case(rec: dict, step, steps: int) -> None:
         if PROFILE:
             rec["profile"] = profile_kernels(step)
     RESULT["models"].append(rec)
-    print(f"{rec['model']:<12} {rec['mode']:<8} b={rec['batch']:<4} s={rec['seq']:<5} "
-          f"eager {rec.get('eager', {}).get('median_s', float('nan')) * 1e3:8.3f} ms  graph "
-          f"{rec.get('graph', {}).get('median_s', float('nan')) * 1e3:8.3f} ms  "
-          f"kernels {len(rec.get('profile', {}).get('kernels', []))}  [{time.time() - T0:.0f}s]", flush=True)
+    say(f"{rec['model']:<12} {rec['mode']:<8} b={rec['batch']:<4} s={rec['seq']:<5} "
+        f"eager {rec.get('eager', {}).get('median_s', float('nan')) * 1e3:8.3f} ms  graph "
+        f"{rec.get('graph', {}).get('median_s', float('nan')) * 1e3:8.3f} ms  "
+        f"kernels {len(rec.get('profile', {}).get('kernels', []))}  [{time.time() - T0:.0f}s]")
     save()
 
 
@@ -657,9 +541,9 @@ def flush_eager(min_s: float = 20.0, key: str = "eager", max_rounds: int = 60) -
                         "steps": len(flat), "all_s": flat, "rounds": rounds,
                         "round_medians_s": [statistics.median(b) for b in blocks],
                         "protocol": "interleaved"}
-        print(f"  {key} {rec['model']:<12} {rec['mode']:<8} b={rec['batch']:<4} "
-              f"s={rec['seq']:<5} {rec[key]['median_s'] * 1e3:8.3f} ms  "
-              f"({rounds} rounds, {time.time() - t0:.0f}s)", flush=True)
+        say(f"  {key} {rec['model']:<12} {rec['mode']:<8} b={rec['batch']:<4} "
+            f"s={rec['seq']:<5} {rec[key]['median_s'] * 1e3:8.3f} ms  "
+            f"({rounds} rounds, {time.time() - t0:.0f}s)")
     PENDING.clear()
     save()
 
@@ -683,7 +567,7 @@ def decoder_cases(name: str, model: nn.Module, kv_heads: int, dh: int, decode, p
             del caches
         except Exception as e:  # noqa: BLE001
             RESULT["errors"][f"{name}_decode_{batch}_{ctx}"] = traceback.format_exc()[-800:]
-            print("ERROR", name, batch, ctx, repr(e)[:200], flush=True)
+            say("ERROR", name, batch, ctx, repr(e)[:200])
         torch.cuda.empty_cache() if CUDA else None
     flush_eager()
     for batch, seq in prefill:
@@ -697,7 +581,7 @@ def decoder_cases(name: str, model: nn.Module, kv_heads: int, dh: int, decode, p
                       "context": seq}, step, max(3, steps // 3))
         except Exception as e:  # noqa: BLE001
             RESULT["errors"][f"{name}_prefill_{batch}_{seq}"] = traceback.format_exc()[-800:]
-            print("ERROR", name, batch, seq, repr(e)[:200], flush=True)
+            say("ERROR", name, batch, seq, repr(e)[:200])
         torch.cuda.empty_cache() if CUDA else None
     flush_eager()
 
@@ -825,17 +709,14 @@ def measure_compiled_hf() -> None:
                     with torch.inference_mode():
                         step = step_of(cm, kind, batch, n, n_layers, kv, dh)
                         t = time.perf_counter()
-                        for _ in range(3 if QUICK else 12):
-                            step()
-                        sync()
+                        harness.warm_up(step, 3 if QUICK else 12)
                     rec = {"model": name, "compile_mode": "default", "dynamic": False,
                            "mode": kind, "batch": batch, "context": n,
                            "seq": 1 if kind == "decode" else n,
                            "compile_and_warm_s": time.perf_counter() - t}
                     PENDING.append((rec, step))
                     RESULT["compiled"].append(rec)
-                    print("compiled", name, kind, batch, n, f"{rec['compile_and_warm_s']:.0f}s",
-                          flush=True)
+                    say("compiled", name, kind, batch, n, f"{rec['compile_and_warm_s']:.0f}s")
                 except Exception:  # noqa: BLE001
                     RESULT["errors"][f"compiled_{name}_{kind}_{batch}_{n}"] = \
                         traceback.format_exc()[-800:]
@@ -863,30 +744,6 @@ def measure_hf_models() -> None:
 
 
 # ----------------------------------------------------------------------------- single ops
-def time_op(fn, reps: int) -> dict:
-    """Per-call time as users call an op: eager back to back, and inside a CUDA graph."""
-    out = {}
-    if CUDA:
-        for _ in range(3):
-            fn()
-        torch.cuda.synchronize()
-        out["eager_s"] = statistics.median(event_time_s(repeat(fn, reps), reps)
-                                           for _ in range(5))
-        try:
-            rep = graph_of(repeat(fn, reps))
-            out["graph_s"] = statistics.median(event_time_s(rep, reps) for _ in range(5))
-        except Exception as e:  # noqa: BLE001
-            out["graph_error"] = repr(e)[:200]
-    else:
-        t = time.perf_counter()
-        for _ in range(reps):
-            fn()
-        out["eager_s"] = (time.perf_counter() - t) / reps
-    prof = profile_kernels(fn)
-    out["kernels"] = prof["kernels"]
-    return out
-
-
 def conv_cases():
     # (label, N, C, H, K, R, stride, groups)
     base = [("stem7x7", 3, 224, 64, 7, 2, 1), ("1x1_256_64_56", 256, 56, 64, 1, 1, 1),
@@ -895,7 +752,8 @@ def conv_cases():
             ("3x3_256_14", 256, 14, 256, 3, 1, 1), ("3x3_128_s2_56", 128, 56, 128, 3, 2, 1),
             ("dw3x3_32_112", 32, 112, 32, 3, 1, 32), ("dw3x3_144_56", 144, 56, 144, 3, 1, 144),
             ("dw3x3_960_7", 960, 7, 960, 3, 1, 960), ("dw3x3_s2_96_112", 96, 112, 96, 3, 2, 96),
-            ("grp32_3x3_128_56", 128, 56, 128, 3, 1, 32), ("grp32_3x3_512_14", 512, 14, 512, 3, 1, 32),
+            ("grp32_3x3_128_56", 128, 56, 128, 3, 1, 32),
+            ("grp32_3x3_512_14", 512, 14, 512, 3, 1, 32),
             ("1x1_320_1280_7", 320, 7, 1280, 1, 1, 1)]
     for n in (1, 32):
         for label, c, h, k, r, st, g in base:
@@ -912,7 +770,8 @@ def measure_ops() -> None:
             break
         try:
             with torch.inference_mode():
-                x = torch.randn(n, c, h, h, device=DEV, dtype=DT).to(memory_format=torch.channels_last)
+                x = harness.laid_out(torch.randn(n, c, h, h, device=DEV, dtype=DT),
+                                     "channels_last")
                 conv = nn.Conv2d(c, k, r, stride=st, padding=r // 2, groups=g, bias=False)
                 conv = conv.to(DEV, DT).to(memory_format=torch.channels_last).eval()
                 rec = {"op": "conv2d", "case": label, "n": n, "c": c, "h": h, "k": k, "r": r,
@@ -952,9 +811,10 @@ def measure_ops() -> None:
     # CNN glue kernels
     for n in ((2,) if small else (1, 32)):
         with torch.inference_mode():
-            x = torch.randn(n, 64, 112, 112, device=DEV, dtype=DT).to(memory_format=torch.channels_last)
-            y = torch.randn(n, 256, 56, 56, device=DEV, dtype=DT).to(memory_format=torch.channels_last)
-            z = torch.randn(n, 2048, 7, 7, device=DEV, dtype=DT).to(memory_format=torch.channels_last)
+            cl = "channels_last"
+            x = harness.laid_out(torch.randn(n, 64, 112, 112, device=DEV, dtype=DT), cl)
+            y = harness.laid_out(torch.randn(n, 256, 56, 56, device=DEV, dtype=DT), cl)
+            z = harness.laid_out(torch.randn(n, 2048, 7, 7, device=DEV, dtype=DT), cl)
             bn = nn.BatchNorm2d(64).to(DEV, DT).eval()
             fns = {"batchnorm_64_112": lambda: bn(x), "relu_64_112": lambda: F.relu(x),
                    "relu_inplace_256_56": lambda: F.relu_(y), "add_256_56": lambda: y + y,
@@ -988,7 +848,7 @@ def compiled_cases(name: str, model: nn.Module, n_layers: int, kv: int, dh: int,
                     elif PROFILE_LAST:
                         PROFILE_LATER.append((rec, step))
                 RESULT["compiled"].append(rec)
-                print("compiled", name, kind, batch, n, st["median_s"] * 1e3, "ms", flush=True)
+                say("compiled", name, kind, batch, n, st["median_s"] * 1e3, "ms")
                 save()
             except Exception:  # noqa: BLE001
                 RESULT["errors"][f"compiled_{name}_{kind}_{batch}_{n}"] = \
@@ -1020,26 +880,18 @@ def measure_compiled() -> None:
     save()
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    harness.cli(__doc__, argv)
+    torch.manual_seed(0)
     if CUDA:
-        RESULT["device"] = {"name": torch.cuda.get_device_name(), "torch": torch.__version__,
-                            "cuda": torch.version.cuda}
+        RESULT["device"] = harness.device_info()
     sections = {"host": measure_host, "host_classes": measure_host_classes,
                 "models": measure_models, "ops": measure_ops, "compiled": measure_compiled,
                 "hf": measure_hf_models, "compiled_hf": measure_compiled_hf,
                 "compiled_profile": measure_compiled_profile}
-    for section in [sections[s] for s in SECTIONS]:
-        if left() < 20:
-            break
-        try:
-            section()
-        except Exception:  # noqa: BLE001
-            RESULT["errors"][section.__name__] = traceback.format_exc()[-1500:]
-            print(RESULT["errors"][section.__name__], flush=True)
-        print(f"== {section.__name__} done at {time.time() - T0:.0f}s", flush=True)
-        save()
+    harness.run_sections([(sections[s].__name__, sections[s]) for s in SECTIONS], RESULT, save,
+                   budget_s=BUDGET_S - 20, keep=False)
 
 
 if __name__ == "__main__":
-    torch.manual_seed(0)
     main()

@@ -8,7 +8,7 @@ Run on the device machine (kind ``nvidia-h200``) with the image's python3 (PyTor
 Writes ``$OUT/h200_gemm_rows_run4.json`` (copied to ``scripts/data/``). Every op shape here differs
 from the held-out set of ``scripts/measure/heldout_ops_links.py`` (``h200_heldout.json``): these are
 CALIBRATION data for the kernel families whose held-out error was above 10 %. Timing is the
-held-out set's own (``heldout_ops_links.timed``: CUDA events around calls queued back to back,
+held-out set's own (``harness.timed``: CUDA events around calls queued back to back,
 and the per-call time inside a CUDA graph), with the kernels one call launches
 (``torch.profiler``: name and duration).
 
@@ -25,19 +25,17 @@ Sections:
 * ``small_gemm_cal`` (file ``h200_linear_dw_pool_run4b.json``): ``nn.Linear`` with bias at encoder
   shapes, depthwise 3x3 convs and global average pools at shapes apart from the held-out ones.
 * ``floor_probe``: the per-kernel floor of short kernels under the two graph timings in use
-  (``heldout_ops_links.timed``: a 50-call graph replayed back to back; ``e2e.time_op``: a
+  (``harness.timed``: a 50-call graph replayed back to back; ``harness.time_op``: a
   20-call graph replayed once between events), for independent calls (``a + b``) and for a
   dependent chain (``x = x + b``, each kernel reading the previous one's output).
 """
 
 import gc
-import json
 import os
 import statistics
 import subprocess
 import sys
 import time
-import traceback
 
 import torch
 import torch.nn as nn
@@ -45,23 +43,39 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2e  # noqa: E402
-from heldout_ops_links import gemm, timed  # noqa: E402
+import harness  # noqa: E402
+from harness import (  # noqa: E402
+    event_time_s,
+    graph_of,
+    profile_kernels,
+    repeat,
+    say,
+    time_steps,
+    timed,
+)
+from heldout_ops_links import gemm, gemm_call  # noqa: E402
 
-OUTDIR = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("OUT", ".")
 QUICK = os.environ.get("MEASURE_QUICK") == "1"
-R: dict = {"about": __doc__.split("\n\n")[0], "sections": {}, "errors": {}, "seconds": {}}
-T0 = time.time()
 
 
-def save() -> None:
-    R["elapsed_s"] = round(time.time() - T0, 1)
-    name = os.environ.get("MEASURE_OUTNAME", "h200_gemm_rows_run4.json")
-    with open(os.path.join(OUTDIR, name), "w") as f:
-        json.dump(R, f, indent=1)
+def result_saver(doc: str, default_name: str, indent: int | None = 1) -> tuple[dict, object]:
+    """A fresh result record for a measurement script and the function that writes it to
+    ``$OUT/<MEASURE_OUTNAME or default_name>`` (with the elapsed seconds)."""
+    result: dict = {"about": doc.splitlines()[0], "sections": {}, "errors": {}, "seconds": {}}
+
+    def save_result() -> None:
+        result["elapsed_s"] = round(time.time() - harness.STARTED, 1)
+        harness.write_json(os.environ.get("MEASURE_OUTNAME", default_name), result,
+                           indent=indent)
+
+    return result, save_result
+
+
+R, save = result_saver(__doc__.split("\n\n")[0], "h200_gemm_rows_run4.json")
 
 
 def kernels_of(fn) -> list:
-    return e2e.profile_kernels(fn)["kernels"]
+    return profile_kernels(fn)["kernels"]
 
 
 def sh(cmd: str) -> str:
@@ -84,7 +98,8 @@ def host_state() -> dict:
     d = {"lscpu": sh("lscpu"), "loadavg_before": open("/proc/loadavg").read().strip(),
          "mhz_before": cpu_mhz(), "affinity": sorted(os.sched_getaffinity(0)),
          "torch_threads": torch.get_num_threads(),
-         "governor": sh("cat /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor | sort | uniq -c"),
+         "governor": sh("cat /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor"
+                        " | sort | uniq -c"),
          "nproc": os.cpu_count()}
     gpt = e2e.build(e2e.GPT2, layers=2 if QUICK else 12, d=768, h=12, f=3072)
     batch, ctx = 1, 512
@@ -104,7 +119,7 @@ def host_state() -> dict:
                 os.sched_setaffinity(0, {core} if name != "unpinned" else set(allc))
                 if name == "pinned_nogc":
                     gc.disable()
-                blocks[name].append(e2e.time_steps(step, 5 if QUICK else 25)["all_s"])
+                blocks[name].append(time_steps(step, 5 if QUICK else 25)["all_s"])
                 gc.enable()
     os.sched_setaffinity(0, set(allc))
     d["pinned_core"] = core
@@ -115,8 +130,8 @@ def host_state() -> dict:
     d["loadavg_after"] = open("/proc/loadavg").read().strip()
     d["mhz_after"] = cpu_mhz()
     for k, v in d["summary"].items():
-        print("host_state", k, f"{v['median_s'] * 1e3:.3f} ms",
-              " ".join(f"{x * 1e3:.2f}" for x in v["block_medians_s"]), flush=True)
+        say("host_state", k, f"{v['median_s'] * 1e3:.3f} ms",
+            " ".join(f"{x * 1e3:.2f}" for x in v["block_medians_s"]))
     return d
 
 
@@ -128,19 +143,7 @@ def with_kernels(rec: dict, fn) -> dict:
     return rec
 
 
-def gemm_fn(M, N, K, dt, batch=1):
-    if dt == "fp8":
-        a = torch.randn(M, K, device="cuda").to(torch.float8_e4m3fn)
-        b = torch.randn(N, K, device="cuda").to(torch.float8_e4m3fn).t()
-        one = torch.tensor(1.0, device="cuda")
-        return lambda: torch._scaled_mm(a, b, one, one, out_dtype=torch.bfloat16)
-    if dt == "int8":
-        a = torch.randint(-8, 8, (M, K), device="cuda", dtype=torch.int8)
-        b = torch.randint(-8, 8, (N, K), device="cuda", dtype=torch.int8).t()
-        return lambda: torch._int_mm(a, b)
-    a = torch.randn(*((batch,) if batch > 1 else ()), M, K, device="cuda", dtype=torch.bfloat16)
-    b = torch.randn(*((batch,) if batch > 1 else ()), K, N, device="cuda", dtype=torch.bfloat16)
-    return (lambda: torch.bmm(a, b)) if batch > 1 else (lambda: a @ b)
+gemm_fn = gemm_call
 
 
 def gemm_cal() -> list:
@@ -167,7 +170,7 @@ def gemm_cal() -> list:
         try:
             rec = gemm(M, N, K, dt, batch=b, tag=tag)
             out.append(with_kernels(rec, gemm_fn(M, N, K, dt, b)))
-            print("gemm", tag, dt, b, M, N, K, f"{rec['gpu_ms'] * 1e3:.2f} us", flush=True)
+            say("gemm", tag, dt, b, M, N, K, f"{rec['gpu_ms'] * 1e3:.2f} us")
         except Exception as ex:  # noqa: BLE001
             out.append({"tag": tag, "M": M, "N": N, "K": K, "batch": b, "dtype": dt,
                         "error": repr(ex)[:300]})
@@ -200,7 +203,7 @@ def rowops_cal() -> list:
                     except Exception as ex:  # noqa: BLE001
                         out.append({"op": name, "rows": rows, "cols": cols,
                                     "error": repr(ex)[:300]})
-            print("rowops", cols, rows, flush=True)
+            say("rowops", cols, rows)
     return out
 
 
@@ -220,7 +223,7 @@ def pointwise_cal() -> list:
             for name, (fn, nbytes) in fns.items():
                 rec = timed(fn, nbytes=nbytes, op=name, rows=rows, cols=cols, dtype="bf16")
                 out.append(with_kernels(rec, fn))
-        print("pointwise", rows, cols, flush=True)
+        say("pointwise", rows, cols)
     return out
 
 
@@ -237,11 +240,11 @@ def floor_probe() -> list:
         with torch.inference_mode():
             for name, fn in (("independent", lambda: a + b), ("chain", chain)):
                 rec = timed(fn, op=name, rows=rows, cols=cols)
-                rec.update({"e2e_" + k: v for k, v in e2e.time_op(fn, 20).items()
+                rec.update({"e2e_" + k: v for k, v in harness.time_op(fn, 20).items()
                             if k != "kernels"})
                 out.append(rec)
-                print("floor", name, rows, cols, f"timed {rec['gpu_ms'] * 1e3:.2f} us",
-                      f"e2e graph {rec.get('e2e_graph_s', 0) * 1e6:.2f} us", flush=True)
+                say("floor", name, rows, cols, f"timed {rec['gpu_ms'] * 1e3:.2f} us",
+                    f"e2e graph {rec.get('e2e_graph_s', 0) * 1e6:.2f} us")
     return out
 
 
@@ -259,9 +262,9 @@ def protocol_probe() -> dict:
 
     def block(tag: str, b: int = 2, n: int = 30) -> None:
         with torch.inference_mode():
-            r = e2e.time_steps(step[b], n, warm=2)
+            r = time_steps(step[b], n, warm=2)
         out.setdefault(tag, []).append(r["median_s"])
-        print("protocol", tag, f"{r['median_s'] * 1e3:.3f} ms", flush=True)
+        say("protocol", tag, f"{r['median_s'] * 1e3:.3f} ms")
 
     block("fresh")
     block("fresh")
@@ -269,29 +272,25 @@ def protocol_probe() -> dict:
         inter = []
         for _ in range(6):
             for b in (2, 16):
-                r = e2e.time_steps(step[b], 5, warm=1)
+                r = time_steps(step[b], 5, warm=1)
                 if b == 2:
                     inter.extend(r["all_s"])
     out["interleaved"] = [statistics.median(inter)]
-    print("protocol interleaved", f"{out['interleaved'][0] * 1e3:.3f} ms", flush=True)
+    say("protocol interleaved", f"{out['interleaved'][0] * 1e3:.3f} ms")
     block("after_interleave")
     with torch.inference_mode():
-        g = e2e.graph_of(step[2])
-        e2e.time_steps(g, 10)
+        g = graph_of(step[2])
+        time_steps(g, 10)
     del g
     block("after_graph")
     block("after_graph")
     with torch.inference_mode():
-        e2e.profile_kernels(step[2])
+        profile_kernels(step[2])
     block("after_profile")
     block("after_profile")
     time.sleep(3)
     block("after_profile_3s")
     return out
-
-
-def _graph(fn):
-    return e2e.graph_of(fn)
 
 
 def replay_costs(g, n_kernels: int, prime) -> dict:
@@ -327,7 +326,7 @@ def replay_costs(g, n_kernels: int, prime) -> dict:
     out["host_launch_call_s"] = med(launch)
     out["event_single_s"] = med(ev) / n_kernels
     out["event_primed_s"] = med(primed) / n_kernels
-    out["back_to_back_s"] = e2e.event_time_s(e2e.repeat(g, 50), 50) / n_kernels
+    out["back_to_back_s"] = event_time_s(repeat(g, 50), 50) / n_kernels
     out["n_kernels"] = n_kernels
     return out
 
@@ -346,11 +345,11 @@ def floor_probe2() -> list:
                 buf[0] = buf[0] + b
 
         with torch.inference_mode():
-            rec = replay_costs(_graph(chain), n, prime)
+            rec = replay_costs(graph_of(chain), n, prime)
         rec.update(case=f"chain_add_{n}")
         out.append(rec)
-        print("floor2", rec["case"], {k: (round(v * 1e6, 2) if k.endswith("_s") else v)
-                                     for k, v in rec.items()}, flush=True)
+        say("floor2", rec["case"], {k: (round(v * 1e6, 2) if k.endswith("_s") else v)
+                                   for k, v in rec.items()})
     import torchvision
 
     net = torchvision.models.mobilenet_v2().to("cuda", torch.bfloat16).eval().to(
@@ -366,11 +365,11 @@ def floor_probe2() -> list:
     for name, fn in (("mobilenet_v2_b1", lambda: net(x)),
                      ("gpt2_small_decode_b1", lambda: gpt(ids, pos, caches, 511))):
         with torch.inference_mode():
-            rec = replay_costs(_graph(fn), 1, prime)  # per step; no profiler in this process
+            rec = replay_costs(graph_of(fn), 1, prime)  # per step; no profiler in this process
         rec.update(case=name, note="per step (n_kernels=1)")
         out.append(rec)
-        print("floor2", name, {k: (round(v * 1e6, 2) if k.endswith("_s") else v)
-                               for k, v in rec.items()}, flush=True)
+        say("floor2", name, {k: (round(v * 1e6, 2) if k.endswith("_s") else v)
+                             for k, v in rec.items()})
     return out
 
 
@@ -390,11 +389,11 @@ def floor_probe3() -> list:
         with torch.inference_mode():
             for _ in range(3):
                 prime()
-            rec = replay_costs(_graph(chain), 50, prime)
+            rec = replay_costs(graph_of(chain), 50, prime)
         rec.update(case=f"chain_add_{rows}x4096", rows=rows, cols=4096)
         out.append(rec)
-        print("floor3", rec["case"], {k: (round(v * 1e6, 2) if k.endswith("_s") else v)
-                                     for k, v in rec.items() if k != "case"}, flush=True)
+        say("floor3", rec["case"], {k: (round(v * 1e6, 2) if k.endswith("_s") else v)
+                                   for k, v in rec.items() if k != "case"})
     return out
 
 
@@ -411,7 +410,7 @@ def small_gemm_cal() -> list:
                 rec = timed(fn, flops=2.0 * M * N * K, op="linear_bias", M=M, N=N, K=K,
                             dtype="bf16")
                 out.append(with_kernels(rec, fn))
-        print("linear", M, flush=True)
+        say("linear", M)
     for n, c, h, st in ((8, 32, 112, 1), (8, 96, 56, 2), (16, 144, 28, 1), (16, 192, 28, 2),
                         (64, 384, 14, 1), (64, 576, 14, 1), (128, 960, 7, 1), (4, 144, 56, 1)):
         x = torch.randn(n, c, h, h, device="cuda", dtype=torch.bfloat16).to(
@@ -430,47 +429,22 @@ def small_gemm_cal() -> list:
             fn = lambda: F.adaptive_avg_pool2d(x, 1)
             rec = timed(fn, op="avgpool", n=n, c=c, h=h, w=h, dtype="bf16")
             out.append(with_kernels(rec, fn))
-    print("small_gemm_cal done", flush=True)
+    say("small_gemm_cal done")
     return out
-
-
-def result_saver(doc: str, default_name: str, indent: int | None = 1) -> tuple[dict, object]:
-    """A fresh result record for a measurement script and the function that writes it to
-    ``$OUT/<MEASURE_OUTNAME or default_name>`` (with the elapsed seconds)."""
-    result: dict = {"about": doc.splitlines()[0], "sections": {}, "errors": {}, "seconds": {}}
-    t0 = time.time()
-
-    def save_result() -> None:
-        result["elapsed_s"] = round(time.time() - t0, 1)
-        name = os.environ.get("MEASURE_OUTNAME", default_name)
-        with open(os.path.join(OUTDIR, name), "w") as f:
-            json.dump(result, f, indent=indent)
-
-    return result, save_result
 
 
 def run_sections(result: dict, sections: tuple, save_fn) -> None:
     """Run ``(name, fn)`` sections (only those in ``MEASURE_SECTIONS`` if set) into
-    ``result["sections"]``, recording errors and seconds, saving after each."""
-    result["device"] = {"name": torch.cuda.get_device_name(), "torch": torch.__version__,
-                        "cuda": torch.version.cuda}
+    ``result["sections"]`` (:func:`harness.run_sections`), the device named first."""
+    result["device"] = harness.device_info()
     only = os.environ.get("MEASURE_SECTIONS")
-    for name, fn in sections:
-        if only and name not in only.split(","):
-            continue
-        t0 = time.time()
-        try:
-            result["sections"][name] = fn()
-        except Exception:  # noqa: BLE001
-            result["errors"][name] = traceback.format_exc()[-3000:]
-            print(result["errors"][name], flush=True)
-        result["seconds"][name] = round(time.time() - t0, 1)
-        print(f"== {name} {result['seconds'][name]} s", flush=True)
-        save_fn()
-        torch.cuda.empty_cache()
+    harness.run_sections([(n, f) for n, f in sections if not only or n in only.split(",")],
+                         result, save_fn)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    harness.cli(__doc__, argv)
+    torch.manual_seed(0)
     run_sections(R, (("host_state", host_state), ("gemm_cal", gemm_cal),
                      ("rowops_cal", rowops_cal), ("pointwise_cal", pointwise_cal),
                      ("floor_probe", floor_probe), ("protocol_probe", protocol_probe),
@@ -479,5 +453,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    torch.manual_seed(0)
     main()

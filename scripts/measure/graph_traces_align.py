@@ -20,7 +20,7 @@ Sections:
   step (``eager_kernels``).
 * ``align_probe``: bf16 ``a @ b`` on ``cutlass_75`` align1 shapes: every combination of odd
   M, N, K around 3072, and K odd with M, N at several paddings (the leading-dimension pitch),
-  timed like the held-out set (``heldout_ops_links.timed``) with the kernels launched.
+  timed like the held-out set (``harness.timed``) with the kernels launched.
 """
 
 import os
@@ -32,9 +32,11 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2e  # noqa: E402
 import gemm_rows_cal as ops4  # noqa: E402
+import harness  # noqa: E402
 from gemm_rows_cal import with_kernels  # noqa: E402
+from harness import kernel_events as trace_of  # noqa: E402
+from harness import say  # noqa: E402
 from heldout_ops_links import gemm  # noqa: E402
-from switch_l2_depthwise import trace_of  # noqa: E402
 
 QUICK = os.environ.get("MEASURE_QUICK") == "1"
 R, save = ops4.result_saver(__doc__, "h200_graph_align_run6.json", indent=None)
@@ -44,23 +46,21 @@ def graph_record(case: dict, step) -> dict:
     """Graph step times, one graph replay's kernel trace, one eager step's kernels."""
     rec = dict(case)
     with torch.inference_mode():
-        g = e2e.graph_of(step)
-        for _ in range(3):
-            g()
-        torch.cuda.synchronize()
+        g = harness.graph_of(step)
+        harness.warm_up(g, 3)
         reps = 20
         rec["graph_b2b_s"] = statistics.median(
-            e2e.event_time_s(e2e.repeat(g, reps), reps) for _ in range(5))
-        rec["graph_sync_s"] = e2e.time_steps(g, 20)["median_s"]
+            harness.event_time_s(harness.repeat(g, reps), reps) for _ in range(5))
+        rec["graph_sync_s"] = harness.time_steps(g, 20)["median_s"]
         ks = trace_of(g)
         rec["graph_trace"] = [[k[0][:90], round(k[1] - ks[0][1], 3), round(k[2], 3)] for k in ks]
-        rec["eager_kernels"] = e2e.profile_kernels(step)["kernels"]
+        rec["eager_kernels"] = harness.profile_kernels(step)["kernels"]
     n = len(ks)
     span = ks[-1][1] + ks[-1][2] - ks[0][1]
     busy = sum(k[2] for k in ks)
-    print(case, f"b2b {rec['graph_b2b_s'] * 1e3:.3f} ms, sync {rec['graph_sync_s'] * 1e3:.3f} ms,"
-          f" {n} kernels, traced span {span / 1e3:.3f} ms, busy {busy / 1e3:.3f} ms, "
-          f"gap/kernel {(span - busy) / max(1, n - 1):.3f} us", flush=True)
+    say(case, f"b2b {rec['graph_b2b_s'] * 1e3:.3f} ms, sync {rec['graph_sync_s'] * 1e3:.3f} ms,"
+        f" {n} kernels, traced span {span / 1e3:.3f} ms, busy {busy / 1e3:.3f} ms, "
+        f"gap/kernel {(span - busy) / max(1, n - 1):.3f} us")
     return rec
 
 
@@ -115,17 +115,18 @@ def align_probe() -> list:
         try:
             rec = gemm(M, N, K, "bf16", tag="align_probe")
             out.append(with_kernels(rec, ops4.gemm_fn(M, N, K, "bf16")))
-            print("gemm", M, N, K, f"{rec['gpu_ms'] * 1e3:.2f} us", flush=True)
+            say("gemm", M, N, K, f"{rec['gpu_ms'] * 1e3:.2f} us")
         except Exception as ex:  # noqa: BLE001
             out.append({"M": M, "N": N, "K": K, "error": repr(ex)[:300]})
         torch.cuda.empty_cache()
     return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    harness.cli(__doc__, argv)
+    torch.manual_seed(0)
     ops4.run_sections(R, (("align_probe", align_probe), ("graph_traces", graph_traces)), save)
 
 
 if __name__ == "__main__":
-    torch.manual_seed(0)
     main()

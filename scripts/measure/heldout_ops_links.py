@@ -29,20 +29,21 @@ import subprocess
 import sys
 import threading
 import time
-import traceback
 
 import torch
 import torch.nn.functional as F
 
-OUTDIR = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("OUT", ".")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import back_to_back_ms as eager_ms  # noqa: E402 - the held-out name
+from harness import say, timed  # noqa: E402
+
 R: dict = {"sections": {}, "errors": {}, "seconds": {}}
-T0 = time.time()
 BUDGET_S = float(os.environ.get("MEASURE_BUDGET_S", "420"))
 
 
 def save() -> None:
-    with open(os.path.join(OUTDIR, "h200_heldout.json"), "w") as f:
-        json.dump(R, f, indent=1)
+    harness.write_json("h200_heldout.json", R)
 
 
 SECTIONS: list = []
@@ -57,110 +58,75 @@ def section(name):
     return deco
 
 
-def run_section(name, fn):
-    if True:
-        t0 = time.time()
-        if t0 - T0 > BUDGET_S:
-            R["errors"][name] = "skipped: time budget spent"
-            return
-        try:
-            R["sections"][name] = fn()
-        except Exception:
-            R["errors"][name] = traceback.format_exc()[-3000:]
-        R["seconds"][name] = round(time.time() - t0, 2)
-        save()
-        torch.cuda.empty_cache()
-        print(f"[{name}] {time.time() - t0:.1f}s", "ERROR" if name in R["errors"] else "ok",
-              flush=True)
-
-
-def eager_ms(fn, min_batch_ms=2.0, batches=7):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    reps = 1
-    while True:
-        s.record()
-        for _ in range(reps):
-            fn()
-        e.record()
-        e.synchronize()
-        if s.elapsed_time(e) >= min_batch_ms or reps >= 1024:
-            break
-        reps *= 4
-    ts = []
-    for _ in range(batches):
-        s.record()
-        for _ in range(reps):
-            fn()
-        e.record()
-        e.synchronize()
-        ts.append(s.elapsed_time(e) / reps)
-    ts.sort()
-    return ts[len(ts) // 2]
-
-
-def graph_ms(fn, n=50):
-    st = torch.cuda.Stream()
-    st.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(st):
-        for _ in range(2):
-            fn()
-    torch.cuda.current_stream().wait_stream(st)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for _ in range(n):
-            fn()
-    t = eager_ms(lambda: g.replay(), min_batch_ms=1.0, batches=5) / n
-    return t
-
-
-def timed(fn, flops=0.0, nbytes=0.0, **meta):
-    e = eager_ms(fn)
-    r = dict(meta)
-    r["eager_ms"] = e
-    if e < 0.5:
-        try:
-            r["graph_ms"] = graph_ms(fn, n=50 if e < 0.1 else 10)
-        except Exception as ex:  # some ops cannot be captured
-            r["graph_error"] = str(ex)[:200]
-    r["gpu_ms"] = r.get("graph_ms", e)
-    if flops:
-        r["flops"] = flops
-        r["tflops"] = flops / (r["gpu_ms"] * 1e-3) / 1e12
-    if nbytes:
-        r["bytes"] = nbytes
-        r["GBps"] = nbytes / (r["gpu_ms"] * 1e-3) / 1e9
-    return r
-
-
 DT = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32,
       "tf32": torch.float32}
 
 
-def gemm(M, N, K, dt="bf16", batch=1, tag=""):
-    torch.backends.cuda.matmul.allow_tf32 = dt == "tf32"
+def gemm_call(M, N, K, dt="bf16", batch=1):
+    """``a @ b`` of ``dt`` (``fp8``: ``torch._scaled_mm``; ``int8``: ``torch._int_mm``;
+    ``batch > 1``: ``torch.bmm``) on random CUDA operands, as a no-argument callable."""
     if dt == "fp8":
         a = torch.randn(M, K, device="cuda").to(torch.float8_e4m3fn)
         b = torch.randn(N, K, device="cuda").to(torch.float8_e4m3fn).t()
         one = torch.tensor(1.0, device="cuda")
-        fn = lambda: torch._scaled_mm(a, b, one, one, out_dtype=torch.bfloat16)
-    elif dt == "int8":
+        return lambda: torch._scaled_mm(a, b, one, one, out_dtype=torch.bfloat16)
+    if dt == "int8":
         a = torch.randint(-8, 8, (M, K), device="cuda", dtype=torch.int8)
         b = torch.randint(-8, 8, (N, K), device="cuda", dtype=torch.int8).t()
-        fn = lambda: torch._int_mm(a, b)
-    elif batch > 1:
-        a = torch.randn(batch, M, K, device="cuda", dtype=DT[dt])
-        b = torch.randn(batch, K, N, device="cuda", dtype=DT[dt])
-        fn = lambda: torch.bmm(a, b)
-    else:
-        a = torch.randn(M, K, device="cuda", dtype=DT[dt])
-        b = torch.randn(K, N, device="cuda", dtype=DT[dt])
-        fn = lambda: a @ b
+        return lambda: torch._int_mm(a, b)
+    lead = (batch,) if batch > 1 else ()
+    a = torch.randn(*lead, M, K, device="cuda", dtype=DT[dt])
+    b = torch.randn(*lead, K, N, device="cuda", dtype=DT[dt])
+    return (lambda: torch.bmm(a, b)) if batch > 1 else (lambda: a @ b)
+
+
+def gemm(M, N, K, dt="bf16", batch=1, tag=""):
+    torch.backends.cuda.matmul.allow_tf32 = dt == "tf32"
+    fn = gemm_call(M, N, K, dt, batch)
     r = timed(fn, flops=2.0 * M * N * K * batch, M=M, N=N, K=K, batch=batch, dtype=dt, tag=tag)
     torch.backends.cuda.matmul.allow_tf32 = False
     return r
+
+
+def conv_call(n, c, h, w, k, r, s, st, pad):
+    """``F.conv2d`` of random bf16 channels_last operands: ``(callable, flops)``."""
+    x = harness.laid_out(torch.randn(n, c, h, w, device="cuda", dtype=torch.bfloat16),
+                         "channels_last")
+    wt = harness.laid_out(torch.randn(k, c, r, s, device="cuda", dtype=torch.bfloat16),
+                          "channels_last")
+    ho, wo = (h + 2 * pad - r) // st + 1, (w + 2 * pad - s) // st + 1
+    return (lambda: F.conv2d(x, wt, stride=st, padding=pad)), 2.0 * n * ho * wo * k * c * r * s
+
+
+def attention_call(b, hq, hkv, sq, skv, d, causal):
+    """``F.scaled_dot_product_attention`` of random bf16 operands (GQA where ``hq != hkv``;
+    causal: the lower-right triangle of ``sq x skv``): ``(callable, flops)``."""
+    q = torch.randn(b, hq, sq, d, device="cuda", dtype=torch.bfloat16)
+    k = torch.randn(b, hkv, skv, d, device="cuda", dtype=torch.bfloat16)
+    v = torch.randn(b, hkv, skv, d, device="cuda", dtype=torch.bfloat16)
+    gqa = hq != hkv
+    frac = (sq * (skv - sq) + sq * (sq + 1) / 2) / (sq * skv) if causal else 1.0
+    return (lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa),
+            4.0 * b * hq * sq * skv * d * frac)
+
+
+CONV_FIELDS = ("n", "c", "h", "w", "k", "r", "s", "stride", "pad")
+ATTENTION_FIELDS = ("batch", "heads", "kv_heads", "seq_q", "seq_kv", "head_dim", "causal")
+
+
+def conv_rows(shapes, measure=None) -> list:
+    """One record per ``CONV_FIELDS`` shape, timed by ``measure`` (default :func:`timed`)."""
+    torch.backends.cudnn.benchmark = True
+    return [(measure or timed)(fn, flops=flops, **dict(zip(CONV_FIELDS, shape)), dtype="bf16")
+            for shape in shapes for fn, flops in [conv_call(*shape)]]
+
+
+def attention_rows(shapes, measure=None) -> list:
+    """One record per ``ATTENTION_FIELDS`` shape, timed by ``measure`` (default
+    :func:`timed`)."""
+    return [(measure or timed)(fn, flops=flops, **dict(zip(ATTENTION_FIELDS, shape)),
+                               dtype="bf16")
+            for shape in shapes for fn, flops in [attention_call(*shape)]]
 
 
 @section("env")
@@ -182,7 +148,7 @@ def _():
         d["triton"] = triton.__version__
     except Exception as ex:
         d["triton"] = f"missing: {ex}"
-    print(d["nvidia-smi topo -m"])
+    say(d["nvidia-smi topo -m"])
     return d
 
 
@@ -228,39 +194,19 @@ def _():
 @section("gemm_kernels")
 def _():
     """Which kernels cuBLAS launches (name, grid, block, smem) for a few shapes."""
-    from torch.profiler import ProfilerActivity, profile
     cases = [(1024, 1024, 1024, "bf16"), (2048, 2048, 2048, "bf16"), (4096, 4096, 4096, "bf16"),
              (8192, 8192, 8192, "bf16"), (4096, 4096, 4096, "tf32"), (4096, 4096, 4096, "fp32"),
              (16, 4096, 4096, "bf16"), (1, 14336, 4096, "bf16"), (128, 4096, 4096, "bf16"),
              (1025, 1025, 1025, "bf16"), (4097, 4097, 4097, "bf16"), (4096, 4096, 4096, "fp8"),
              (1152, 4096, 4096, "bf16"), (8192, 1024, 4096, "bf16")]
+    keys = ("grid", "block", "shared memory", "registers per thread", "blocks per SM",
+            "warps per SM", "est. achieved occupancy %")
     out = []
     for M, N, K, dt in cases:
         try:
             gemm(M, N, K, dt)  # warm
             torch.backends.cuda.matmul.allow_tf32 = dt == "tf32"
-            if dt == "fp8":
-                a = torch.randn(M, K, device="cuda").to(torch.float8_e4m3fn)
-                b = torch.randn(N, K, device="cuda").to(torch.float8_e4m3fn).t()
-                one = torch.tensor(1.0, device="cuda")
-                fn = lambda: torch._scaled_mm(a, b, one, one, out_dtype=torch.bfloat16)
-            else:
-                a = torch.randn(M, K, device="cuda", dtype=DT[dt])
-                b = torch.randn(K, N, device="cuda", dtype=DT[dt])
-                fn = lambda: a @ b
-            fn()
-            torch.cuda.synchronize()
-            path = os.path.join("/tmp", f"trace_{M}_{N}_{K}_{dt}.json")
-            with profile(activities=[ProfilerActivity.CUDA]) as prof:
-                fn()
-                torch.cuda.synchronize()
-            prof.export_chrome_trace(path)
-            ev = json.load(open(path)).get("traceEvents", [])
-            ks = [{"name": x.get("name"), "dur_us": x.get("dur"),
-                   **{k: v for k, v in x.get("args", {}).items()
-                      if k in ("grid", "block", "shared memory", "registers per thread",
-                               "blocks per SM", "warps per SM", "est. achieved occupancy %")}}
-                  for x in ev if x.get("cat") == "kernel"]
+            ks = harness.kernel_args(gemm_call(M, N, K, dt), keys)
             out.append({"M": M, "N": N, "K": K, "dtype": dt, "kernels": ks})
         except Exception as ex:
             out.append({"M": M, "N": N, "K": K, "dtype": dt, "error": str(ex)[:300]})
@@ -270,53 +216,22 @@ def _():
 
 @section("conv2d")
 def _():
-    torch.backends.cudnn.benchmark = True
-    out = []
-    for n, c, h, w, k, r, s, st, pad in [(32, 64, 56, 56, 64, 3, 3, 1, 1),
-                                          (32, 128, 28, 28, 128, 3, 3, 1, 1),
-                                          (32, 256, 14, 14, 256, 3, 3, 1, 1),
-                                          (32, 512, 7, 7, 512, 3, 3, 1, 1),
-                                          (32, 256, 56, 56, 64, 1, 1, 1, 0),
-                                          (32, 64, 56, 56, 256, 1, 1, 1, 0),
-                                          (32, 3, 224, 224, 64, 7, 7, 2, 3),
-                                          (8, 512, 64, 64, 512, 3, 3, 1, 1)]:
-        x = torch.randn(n, c, h, w, device="cuda", dtype=torch.bfloat16).to(
-            memory_format=torch.channels_last)
-        wt = torch.randn(k, c, r, s, device="cuda", dtype=torch.bfloat16).to(
-            memory_format=torch.channels_last)
-        ho, wo = (h + 2 * pad - r) // st + 1, (w + 2 * pad - s) // st + 1
-        flops = 2.0 * n * ho * wo * k * c * r * s
-        out.append(timed(lambda: F.conv2d(x, wt, stride=st, padding=pad), flops=flops,
-                         n=n, c=c, h=h, w=w, k=k, r=r, s=s, stride=st, pad=pad, dtype="bf16"))
-    return out
+    # (n, c, h, w, k, r, s, stride, pad)
+    return conv_rows([(32, 64, 56, 56, 64, 3, 3, 1, 1), (32, 128, 28, 28, 128, 3, 3, 1, 1),
+                      (32, 256, 14, 14, 256, 3, 3, 1, 1), (32, 512, 7, 7, 512, 3, 3, 1, 1),
+                      (32, 256, 56, 56, 64, 1, 1, 1, 0), (32, 64, 56, 56, 256, 1, 1, 1, 0),
+                      (32, 3, 224, 224, 64, 7, 7, 2, 3), (8, 512, 64, 64, 512, 3, 3, 1, 1)])
 
 
 @section("attention")
 def _():
-    out = []
-    for b, hq, hkv, sq, skv, d, causal in [(8, 16, 16, 1024, 1024, 64, False),
-                                           (8, 16, 16, 1024, 1024, 64, True),
-                                           (4, 32, 32, 4096, 4096, 128, False),
-                                           (4, 32, 32, 4096, 4096, 128, True),
-                                           (1, 32, 32, 8192, 8192, 128, True),
-                                           (16, 32, 32, 512, 512, 128, False),
-                                           (16, 32, 8, 2048, 2048, 128, True),
-                                           (16, 32, 32, 1, 4096, 128, False),
-                                           (64, 32, 8, 1, 8192, 128, False)]:
-        q = torch.randn(b, hq, sq, d, device="cuda", dtype=torch.bfloat16)
-        k = torch.randn(b, hkv, skv, d, device="cuda", dtype=torch.bfloat16)
-        v = torch.randn(b, hkv, skv, d, device="cuda", dtype=torch.bfloat16)
-        gqa = hq != hkv
-        frac = 1.0
-        if causal:
-            frac = (sq * (skv - sq) + sq * (sq + 1) / 2) / (sq * skv)
-        flops = 4.0 * b * hq * sq * skv * d * frac
-
-        def fn(q=q, k=k, v=v, causal=causal, gqa=gqa):
-            return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
-        out.append(timed(fn, flops=flops, batch=b, heads=hq, kv_heads=hkv, seq_q=sq,
-                         seq_kv=skv, head_dim=d, causal=causal, dtype="bf16"))
-    return out
+    # (batch, heads, kv_heads, seq_q, seq_kv, head_dim, causal)
+    return attention_rows([(8, 16, 16, 1024, 1024, 64, False), (8, 16, 16, 1024, 1024, 64, True),
+                           (4, 32, 32, 4096, 4096, 128, False),
+                           (4, 32, 32, 4096, 4096, 128, True),
+                           (1, 32, 32, 8192, 8192, 128, True), (16, 32, 32, 512, 512, 128, False),
+                           (16, 32, 8, 2048, 2048, 128, True), (16, 32, 32, 1, 4096, 128, False),
+                           (64, 32, 8, 1, 8192, 128, False)])
 
 
 @section("memory_bound")
@@ -396,16 +311,9 @@ def _():
             x = torch.randn(n, device="cuda")
             y = torch.empty_like(x)
             fn = lambda: y.copy_(x)
-        elif dt == "fp8":
-            a = torch.randn(n, n, device="cuda").to(torch.float8_e4m3fn)
-            b = torch.randn(n, n, device="cuda").to(torch.float8_e4m3fn).t()
-            one = torch.tensor(1.0, device="cuda")
-            fn = lambda: torch._scaled_mm(a, b, one, one, out_dtype=torch.bfloat16)
         else:
             torch.backends.cuda.matmul.allow_tf32 = dt == "tf32"
-            a = torch.randn(n, n, device="cuda", dtype=DT[dt])
-            b = torch.randn(n, n, device="cuda", dtype=DT[dt])
-            fn = lambda: a @ b
+            fn = gemm_call(n, n, n, dt)
         fn()
         torch.cuda.synchronize()
         store: list = []
@@ -455,7 +363,7 @@ def p2p_curve():
         a1 = torch.empty(nb, dtype=torch.uint8, device="cuda:1")
         b0 = torch.empty(nb, dtype=torch.uint8, device="cuda:0")
         b1 = torch.empty(nb, dtype=torch.uint8, device="cuda:1")
-        reps = 50 if nb <= 2 ** 22 else (10 if nb <= 2 ** 26 else 4)
+        reps = harness.reps_for(nb)
         row = {"bytes": nb}
         for name, fn in [("d0_to_d1", lambda: a1.copy_(a0, non_blocking=True)),
                          ("d1_to_d0", lambda: b0.copy_(b1, non_blocking=True)),
@@ -491,50 +399,18 @@ def _nccl_worker(rank, world, path):
     torch.cuda.set_device(rank)
     dist.init_process_group("nccl", rank=rank, world_size=world)
     res = []
-    for op in ("allreduce", "allgather", "reducescatter", "alltoall"):
+    for op in harness.COLLECTIVES:
         for nb in SIZES:
-            n = nb // 2  # bf16 elements of the full buffer
-            n -= n % world
+            fn, n = harness.collective_call(dist, op, nb, world)
             if n == 0:
                 continue
-            x = torch.randn(n, device="cuda", dtype=torch.bfloat16)
-            if op == "allreduce":
-                fn = lambda: dist.all_reduce(x)
-            elif op == "allgather":
-                part = torch.randn(n // world, device="cuda", dtype=torch.bfloat16)
-                fn = lambda: dist.all_gather_into_tensor(x, part)
-            elif op == "reducescatter":
-                part = torch.empty(n // world, device="cuda", dtype=torch.bfloat16)
-                fn = lambda: dist.reduce_scatter_tensor(part, x)
-            else:
-                y = torch.empty_like(x)
-                fn = lambda: dist.all_to_all_single(y, x)
-            reps = 50 if nb <= 2 ** 22 else (10 if nb <= 2 ** 26 else 4)
-            for _ in range(5):
-                fn()
-            torch.cuda.synchronize()
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            ts = []
-            for _ in range(5):
-                dist.barrier()
-                torch.cuda.synchronize()
-                s.record()
-                for _ in range(reps):
-                    fn()
-                e.record()
-                e.synchronize()
-                ts.append(s.elapsed_time(e) / reps)
-            ts.sort()
-            t = ts[2] * 1e-3
+            t = harness.collective_s(dist, fn, harness.reps_for(nb))
             nbytes = 2 * n
             # nccl-tests conventions: algbw = bytes / t; busbw = algbw * factor
-            factor = {"allreduce": 2 * (world - 1) / world, "allgather": (world - 1) / world,
-                      "reducescatter": (world - 1) / world, "alltoall": (world - 1) / world}[op]
             res.append({"op": op, "bytes": nbytes, "time_s": t, "algbw_GBps": nbytes / t / 1e9,
-                        "busbw_GBps": nbytes / t / 1e9 * factor})
+                        "busbw_GBps": nbytes / t / 1e9 * harness.bus_factor(op, world)})
     if rank == 0:
-        with open(path, "w") as f:
-            json.dump(res, f)
+        harness.write_json(path, res, indent=None, meta=False)
     dist.destroy_process_group()
 
 
@@ -546,7 +422,8 @@ def collectives():
     return json.load(open(tmp))
 
 
-if __name__ == "__main__":
+def main(argv: list[str] | None = None) -> None:
+    harness.cli(__doc__, argv)
     C = {"about": "2x NVIDIA H200 (one host), PyTorch/NCCL; measured by "
                   "scripts/measure/heldout_ops_links.py. "
                   "size = bytes of the full buffer per rank (all-reduce: the tensor; all-gather: "
@@ -559,28 +436,25 @@ if __name__ == "__main__":
         C["nccl_version"] = ".".join(map(str, torch.cuda.nccl.version()))
     except Exception as ex:
         C["errors"]["env"] = str(ex)
-    for name, fn in [("p2p", p2p_curve), ("collectives", collectives)]:
-        t0 = time.time()
-        try:
-            C[name] = fn()
-        except Exception:
-            C["errors"][name] = traceback.format_exc()[-3000:]
-        print(f"[{name}] {time.time() - t0:.1f}s", flush=True)
-        with open(os.path.join(OUTDIR, "h200x2_collectives.json"), "w") as f:
-            json.dump(C, f, indent=1)
-    torch.cuda.empty_cache()
-    for name, fn in SECTIONS:
-        run_section(name, fn)
-    R["total_s"] = round(time.time() - T0, 1)
+    two_gpus = [(name, lambda name=name, fn=fn: C.__setitem__(name, fn()))
+                for name, fn in (("p2p", p2p_curve), ("collectives", collectives))]
+    harness.run_sections(two_gpus, C, lambda: harness.write_json("h200x2_collectives.json", C),
+                         keep=False)
+    harness.run_sections(SECTIONS, R, save, budget_s=BUDGET_S)
+    R["total_s"] = round(time.time() - harness.STARTED, 1)
     save()
-    print("errors:", list(R["errors"]), list(C["errors"]))
+    harness.say("errors:", list(R["errors"]), list(C["errors"]))
     for r in C.get("collectives", []) or []:
         if r["bytes"] in (2 ** 20, 2 ** 26, 2 ** 30):
-            print("coll", r["op"], r["bytes"], f'{r["busbw_GBps"]:.1f} GB/s busbw')
+            harness.say("coll", r["op"], r["bytes"], f'{r["busbw_GBps"]:.1f} GB/s busbw')
     for r in R["sections"].get("clock_under_load", []):
-        print("clock", r["load"], r["sm_mhz_median_2nd_half"], "MHz", r["power_w_median_2nd_half"],
-              "W", f'{r["ms_per_call"]:.3f} ms/call')
+        harness.say("clock", r["load"], r["sm_mhz_median_2nd_half"], "MHz",
+              r["power_w_median_2nd_half"], "W", f'{r["ms_per_call"]:.3f} ms/call')
     for r in R["sections"].get("gemm_heldout", []):
         if "tflops" in r:
-            print("gemm", r["tag"], r["dtype"], r["batch"], r["M"], r["N"], r["K"],
+            harness.say("gemm", r["tag"], r["dtype"], r["batch"], r["M"], r["N"], r["K"],
                   f'{r["gpu_ms"] * 1e3:.1f} us {r["tflops"]:.0f} TF')
+
+
+if __name__ == "__main__":
+    main()

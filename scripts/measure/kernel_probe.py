@@ -18,45 +18,31 @@ events; random inputs. ``kernels`` = the CUDA kernels one call launches (torch.p
 name, duration, grid, block, registers, shared memory).
 """
 
-import json
 import os
 import sys
 import time
-import traceback
 
 import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from heldout_ops_links import gemm, timed  # noqa: E402
+import harness  # noqa: E402
+from harness import say, timed  # noqa: E402
+from heldout_ops_links import attention_rows, conv_rows, gemm, gemm_call  # noqa: E402
 
-OUTDIR = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("OUT", ".")
 R: dict = {"sections": {}, "errors": {}, "seconds": {}}
-T0 = time.time()
 BUDGET_S = float(os.environ.get("MEASURE_BUDGET_S", "240"))
 KEYS = ("grid", "block", "shared memory", "registers per thread", "blocks per SM",
         "warps per SM")
 
 
 def save() -> None:
-    with open(os.path.join(OUTDIR, "h200_kernel_probe2.json"), "w") as f:
-        json.dump(R, f, indent=1)
+    harness.write_json("h200_kernel_probe2.json", R)
 
 
 def kernels(fn) -> list:
     """The CUDA kernels one call of ``fn`` launches (after a warm call)."""
-    from torch.profiler import ProfilerActivity, profile
-    fn()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        fn()
-        torch.cuda.synchronize()
-    path = "/tmp/probe2_trace.json"
-    prof.export_chrome_trace(path)
-    ev = json.load(open(path)).get("traceEvents", [])
-    return [{"name": (x.get("name") or "")[:300], "dur_us": x.get("dur"),
-             **{k: v for k, v in x.get("args", {}).items() if k in KEYS}}
-            for x in ev if x.get("cat") == "kernel"]
+    return harness.kernel_args(fn, KEYS, name_len=300)
 
 
 def with_kernels(fn, **meta):
@@ -115,20 +101,7 @@ def int8_fp8():
         for dt in ("int8", "fp8", "bf16"):
             r = gemm(n, n, n, dt, tag="probe_square")
             if n in (3072, 12288):
-                if dt == "int8":
-                    a = torch.randint(-8, 8, (n, n), device="cuda", dtype=torch.int8)
-                    b = torch.randint(-8, 8, (n, n), device="cuda", dtype=torch.int8).t()
-                    fn = lambda: torch._int_mm(a, b)
-                elif dt == "fp8":
-                    a = torch.randn(n, n, device="cuda").to(torch.float8_e4m3fn)
-                    b = torch.randn(n, n, device="cuda").to(torch.float8_e4m3fn).t()
-                    one = torch.tensor(1.0, device="cuda")
-                    fn = lambda: torch._scaled_mm(a, b, one, one, out_dtype=torch.bfloat16)
-                else:
-                    a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
-                    b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
-                    fn = lambda: a @ b
-                r["kernels"] = kernels(fn)
+                r["kernels"] = kernels(gemm_call(n, n, n, dt))
             out.append(r)
     return out
 
@@ -162,73 +135,38 @@ def batched():
 
 @section
 def conv():
-    torch.backends.cudnn.benchmark = True
-    out = []
-    for n, c, h, w, k, r, s, st, pad in [(16, 512, 28, 28, 128, 1, 1, 1, 0),
-                                          (16, 128, 28, 28, 512, 1, 1, 1, 0),
-                                          (64, 256, 14, 14, 1024, 1, 1, 1, 0),
-                                          (16, 3, 224, 224, 64, 7, 7, 2, 3),
-                                          (64, 3, 224, 224, 64, 7, 7, 2, 3),
-                                          (16, 3, 224, 224, 32, 3, 3, 2, 1),
-                                          (16, 128, 56, 56, 128, 3, 3, 1, 1)]:
-        x = torch.randn(n, c, h, w, device="cuda", dtype=torch.bfloat16).to(
-            memory_format=torch.channels_last)
-        wt = torch.randn(k, c, r, s, device="cuda", dtype=torch.bfloat16).to(
-            memory_format=torch.channels_last)
-        ho, wo = (h + 2 * pad - r) // st + 1, (w + 2 * pad - s) // st + 1
-        out.append(with_kernels(lambda: F.conv2d(x, wt, stride=st, padding=pad),
-                                flops=2.0 * n * ho * wo * k * c * r * s, n=n, c=c, h=h, w=w,
-                                k=k, r=r, s=s, stride=st, pad=pad, dtype="bf16"))
-    return out
+    # (n, c, h, w, k, r, s, stride, pad)
+    return conv_rows([(16, 512, 28, 28, 128, 1, 1, 1, 0), (16, 128, 28, 28, 512, 1, 1, 1, 0),
+                      (64, 256, 14, 14, 1024, 1, 1, 1, 0), (16, 3, 224, 224, 64, 7, 7, 2, 3),
+                      (64, 3, 224, 224, 64, 7, 7, 2, 3), (16, 3, 224, 224, 32, 3, 3, 2, 1),
+                      (16, 128, 56, 56, 128, 3, 3, 1, 1)], with_kernels)
 
 
 @section
 def attention():
-    out = []
-    for b, hq, hkv, sq, skv, d, causal in [(4, 16, 16, 2048, 2048, 128, False),
-                                           (4, 16, 16, 2048, 2048, 128, True),
-                                           (8, 16, 16, 2048, 2048, 64, False),
-                                           (2, 32, 32, 8192, 8192, 64, False),
-                                           (32, 16, 16, 256, 256, 128, False)]:
-        q = torch.randn(b, hq, sq, d, device="cuda", dtype=torch.bfloat16)
-        k = torch.randn(b, hkv, skv, d, device="cuda", dtype=torch.bfloat16)
-        v = torch.randn(b, hkv, skv, d, device="cuda", dtype=torch.bfloat16)
-        frac = (sq + 1) / (2 * sq) if causal else 1.0
-        out.append(with_kernels(
-            lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal),
-            flops=4.0 * b * hq * sq * skv * d * frac, batch=b, heads=hq, kv_heads=hkv,
-            seq_q=sq, seq_kv=skv, head_dim=d, causal=causal, dtype="bf16"))
-    return out
+    # (batch, heads, kv_heads, seq_q, seq_kv, head_dim, causal); seq_q == seq_kv here
+    return attention_rows([(4, 16, 16, 2048, 2048, 128, False),
+                           (4, 16, 16, 2048, 2048, 128, True),
+                           (8, 16, 16, 2048, 2048, 64, False), (2, 32, 32, 8192, 8192, 64, False),
+                           (32, 16, 16, 256, 256, 128, False)], with_kernels)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    harness.cli(__doc__, argv)
     torch.manual_seed(0)
-    for name, fn in SECTIONS:
-        t0 = time.time()
-        if t0 - T0 > BUDGET_S:
-            R["errors"][name] = "skipped: time budget spent"
-            continue
-        try:
-            R["sections"][name] = fn()
-        except Exception:
-            R["errors"][name] = traceback.format_exc()[-3000:]
-        R["seconds"][name] = round(time.time() - t0, 2)
-        save()
-        torch.cuda.empty_cache()
-        print(f"[{name}] {time.time() - t0:.1f}s", "ERROR" if name in R["errors"] else "ok",
-              flush=True)
-    R["total_s"] = round(time.time() - T0, 1)
+    harness.run_sections(SECTIONS, R, save, budget_s=BUDGET_S)
+    R["total_s"] = round(time.time() - harness.STARTED, 1)
     save()
     for r in R["sections"].get("rowwise", []):
-        print(r["op"], r["rows"], r["cols"], f'{r["gpu_ms"] * 1e3:.2f} us {r["GBps"]:.0f} GB/s',
-              (r.get("kernels") or [{}])[0].get("name", "")[:60])
+        say(r["op"], r["rows"], r["cols"], f'{r["gpu_ms"] * 1e3:.2f} us {r["GBps"]:.0f} GB/s',
+            (r.get("kernels") or [{}])[0].get("name", "")[:60])
     for sec in ("int8_fp8", "misaligned", "batched", "conv", "attention"):
         for r in R["sections"].get(sec, []):
             ks = [k["name"][:70] for k in r.get("kernels", [])]
-            print(sec, {k: r[k] for k in r if k in ("M", "N", "K", "dtype", "n", "c", "k",
-                                                    "r", "batch", "seq_q", "causal")},
-                  f'{r["gpu_ms"] * 1e3:.1f} us', f'{r.get("tflops", 0):.0f} TF', ks)
-    print("errors:", {k: v[-300:] for k, v in R["errors"].items()})
+            say(sec, {k: r[k] for k in r if k in ("M", "N", "K", "dtype", "n", "c", "k",
+                                                  "r", "batch", "seq_q", "causal")},
+                f'{r["gpu_ms"] * 1e3:.1f} us', f'{r.get("tflops", 0):.0f} TF', ks)
+    say("errors:", {k: v[-300:] for k, v in R["errors"].items()})
 
 
 if __name__ == "__main__":

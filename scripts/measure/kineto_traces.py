@@ -24,22 +24,20 @@ times, in a process that never profiles, run 10's cases and four new shapes
 """
 
 import gzip
-import json
 import math
 import os
 import shutil
 import statistics
 import sys
-import time
 import traceback
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "workloads", "programs"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import e2e as me  # noqa: E402
+import harness  # noqa: E402
 import plain  # noqa: E402
 import torch  # noqa: E402
-from torch.profiler import ProfilerActivity, profile  # noqa: E402
+from harness import say  # noqa: E402
 
 DEV = "cuda"
 DT = "bf16"
@@ -62,25 +60,17 @@ if TIMING_ONLY:
     ]
 
 
-sync = me.sync
-graph_of = me.graph_of
+graph_of = harness.graph_of
 
 
 def step_times(fn, steps: int = 10, warm: int = 3) -> list[float]:
-    """Wall seconds of each step (:func:`e2e.step_seconds`)."""
-    return me.step_seconds(fn, steps, warm)
+    """Wall seconds of each step (:func:`harness.step_seconds`)."""
+    return harness.step_seconds(fn, steps, warm)
 
 
 def traced_step(fn, path: str) -> float:
     """One profiled eager step exported as a gzipped Chrome trace; returns its wall seconds."""
-    fn()
-    sync()
-    acts = [ProfilerActivity.CPU, ProfilerActivity.CUDA]
-    with profile(activities=acts, record_shapes=True) as prof:
-        t = time.perf_counter()
-        fn()
-        sync()
-        wall = time.perf_counter() - t
+    prof, wall = harness.profile_call(fn, record_shapes=True)
     raw = path[:-3]
     prof.export_chrome_trace(raw)
     with open(raw, "rb") as src, gzip.open(path, "wb") as dst:
@@ -89,12 +79,15 @@ def traced_step(fn, path: str) -> float:
     return wall
 
 
-def main() -> None:
-    out = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("OUT", ".")
-    doc = {"run": 12 if TIMING_ONLY else 10, "protocol": ("no profiler in the process"
-                                                         if TIMING_ONLY else "traced first"), "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu", "torch": torch.__version__,
-           "cuda": torch.version.cuda, "role": "held-out", "about": __doc__.split("\n\n")[0],
-           "cases": [], "errors": {}}
+def main(argv: list[str] | None = None) -> None:
+    harness.cli(__doc__, argv)
+    torch.manual_seed(0)
+    out = harness.OUT
+    doc = {"run": 12 if TIMING_ONLY else 10,
+           "protocol": "no profiler in the process" if TIMING_ONLY else "traced first",
+           "device": torch.cuda.get_device_name(0) if harness.has_cuda() else "cpu",
+           "torch": torch.__version__, "cuda": torch.version.cuda, "role": "held-out",
+           "about": __doc__.split("\n\n")[0], "cases": [], "errors": {}}
     built: dict = {}
     steps = []
     with torch.inference_mode():
@@ -114,11 +107,10 @@ def main() -> None:
                     rec["graph_error"] = repr(e)[:300]
                 steps.append((rec, step))
                 doc["cases"].append(rec)
-                print(name, f"profiled {rec.get('profiled_step_s', math.nan) * 1e3:.3f} ms",
-                      flush=True)
+                say(name, f"profiled {rec.get('profiled_step_s', math.nan) * 1e3:.3f} ms")
             except Exception:  # noqa: BLE001
                 doc["errors"][name] = traceback.format_exc()[-800:]
-                print("ERROR", name, doc["errors"][name], flush=True)
+                say("ERROR", name, doc["errors"][name])
         per = {id(r): [] for r, _ in steps}
         for _ in range(6):  # interleaved rounds of eager steps
             for rec, step in steps:
@@ -126,13 +118,11 @@ def main() -> None:
         for rec, _ in steps:
             rec["eager_s"] = statistics.median(per[id(rec)])
             rec["eager_all_s"] = [round(t, 7) for t in per[id(rec)]]
-            print(rec["case"], f"eager {rec['eager_s'] * 1e3:.3f} ms graph "
-                  f"{rec.get('graph_s', float('nan')) * 1e3:.3f} ms", flush=True)
-    name = "h200_programs_run12.json" if TIMING_ONLY else "h200_kineto_run10.json"
-    with open(os.path.join(out, name), "w") as fh:
-        json.dump(doc, fh, indent=1)
+            say(rec["case"], f"eager {rec['eager_s'] * 1e3:.3f} ms graph "
+                f"{rec.get('graph_s', float('nan')) * 1e3:.3f} ms")
+    harness.write_json("h200_programs_run12.json" if TIMING_ONLY else "h200_kineto_run10.json",
+                       doc)
 
 
 if __name__ == "__main__":
-    torch.manual_seed(0)
     main()

@@ -14,14 +14,16 @@ events. The split was fixed before anything was measured (scripts/data/REGISTRY.
 * **held-out**: every other shape (Llama-3-70B at TP 1/2/4/8, GPT-2 and odd shapes).
 """
 
-import json
 import os
 import statistics
 import sys
 
 import torch
 import torch.nn.functional as F
-from torch.profiler import ProfilerActivity, profile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import say  # noqa: E402
 
 DEV = "cuda"
 DT = torch.bfloat16
@@ -37,13 +39,7 @@ HELD_NK = [(8192, 8192), (10240, 8192), (57344, 8192), (8192, 28672),        # 7
 
 def kernels_of(fn, reps: int = 20) -> tuple[list[str], list[float]]:
     """Kernel names of one call and each kernel's median device time (us) over ``reps``."""
-    for _ in range(5):
-        fn()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(reps):
-            fn()
-        torch.cuda.synchronize()
+    prof, _ = harness.profile_call(fn, cpu=False, calls=reps, warm=5)
     events = [e for e in prof.events() if e.device_type.name == "CUDA" and e.name
               and not e.name.startswith(("Memcpy", "Memset", "cudaStream"))]
     per = len(events) // reps if reps else 0
@@ -55,18 +51,9 @@ def kernels_of(fn, reps: int = 20) -> tuple[list[str], list[float]]:
 
 
 def event_time_us(fn, reps: int = 50) -> float:
-    for _ in range(5):
-        fn()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    out = []
-    for _ in range(reps):
-        start.record()
-        fn()
-        end.record()
-        torch.cuda.synchronize()
-        out.append(start.elapsed_time(end) * 1e3)
-    return statistics.median(out)
+    """Median over ``reps`` of one call between two CUDA events (us), after 5 warm calls."""
+    harness.warm_up(fn, 5)
+    return statistics.median(harness.event_time_s(fn) for _ in range(reps)) * 1e6
 
 
 def gemm_cases(nk_list, role: str) -> list[dict]:
@@ -119,21 +106,21 @@ def attention_cases() -> list[dict]:
     return rows
 
 
-def main() -> None:
-    out = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("OUT", ".")
+def main(argv: list[str] | None = None) -> None:
+    harness.cli(__doc__, argv)
     doc = {"run": 9, "device": torch.cuda.get_device_name(0), "torch": torch.__version__,
-           "cuda": torch.version.cuda, "cublas_workspace": os.environ.get("CUBLAS_WORKSPACE_CONFIG"),
+           "cuda": torch.version.cuda,
+           "cublas_workspace": os.environ.get("CUBLAS_WORKSPACE_CONFIG"),
            "split": "calibration = Llama-3-8B shapes; held-out = every other shape (docstring)",
            "cases": []}
     doc["cases"] += gemm_cases(CAL_NK, "cal")
-    print("gemm cal done", flush=True)
+    say("gemm cal done")
     doc["cases"] += gemm_cases(HELD_NK, "held")
-    print("gemm held done", flush=True)
+    say("gemm held done")
     doc["cases"] += attention_cases()
-    print("attention done", flush=True)
-    with open(os.path.join(out, "h200_library_run9.json"), "w") as fh:
-        json.dump(doc, fh, indent=1)
-    print("cases", len(doc["cases"]), "errors", sum("error" in c for c in doc["cases"]))
+    say("attention done")
+    harness.write_json("h200_library_run9.json", doc)
+    say("cases", len(doc["cases"]), "errors", sum("error" in c for c in doc["cases"]))
 
 
 if __name__ == "__main__":

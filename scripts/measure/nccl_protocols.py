@@ -38,13 +38,17 @@ import sys
 import time
 import traceback
 
-OUTDIR = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("OUT", ".")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import say  # noqa: E402
+
 BUDGET_S = float(os.environ.get("MEASURE_BUDGET_S", "200"))
-T0 = time.time()
+T0 = harness.STARTED
 SIZES = [2 ** p for p in range(10, 31, 2)]  # 1 KiB .. 1 GiB
 BIG = [2 ** 24, 2 ** 26, 2 ** 28]
-OPS = ("allreduce", "allgather", "reducescatter", "alltoall")
-SAFE = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
+OPS = harness.COLLECTIVES
+SAFE = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
+        "NVSHMEM_DISABLE_NVLS": "1"}
 RING = {"NCCL_ALGO": "Ring"}
 
 
@@ -89,40 +93,13 @@ def _worker(rank, world, name, ops, sizes, path, port, deadline):
                 errors[f"{op}/{nb}"] = "skipped: time budget"
                 continue
             try:
-                n = nb // 2
-                n -= n % world
-                x = torch.randn(n, device="cuda", dtype=torch.bfloat16)
-                if op == "allreduce":
-                    fn = lambda: dist.all_reduce(x)
-                elif op == "allgather":
-                    part = torch.randn(n // world, device="cuda", dtype=torch.bfloat16)
-                    fn = lambda: dist.all_gather_into_tensor(x, part)
-                elif op == "reducescatter":
-                    part = torch.empty(n // world, device="cuda", dtype=torch.bfloat16)
-                    fn = lambda: dist.reduce_scatter_tensor(part, x)
-                else:
-                    y = torch.empty_like(x)
-                    fn = lambda: dist.all_to_all_single(y, x)
-                reps = 50 if nb <= 2 ** 22 else (10 if nb <= 2 ** 26 else 4)
-                for _ in range(5):
-                    fn()
-                torch.cuda.synchronize()
-                s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                ts = []
-                for _ in range(5):
-                    dist.barrier()
-                    torch.cuda.synchronize()
-                    s.record()
-                    for _ in range(reps):
-                        fn()
-                    e.record()
-                    e.synchronize()
-                    ts.append(s.elapsed_time(e) / reps)
-                eager = sorted(ts)[2] * 1e-3
+                fn, n = harness.collective_call(dist, op, nb, world)
+                eager = harness.collective_s(dist, fn, harness.reps_for(nb))
                 # GPU-side: queue behind a sleep kernel, N and 2N calls
                 N = 20 if nb <= 2 ** 22 else (6 if nb <= 2 ** 26 else 2)
                 per, host_bound = [], False
                 pre = torch.cuda.Event(enable_timing=True)
+                s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                 for _ in range(3):
                     tt = {}
                     for k in (N, 2 * N):
@@ -142,7 +119,7 @@ def _worker(rank, world, name, ops, sizes, path, port, deadline):
                         tt[k] = s.elapsed_time(e) * 1e-3
                     per.append((tt[2 * N] - tt[N]) / N)
                 gpu = sorted(per)[1]
-                factor = (2.0 if op == "allreduce" else 1.0) * (world - 1) / world
+                factor = harness.bus_factor(op, world)
                 res.append({"op": op, "bytes": 2 * n, "eager_s": eager, "gpu_s": gpu,
                             "gpu_trials_s": per, "host_bound": host_bound,
                             "eager_busbw_GBps": 2 * n / eager / 1e9 * factor,
@@ -150,10 +127,9 @@ def _worker(rank, world, name, ops, sizes, path, port, deadline):
             except Exception:
                 errors[f"{op}/{nb}"] = traceback.format_exc()[-1500:]
     if rank == 0:
-        with open(path, "w") as f:
-            json.dump({"results": res, "errors": errors,
-                       "torch": torch.__version__,
-                       "nccl": ".".join(map(str, torch.cuda.nccl.version()))}, f)
+        harness.write_json(path, {"results": res, "errors": errors, "torch": torch.__version__,
+                                  "nccl": ".".join(map(str, torch.cuda.nccl.version()))},
+                           indent=None, meta=False)
     dist.destroy_process_group()
 
 
@@ -181,9 +157,10 @@ def _digest_logs(logdir: str, name: str) -> dict:
     return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     import torch.multiprocessing as mp
 
+    harness.cli(__doc__, argv)
     logdir = "/tmp/nccl_logs"
     os.makedirs(logdir, exist_ok=True)
     doc = {"about": __doc__, "configs": {}, "errors": {}, "env": {}}
@@ -195,7 +172,7 @@ def main() -> None:
                                                        timeout=20).stdout[-4000:]
         except Exception as ex:
             doc["env"][" ".join(cmd)] = f"error: {ex}"
-    path = os.path.join(OUTDIR, "h200x2_nccl_protocols.json")
+    path = harness.out_path("h200x2_nccl_protocols.json")
     for i, (name, env, ops, sizes) in enumerate(CONFIGS):
         if time.time() - T0 > BUDGET_S - 12:
             doc["errors"][name] = "skipped: time budget"
@@ -229,21 +206,20 @@ def main() -> None:
                 if fname.startswith("default."):
                     with open(os.path.join(logdir, fname), errors="replace") as f:
                         head = f.readlines()[:4000]
-                    with open(os.path.join(OUTDIR, f"nccl_default_{fname.split('.')[-2]}.log"), "w") as g:
+                    log = harness.out_path(f"nccl_default_{fname.split('.')[-2]}.log")
+                    with open(log, "w") as g:
                         g.writelines(head)
-        with open(path, "w") as f:
-            json.dump(doc, f, indent=1)
-        print(f"[{name}] {got['seconds']}s, {len(got['results'])} rows, errors: {list(got['errors'])[:4]}",
-              flush=True)
+        harness.write_json(path, doc)
+        say(f"[{name}] {got['seconds']}s, {len(got['results'])} rows, "
+            f"errors: {list(got['errors'])[:4]}")
     doc["total_s"] = round(time.time() - T0, 1)
-    with open(path, "w") as f:
-        json.dump(doc, f, indent=1)
+    harness.write_json(path, doc)
     for name, got in doc["configs"].items():
         for r in got["results"]:
             if r["bytes"] in (2 ** 10, 2 ** 20, 2 ** 24, 2 ** 30):
-                print(f"{name:12s} {r['op']:13s} {r['bytes']:>11d} eager {r['eager_s'] * 1e6:9.1f} us"
-                      f" gpu {r['gpu_s'] * 1e6:9.1f} us  busbw(gpu) {r['gpu_busbw_GBps'] or 0:7.1f}"
-                      f"{'  HOST-BOUND' if r['host_bound'] else ''}")
+                say(f"{name:12s} {r['op']:13s} {r['bytes']:>11d} eager {r['eager_s'] * 1e6:9.1f} us"
+                    f" gpu {r['gpu_s'] * 1e6:9.1f} us  busbw(gpu) {r['gpu_busbw_GBps'] or 0:7.1f}"
+                    f"{'  HOST-BOUND' if r['host_bound'] else ''}")
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ or fitted (scripts/data/REGISTRY.yaml):
 import os
 import statistics
 import sys
-import time
 import traceback
 
 os.environ.setdefault("MEASURE_OUTNAME", "h200_programs_run8.json")
@@ -28,9 +27,11 @@ sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "workloads", "programs"))
 
 import e2e as me  # noqa: E402
+import harness  # noqa: E402
 import plain  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
+from harness import say  # noqa: E402
 
 CASES = {
     # program: [(params, role)]; "cal" = profiled calibration shape, "held" = held out
@@ -84,20 +85,13 @@ def measure_host() -> None:
     res = {k: [] for k in calls}
     with torch.inference_mode():
         for fn in calls.values():
-            for _ in range(20):
-                fn()
-        me.sync()
+            harness.warm_up(fn, 20)
         for _ in range(rounds):
             for name, fn in calls.items():
-                me.sync()
-                t = time.perf_counter()
-                for _ in range(n):
-                    fn()
-                res[name].append((time.perf_counter() - t) / n)
-        me.sync()
+                res[name].append(harness.host_calls_s(fn, n)[0])
     me.RESULT["host"]["call_classes"] = {k: {"issue_s": statistics.median(v), "rounds_issue_s": v}
                                          for k, v in res.items()}
-    print({k: round(statistics.median(v) * 1e6, 2) for k, v in res.items()}, flush=True)
+    say({k: round(statistics.median(v) * 1e6, 2) for k, v in res.items()})
     me.save()
 
 
@@ -122,29 +116,23 @@ def measure_programs() -> None:
                 me.RESULT["programs"].append(rec)
                 if me.CUDA and "profile" not in rec:
                     with torch.inference_mode():
-                        rec["profile"] = me.profile_kernels(step)
+                        rec["profile"] = harness.profile_kernels(step)
             except Exception as e:  # noqa: BLE001
                 me.RESULT["errors"][f"{prog}_{params}"] = traceback.format_exc()[-800:]
-                print("ERROR", prog, params, repr(e)[:200], flush=True)
+                say("ERROR", prog, params, repr(e)[:200])
         me.flush_eager()  # the inputs stay alive in PENDING closures until flushed
         del built, model, args, step
         torch.cuda.empty_cache() if me.CUDA else None
     me.save()
 
 
-def main() -> None:
-    me.RESULT["device"] = ({"name": torch.cuda.get_device_name(), "torch": torch.__version__,
-                            "cuda": torch.version.cuda} if me.CUDA else {"torch": torch.__version__})
-    for section in (measure_host, measure_programs):
-        try:
-            section()
-        except Exception:  # noqa: BLE001
-            me.RESULT["errors"][section.__name__] = traceback.format_exc()[-1500:]
-            print(me.RESULT["errors"][section.__name__], flush=True)
-        print(f"== {section.__name__} done at {time.time() - me.T0:.0f}s", flush=True)
-        me.save()
+def main(argv: list[str] | None = None) -> None:
+    harness.cli(__doc__, argv)
+    torch.manual_seed(0)
+    me.RESULT["device"] = harness.device_info()
+    harness.run_sections([(f.__name__, f) for f in (measure_host, measure_programs)],
+                         me.RESULT, me.save, keep=False)
 
 
 if __name__ == "__main__":
-    torch.manual_seed(0)
     main()

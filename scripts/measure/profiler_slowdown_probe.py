@@ -1,9 +1,9 @@
 """Probe (evidence only, nothing fitted): does run 11's protocol move eager per-call times?
 
-Run 11 (``measure/single_ops.py``) profiled every case (``e2e.profile_kernels``) in
+Run 11 (``measure/single_ops.py``) profiled every case (``harness.profile_kernels``) in
 the process that timed the next one; README "Why run 4 exists" found one ``torch.profiler``
 step slows eager dispatch 30-80 % for the rest of a process. This times a few of run 11's
-calls eager back to back (``e2e.time_op``'s eager half: CUDA events around 20 calls,
+calls eager back to back (``harness.time_op``'s eager half: CUDA events around 20 calls,
 median of 5) and by host clock (300 calls), in interleaved rounds, in a process that has not
 profiled, then again after one profiled call. Prints JSON.
 """
@@ -11,34 +11,27 @@ profiled, then again after one profiled call. Prints JSON.
 from __future__ import annotations
 
 import json
+import os
 import statistics
+import sys
 import time
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
 DEV, DT = "cuda", torch.bfloat16
 
 
 def event_per_call_s(fn, n: int = 20) -> float:
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    s.record()
-    for _ in range(n):
-        fn()
-    e.record()
-    torch.cuda.synchronize()
-    return s.elapsed_time(e) / 1e3 / n
+    return harness.event_time_s(harness.repeat(fn, n), n)
 
 
 def host_per_call_s(fn, n: int = 300) -> float:
-    torch.cuda.synchronize()
-    t = time.perf_counter()
-    for _ in range(n):
-        fn()
-    dt = time.perf_counter() - t
-    torch.cuda.synchronize()
-    return dt / n
+    return harness.host_calls_s(fn, n)[0]
 
 
 def cases() -> dict:
@@ -74,21 +67,18 @@ def rounds(fns: dict, seconds: float = 8.0) -> dict:
             for k in fns}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    harness.cli(__doc__, argv)
     out = {"device": torch.cuda.get_device_name(), "torch": torch.__version__}
     with torch.inference_mode():
         fns = cases()
         for fn in fns.values():
-            for _ in range(3):
-                fn()
-        torch.cuda.synchronize()
+            harness.warm_up(fn, 3)
         out["before_profiler"] = rounds(fns)
-        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
-                                                torch.profiler.ProfilerActivity.CUDA]):
-            next(iter(fns.values()))()
-            torch.cuda.synchronize()
+        harness.profile_call(next(iter(fns.values())), warm=0)
         out["after_one_profiled_call"] = rounds(fns)
-    print(json.dumps(out, indent=1))
+    out["meta"] = harness.metadata()
+    harness.say(json.dumps(out, indent=1))
 
 
 if __name__ == "__main__":

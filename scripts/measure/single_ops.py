@@ -16,16 +16,15 @@ The split was fixed before anything was measured (scripts/data/REGISTRY.yaml): e
 after that path is written.
 """
 
-import json
 import os
 import sys
-import time
 import traceback
 
 os.environ.setdefault("MEASURE_OUTNAME", "h200_single_ops_run11.json")
 sys.path.insert(0, os.path.dirname(__file__))
 
 import e2e as me  # noqa: E402
+import harness  # noqa: E402
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
@@ -42,20 +41,21 @@ ROWWISE = [(4096,), (1024,), (8192,)]  # hidden sizes; rows = batch x 128 tokens
 def case(rec: dict, fn, reps: int = 20) -> None:
     try:
         with torch.inference_mode():
-            rec.update(me.time_op(fn, reps))
+            rec.update(harness.time_op(fn, reps))
         rec["role"] = "held-out"
         me.RESULT["ops"].append(rec)
-        print(rec["family"], {k: v for k, v in rec.items() if k not in ("kernels", "family")},
-              flush=True)
+        harness.say(rec["family"],
+                    {k: v for k, v in rec.items() if k not in ("kernels", "family")})
     except Exception:  # noqa: BLE001
         me.RESULT["errors"][str(rec)] = traceback.format_exc()[-600:]
 
 
-def main() -> None:
-    me.RESULT["device"] = {"name": torch.cuda.get_device_name(), "torch": torch.__version__,
-                           "cuda": torch.version.cuda}
+def main(argv: list[str] | None = None) -> None:
+    harness.cli(__doc__, argv)
+    torch.manual_seed(0)
+    me.RESULT["device"] = harness.device_info()
     me.RESULT["about"] = __doc__.split("\n\n")[0]
-    me.RESULT["protocol"] = ("e2e.time_op: 3 warm calls; eager_s = CUDA events around "
+    me.RESULT["protocol"] = ("harness.time_op: 3 warm calls; eager_s = CUDA events around "
                              "20 back-to-back calls / 20, median of 5; graph_s = the 20 calls "
                              "captured in one CUDA graph, replayed, / 20, median of 5")
     for k, n in LINEARS:
@@ -74,13 +74,9 @@ def main() -> None:
     for c, h, k, r, st, g in CONVS:
         for layout in ("channels_last", "nchw"):
             conv = nn.Conv2d(c, k, r, stride=st, padding=r // 2, groups=g, bias=False)
-            conv = conv.to(DEV, DT).eval()
-            if layout == "channels_last":
-                conv = conv.to(memory_format=torch.channels_last)
+            conv = harness.laid_out(conv.to(DEV, DT).eval(), layout)
             for b in BATCHES:
-                x = torch.randn(b, c, h, h, device=DEV, dtype=DT)
-                if layout == "channels_last":
-                    x = x.to(memory_format=torch.channels_last)
+                x = harness.laid_out(torch.randn(b, c, h, h, device=DEV, dtype=DT), layout)
                 case({"family": "conv2d", "call": "nn.Conv2d", "n": b, "c": c, "h": h, "w": h,
                       "k": k, "r": r, "stride": st, "groups": g, "layout": layout},
                      lambda: conv(x))
@@ -106,12 +102,10 @@ def main() -> None:
                   "batch": b, "heads": heads, "seq": s, "head_dim": dh, "causal": True},
                  lambda: F.scaled_dot_product_attention(q, q, q, is_causal=True), reps=10)
     me.save()
-    print(f"cases {len(me.RESULT['ops'])} errors {len(me.RESULT['errors'])} "
-          f"[{time.time() - me.T0:.0f}s]", flush=True)
-    with open(os.path.join(me.OUTDIR, "h200_single_ops_run11.json"), "w") as fh:
-        json.dump(me.RESULT, fh, indent=1)
+    harness.say(f"cases {len(me.RESULT['ops'])} errors {len(me.RESULT['errors'])} "
+                f"[{me.left():.0f} s of the budget left]")
+    me.save()
 
 
 if __name__ == "__main__":
-    torch.manual_seed(0)
     main()

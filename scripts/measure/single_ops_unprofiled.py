@@ -20,7 +20,6 @@ The split was fixed before anything was measured (scripts/data/REGISTRY.yaml): `
 never fitted.
 """
 
-import json
 import os
 import statistics
 import sys
@@ -31,7 +30,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import e2e as me  # noqa: E402
+import harness  # noqa: E402
+from harness import say  # noqa: E402
 
 DEV, DT = "cuda", torch.bfloat16
 EAGER_CALLS, GRAPH_CALLS, ROUNDS = 200, 20, 7
@@ -43,29 +43,17 @@ ROWWISE = (2048, 5120)
 
 
 def eager_s(fn) -> float:
-    torch.cuda.synchronize()
-    t = time.perf_counter()
-    for _ in range(EAGER_CALLS):
-        fn()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - t) / EAGER_CALLS
+    """Wall seconds per call of ``EAGER_CALLS`` calls, the synchronise after them included."""
+    return harness.host_calls_s(fn, EAGER_CALLS)[1]
 
 
 def graph_replay(fn):
-    """``GRAPH_CALLS`` calls of ``fn`` captured in one CUDA graph (:func:`e2e.graph_of`)."""
-    def burst():
-        for _ in range(GRAPH_CALLS):
-            fn()
-    return me.graph_of(burst)
+    """``GRAPH_CALLS`` calls of ``fn`` captured in one CUDA graph (:func:`harness.graph_of`)."""
+    return harness.graph_of(harness.repeat(fn, GRAPH_CALLS))
 
 
 def graph_s(replay) -> float:
-    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    a.record()
-    replay()
-    b.record()
-    torch.cuda.synchronize()
-    return a.elapsed_time(b) / 1e3 / GRAPH_CALLS
+    return harness.event_time_s(replay, GRAPH_CALLS)
 
 
 def build() -> tuple[list[tuple[dict, object]], list[tuple[dict, object]]]:
@@ -82,13 +70,10 @@ def build() -> tuple[list[tuple[dict, object]], list[tuple[dict, object]]]:
                       lambda x=x, w=w: x @ w))
     for c, h, k, r, st, g in CONVS:
         for layout in ("channels_last", "nchw"):
-            conv = nn.Conv2d(c, k, r, stride=st, padding=r // 2, groups=g, bias=False).to(DEV, DT)
-            if layout == "channels_last":
-                conv = conv.to(memory_format=torch.channels_last)
+            conv = nn.Conv2d(c, k, r, stride=st, padding=r // 2, groups=g, bias=False)
+            conv = harness.laid_out(conv.to(DEV, DT), layout)
             for b in BATCHES:
-                x = torch.randn(b, c, h, h, device=DEV, dtype=DT)
-                if layout == "channels_last":
-                    x = x.to(memory_format=torch.channels_last)
+                x = harness.laid_out(torch.randn(b, c, h, h, device=DEV, dtype=DT), layout)
                 cases.append(({"family": "conv2d", "call": "nn.Conv2d", "n": b, "c": c, "h": h,
                                "w": h, "k": k, "r": r, "stride": st, "groups": g,
                                "layout": layout}, lambda conv=conv, x=x: conv(x)))
@@ -98,7 +83,8 @@ def build() -> tuple[list[tuple[dict, object]], list[tuple[dict, object]]]:
         for b in (2, 24):
             x = torch.randn(b * 128, hid, device=DEV, dtype=DT)
             sh = {"rows": b * 128, "cols": hid}
-            cases += [({"family": "layernorm", "call": "nn.LayerNorm", **sh}, lambda ln=ln, x=x: ln(x)),
+            cases += [({"family": "layernorm", "call": "nn.LayerNorm", **sh},
+                       lambda ln=ln, x=x: ln(x)),
                       ({"family": "rmsnorm", "call": "F.rms_norm", **sh},
                        lambda x=x, g1=g1, hid=hid: F.rms_norm(x, (hid,), g1, 1e-5)),
                       ({"family": "softmax", "call": "torch.softmax", **sh},
@@ -125,8 +111,9 @@ def build() -> tuple[list[tuple[dict, object]], list[tuple[dict, object]]]:
     return cases, probes
 
 
-def main() -> None:
-    out = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("OUT", ".")
+def main(argv: list[str] | None = None) -> None:
+    harness.cli(__doc__, argv)
+    torch.manual_seed(0)
     t0 = time.time()
     doc = {"run": 12, "device": torch.cuda.get_device_name(0), "torch": torch.__version__,
            "cuda": torch.version.cuda, "about": __doc__.split("\n\n")[0],
@@ -136,9 +123,7 @@ def main() -> None:
     with torch.inference_mode():
         cases, probes = build()
         for _, fn in cases + probes:
-            for _ in range(3):
-                fn()
-        torch.cuda.synchronize()
+            harness.warm_up(fn, 3)
         replays = []
         for rec, fn in cases:
             try:
@@ -156,7 +141,7 @@ def main() -> None:
                     graph[i].append(graph_s(replays[i]))
             for i, (_, fn) in enumerate(probes):
                 host[i].append(eager_s(fn))
-            print(f"round {r} done [{time.time() - t0:.0f}s]", flush=True)
+            say(f"round {r} done [{time.time() - t0:.0f}s]")
     for i, (rec, _) in enumerate(cases):
         rec.update(role="held-out", eager_s=statistics.median(eager[i]),
                    eager_rounds_s=eager[i])
@@ -166,13 +151,11 @@ def main() -> None:
     for i, (rec, _) in enumerate(probes):
         rec.update(role="dev", eager_s=statistics.median(host[i]), eager_rounds_s=host[i])
         doc["host_probe"].append(rec)
-    print({r["call"]: round(r["eager_s"] * 1e6, 2) for r in doc["host_probe"]}, flush=True)
+    say({r["call"]: round(r["eager_s"] * 1e6, 2) for r in doc["host_probe"]})
     doc["elapsed_s"] = time.time() - t0
-    with open(os.path.join(out, "h200_single_ops_run12.json"), "w") as fh:
-        json.dump(doc, fh, indent=1)
-    print("cases", len(doc["ops"]), f"[{doc['elapsed_s']:.0f}s]")
+    harness.write_json("h200_single_ops_run12.json", doc)
+    say("cases", len(doc["ops"]), f"[{doc['elapsed_s']:.0f}s]")
 
 
 if __name__ == "__main__":
-    torch.manual_seed(0)
     main()

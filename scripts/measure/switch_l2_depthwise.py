@@ -19,7 +19,7 @@ Sections:
   kernel's duration and the gap before it.
 * ``l2_write_cliff``: ``F.relu``, ``a + b``, ``a.clone()``, GELU-tanh and ``a.sum()`` (reads
   only) over ``rows x 2048`` bf16 tensors of 8-64 MB each, the held-out set's timing
-  (``heldout_ops_links.timed``): where the L2 stops holding a stream that writes.
+  (``harness.timed``): where the L2 stops holding a stream that writes.
 * ``depthwise_cal``: depthwise 3x3 convolutions (``nn.Conv2d(groups=C)``, channels_last,
   bf16) at stride 1 and 2, batch 4-64, MobileNetV2's channel/size pairs.
 """
@@ -33,40 +33,26 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import e2e  # noqa: E402
 import gemm_rows_cal as ops4  # noqa: E402
+import harness  # noqa: E402
 from gemm_rows_cal import with_kernels  # noqa: E402
-from heldout_ops_links import timed  # noqa: E402
+from harness import say, timed  # noqa: E402
 
 QUICK = os.environ.get("MEASURE_QUICK") == "1"
 R, save = ops4.result_saver(__doc__, "h200_switch_l2_dw_run5.json", indent=1)
 
 
-def trace_of(fn) -> list:
-    """[name, start_us, dur_us] of the GPU kernels of one call of ``fn``, in start order."""
-    from torch.profiler import ProfilerActivity, profile
-
-    fn()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        fn()
-        torch.cuda.synchronize()
-    ks = []
-    for e in prof.events():
-        if "CUDA" in str(getattr(e, "device_type", "")) and not e.name.startswith(
-                ("cudaLaunch", "cudaGraph")):
-            ks.append([e.name[:80], e.time_range.start, e.time_range.elapsed_us()])
-    ks.sort(key=lambda k: k[1])
-    return ks
+trace_of = harness.kernel_events
+"""[name, start_us, dur_us] of the GPU kernels of one call of ``fn``, in start order."""
 
 
 def sequence_record(name: str, calls: list) -> dict:
     """Per-kernel time of ``calls`` captured in one CUDA graph and replayed back to back."""
     seq = lambda: [c() for c in calls]
-    g = e2e.graph_of(seq)
+    g = harness.graph_of(seq)
     n = len(calls)
     reps = 40
-    per = [e2e.event_time_s(e2e.repeat(g, reps), reps) / n for _ in range(7)]
+    per = [harness.event_time_s(harness.repeat(g, reps), reps) / n for _ in range(7)]
     rec = {"case": name, "n_calls": n, "back_to_back_s": statistics.median(per),
            "min_s": min(per), "max_s": max(per)}
     try:
@@ -118,8 +104,8 @@ def switch_probe() -> list:
                     rec = sequence_record(name, calls)
                     rec["rows"] = rows
                     out.append(rec)
-                    print("switch", rows, name, f"{rec['back_to_back_s'] * 1e6:.3f} us/kernel",
-                          rec.get("median_dur_us"), rec.get("median_gap_us"), flush=True)
+                    say("switch", rows, name, f"{rec['back_to_back_s'] * 1e6:.3f} us/kernel",
+                        rec.get("median_dur_us"), rec.get("median_gap_us"))
                 except Exception as ex:  # noqa: BLE001
                     out.append({"case": name, "rows": rows, "error": repr(ex)[:300]})
     return out
@@ -147,7 +133,7 @@ def l2_write_cliff() -> list:
                     out.append(with_kernels(rec, fn))
                 except Exception as ex:  # noqa: BLE001
                     out.append({"op": name, "rows": rows, "cols": cols, "error": repr(ex)[:300]})
-        print("cliff", mb, rows, flush=True)
+        say("cliff", mb, rows)
         torch.cuda.empty_cache()
     return out
 
@@ -170,18 +156,19 @@ def depthwise_cal() -> list:
             try:
                 rec = timed(fn, op="depthwise", n=n, c=c, h=h, w=h, stride=st, dtype="bf16")
                 out.append(with_kernels(rec, fn))
-                print("dw", n, c, h, st, f"{rec['gpu_ms'] * 1e3:.2f} us", flush=True)
+                say("dw", n, c, h, st, f"{rec['gpu_ms'] * 1e3:.2f} us")
             except Exception as ex:  # noqa: BLE001
                 out.append({"op": "depthwise", "n": n, "c": c, "h": h, "stride": st,
                             "error": repr(ex)[:300]})
     return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    harness.cli(__doc__, argv)
+    torch.manual_seed(0)
     ops4.run_sections(R, (("switch_probe", switch_probe), ("l2_write_cliff", l2_write_cliff),
                           ("depthwise_cal", depthwise_cal)), save)
 
 
 if __name__ == "__main__":
-    torch.manual_seed(0)
     main()

@@ -241,3 +241,39 @@ def test_external_tpu_chip_figures_and_exit_status(capsys, monkeypatch):
     assert not _within(got, EXTERNAL_TPU), _within(got, EXTERNAL_TPU)
     worse = [{**r, "err": 3 * r["err"]} for r in rows]  # a model 3x as wrong misses 15 %
     assert ve.missed(ve.summarise(worse))
+
+
+# -- validate_hf_capture.py: a captured Hugging Face Llama against run 1's profiles --------
+
+HF_CAPTURE = {"gemm": 3.8, "gemm_worst": 24.5, "attention": 0.0, "attention_worst": 0.0,
+              "reduce": 0.0, "reduce_worst": 0.0, "cat": 0.0, "cat_worst": 0.0, "index": 0.0,
+              "index_worst": 0.0, "copy": 0.6, "copy_worst": 0.8, "elementwise": 0.5,
+              "elementwise_worst": 0.5}
+"""Kernel count per kind of the captured ``LlamaForCausalLM`` against the 20 Llama-3-8B profiles
+of h200_e2e.json: MAPE and worst case, percent (bookkeeping kernels apart). GEMM misses the
+2 % target at decode batch 64 (289 modelled / 322 profiled) and 256 (321 / 258): the split-K
+choices of the library model."""
+
+
+@pytest.mark.slow
+def test_hf_capture_figures_and_exit_status(capsys, monkeypatch):
+    pytest.importorskip("transformers")
+    vh = _module("validate_hf_capture")
+    rows = vh.evaluate()
+    assert len(rows) == 20
+    got = {}
+    for kind, errs in vh.kind_errors_pct(rows).items():
+        got[kind] = sum(map(abs, errs)) / len(errs)
+        got[f"{kind}_worst"] = max(map(abs, errs))
+    assert set(got) == set(HF_CAPTURE) and _within(got, HF_CAPTURE) == []
+    monkeypatch.setattr(vh, "evaluate", lambda limit=None: rows)
+    table = vh.fidelity_rows()
+    kinds = [r for r in table if r["target_pct"] is not None]
+    assert [r["cases"] for r in table] == [20] * len(table) and len(kinds) == len(vh.KINDS)
+    assert all(r["role"] == "calibration" and r["data_set"] == "h200_e2e.json" for r in table)
+    missed = [r["family"] for r in kinds if not r["met"]]
+    assert set(missed) <= {"HF Llama-3-8B captured: gemm kernels"}  # every other kind meets it
+    assert vh.main([]) == (1 if missed else 0)
+    assert ("MISSED" in capsys.readouterr().out) == bool(missed)
+    monkeypatch.setattr(vh, "TARGET_PCT", 30.0)  # a looser target: every kind meets it
+    assert vh.main([]) == 0 and all(r["met"] for r in vh.fidelity_rows() if r["target_pct"])
