@@ -51,7 +51,7 @@ has the method):
   so they carry the host's fast/slow state: the same calibration shape measured 1.31 ms in run 3 and
   1.96 ms here.
 * ``h200_e2e.json``: run 1 (another host, 1.4-1.6x slower host calls): single operators
-  timed with ``e2e.time_op`` (one 20-call graph per pair of events: about 1 us per
+  timed with ``measure/harness.time_op`` (one 20-call graph per pair of events: about 1 us per
   call above a back-to-back timing, ``h200_kernel_floor_run4.json``), ``torch.profiler`` kernel
   lists of every whole-model case (``--attribution`` compares them per kernel class).
 

@@ -119,7 +119,7 @@ def _glue(r: dict) -> tuple[str, object]:
 
 
 def time_op_offset_s(floor4: dict) -> float:
-    """Per-call seconds that ``e2e.time_op``'s graph timing adds over an op repeated
+    """Per-call seconds that ``measure/harness.time_op``'s graph timing adds over an op repeated
     back to back (what the model predicts): it replays one 20-call graph between two events, so
     the graph's launch latency is spread over 20 calls. Measured on the same stack as the
     median of ``e2e_graph_s - graph_ms`` over ``h200_kernel_floor_run4.json`` ``floor_probe`` (the
