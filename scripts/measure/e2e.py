@@ -155,6 +155,23 @@ configs, eager and CUDA graph, interleaved eager protocol, never profiled. Its s
 in scripts/data/REGISTRY.yaml before it was measured: all of it is held out, scored once at the
 session's frozen model. ``MEASURE_SET=run14 MEASURE_SECTIONS=models,hf MEASURE_ROUNDS=4
 MEASURE_OUTNAME=h200_e2e_run14.json``."""
+SHAPES["run15"] = {k: [] for k in SHAPES["heldout4"]}
+SHAPES["run15"].update({
+    "llama_dec": [(2, 2500), (6, 5000), (20, 1500), (80, 600), (144, 900)],
+    "llama_pre": [(1, 2500), (2, 2000)],
+    "gpt2_small_dec": [(4, 900), (48, 250)], "gpt2_small_pre": [(3, 512)],
+    "gpt2_dec": [(3, 700), (40, 400)], "gpt2_pre": [(1, 900)],  # GPT-2: 1024 positions
+    "bert": [(6, 384), (48, 96)],
+    "cnn": [6, 20, 56]})
+SHAPES["run15"]["hf"] = {
+    "llama3.2_1b": {"decode": [(6, 2200), (80, 900)], "prefill": [(1, 3000)]},
+    "llama3.2_3b": {"decode": [(12, 1200), (160, 300)], "prefill": [(2, 768)]},
+    "qwen2.5_7b": {"decode": [(8, 3000), (64, 700)], "prefill": [(1, 2048)]}}
+"""Run 15 (held out, 2026-12-02): shapes no earlier run timed, of every zoo-style model and of
+the Hugging Face configs, eager and CUDA graph, interleaved eager protocol, never profiled;
+its split fixed in this file before it was measured (all held out), measured after the
+session's model was frozen and scored once. ``MEASURE_SET=run15 MEASURE_SECTIONS=models,hf
+MEASURE_ROUNDS=4 MEASURE_OUTNAME=h200_e2e_run15.json``."""
 SHAPES = SHAPES[SHAPE_SET]
 T0 = harness.STARTED
 DEV = "cuda" if harness.has_cuda() else "cpu"

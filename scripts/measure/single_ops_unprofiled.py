@@ -7,7 +7,8 @@ Run on the device machine with the image's python3 (PyTorch):
 
     PYTHONUNBUFFERED=1 python3 scripts/measure/single_ops_unprofiled.py $OUT
 
-Writes ``$OUT/h200_single_ops_run12.json``. Protocol: no ``torch.profiler`` anywhere in the
+Writes ``$OUT/h200_single_ops_run12.json`` (``MEASURE_SET=run15``: run 15's shapes, to
+``h200_single_ops_run15.json``). Protocol: no ``torch.profiler`` anywhere in the
 process; every case is built first, then timed in interleaved rounds (each round times every
 case once, so all cases see the same host state): eager = wall clock around ``EAGER_CALLS``
 back-to-back calls after a synchronise, divided by the calls, the synchronise after them
@@ -35,11 +36,29 @@ from harness import say  # noqa: E402
 
 DEV, DT = "cuda", torch.bfloat16
 EAGER_CALLS, GRAPH_CALLS, ROUNDS = 200, 20, 7
-BATCHES = (1, 3, 12, 48)
-LINEARS = [(3072, 3072), (1024, 4096), (8192, 2048), (2560, 10240)]  # (K, N)
-CONVS = [(32, 112, 64, 3, 1, 1), (256, 56, 64, 1, 1, 1), (192, 28, 192, 3, 1, 1),
-         (480, 14, 480, 3, 1, 480)]  # (C, H, K, R, stride, groups)
-ROWWISE = (2048, 5120)
+SETS = {
+    "run12": {"batches": (1, 3, 12, 48), "matmul_m": 16,
+              "linears": [(3072, 3072), (1024, 4096), (8192, 2048), (2560, 10240)],  # (K, N)
+              # (C, H, K, R, stride, groups)
+              "convs": [(32, 112, 64, 3, 1, 1), (256, 56, 64, 1, 1, 1), (192, 28, 192, 3, 1, 1),
+                        (480, 14, 480, 3, 1, 480)],
+              "rowwise": (2048, 5120), "row_batches": (2, 24),
+              "attention": ((16, 128, 2, 2048), (8, 64, 8, 512), (24, 128, 1, 1024))},
+    # run 15 (held out, 2026-12-02): shapes neither run 11 nor run 12 timed, measured after the
+    # model was frozen for the session, scored once (scripts/data/REGISTRY.yaml)
+    "run15": {"batches": (2, 6, 20, 64), "matmul_m": 24,
+              "linears": [(1536, 6144), (5120, 1280), (4096, 14336), (2048, 2048)],
+              "convs": [(64, 56, 64, 3, 1, 1), (128, 28, 512, 1, 1, 1), (96, 56, 96, 3, 1, 96),
+                        (256, 14, 256, 3, 1, 1)],
+              "rowwise": (1536, 6144), "row_batches": (4, 40),
+              "attention": ((32, 128, 1, 3072), (12, 64, 6, 768), (8, 128, 4, 1536))},
+}
+"""Shape sets by ``MEASURE_SET`` (default ``run12``); the file is
+``h200_single_ops_<set>.json``."""
+SET = os.environ.get("MEASURE_SET", "run12")
+SHAPES = SETS[SET]
+BATCHES, LINEARS, CONVS = SHAPES["batches"], SHAPES["linears"], SHAPES["convs"]
+ROWWISE = SHAPES["rowwise"]
 
 
 def eager_s(fn) -> float:
@@ -65,8 +84,9 @@ def build() -> tuple[list[tuple[dict, object]], list[tuple[dict, object]]]:
             cases.append(({"family": "linear", "call": "nn.Linear", "m": b, "k": k, "n": n,
                            "bias": True}, lambda lin=lin, x=x: lin(x)))
         w = torch.randn(k, n, device=DEV, dtype=DT)
-        x = torch.randn(16, k, device=DEV, dtype=DT)
-        cases.append(({"family": "matmul", "call": "x @ W", "m": 16, "k": k, "n": n},
+        x = torch.randn(SHAPES["matmul_m"], k, device=DEV, dtype=DT)
+        cases.append(({"family": "matmul", "call": "x @ W", "m": SHAPES["matmul_m"], "k": k,
+                       "n": n},
                       lambda x=x, w=w: x @ w))
     for c, h, k, r, st, g in CONVS:
         for layout in ("channels_last", "nchw"):
@@ -80,7 +100,7 @@ def build() -> tuple[list[tuple[dict, object]], list[tuple[dict, object]]]:
     for hid in ROWWISE:
         ln = nn.LayerNorm(hid, device=DEV, dtype=DT)
         g1 = torch.ones(hid, device=DEV, dtype=DT)
-        for b in (2, 24):
+        for b in SHAPES["row_batches"]:
             x = torch.randn(b * 128, hid, device=DEV, dtype=DT)
             sh = {"rows": b * 128, "cols": hid}
             cases += [({"family": "layernorm", "call": "nn.LayerNorm", **sh},
@@ -91,7 +111,7 @@ def build() -> tuple[list[tuple[dict, object]], list[tuple[dict, object]]]:
                        lambda x=x: torch.softmax(x, -1)),
                       ({"family": "gelu", "call": "F.gelu", **sh}, lambda x=x: F.gelu(x)),
                       ({"family": "add", "call": "x + y", **sh}, lambda x=x: x + x)]
-    for heads, dh, b, s in ((16, 128, 2, 2048), (8, 64, 8, 512), (24, 128, 1, 1024)):
+    for heads, dh, b, s in SHAPES["attention"]:
         q = torch.randn(b, heads, s, dh, device=DEV, dtype=DT)
         cases.append(({"family": "attention", "call": "F.scaled_dot_product_attention",
                        "batch": b, "heads": heads, "seq": s, "head_dim": dh, "causal": True},
@@ -115,7 +135,7 @@ def main(argv: list[str] | None = None) -> None:
     harness.cli(__doc__, argv)
     torch.manual_seed(0)
     t0 = time.time()
-    doc = {"run": 12, "device": torch.cuda.get_device_name(0), "torch": torch.__version__,
+    doc = {"run": int(SET.removeprefix("run")), "shape_set": SET, "device": torch.cuda.get_device_name(0), "torch": torch.__version__,
            "cuda": torch.version.cuda, "about": __doc__.split("\n\n")[0],
            "protocol": __doc__.split("\n\n")[2].replace("\n", " "),
            "eager_calls": EAGER_CALLS, "graph_calls": GRAPH_CALLS, "rounds": ROUNDS,
@@ -153,7 +173,7 @@ def main(argv: list[str] | None = None) -> None:
         doc["host_probe"].append(rec)
     say({r["call"]: round(r["eager_s"] * 1e6, 2) for r in doc["host_probe"]})
     doc["elapsed_s"] = time.time() - t0
-    harness.write_json("h200_single_ops_run12.json", doc)
+    harness.write_json(f"h200_single_ops_{SET}.json", doc)
     say("cases", len(doc["ops"]), f"[{doc['elapsed_s']:.0f}s]")
 
 
