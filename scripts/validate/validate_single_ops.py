@@ -1,11 +1,12 @@
-"""Single ops as users call them on one H200 (run 11, held out): ``accelsim op --exec``.
+"""Single ops as users call them on one H200 (runs 11 and 12, dev): ``accelsim op --exec``.
 
 ``scripts/data/h200_single_ops_run11.json`` (``scripts/measure/single_ops.py``) timed 150 ops
 as a user's code calls them (``nn.Linear``, ``x @ W``, ``nn.Conv2d`` channels-last and NCHW,
 ``nn.LayerNorm``, ``F.rms_norm``, ``torch.softmax``, ``F.gelu``, ``x + x``, causal
 ``F.scaled_dot_product_attention``) at batch 1-32, each in eager mode (CUDA events around 20
 back-to-back calls, / 20; SDPA: 10) and as the same calls captured in one CUDA graph and
-replayed between two events (/ 20; SDPA: 10). Every case is held out (REGISTRY.yaml).
+replayed between two events (/ 20; SDPA: 10). Both runs were held out and scored once, then
+became dev (REGISTRY.yaml: issue 23's mechanism search read their per-case errors).
 
 Predictions come from the model, ``simulate_op(h200, op, exec=..., call=...)`` (a one-op
 program through the mode's lowering table and the host/stream replay,
@@ -18,9 +19,10 @@ program through the mode's lowering table and the host/stream replay,
   ``h200_kernel_floor_run4.json`` for 20-call graphs; scaled by 20 / calls for the 10-call SDPA
   graphs).
 
-NCHW convolutions are costed as the model's channels-last ones (it has no layout): cuDNN's
-``nchwToNhwc``/``nhwcToNchw`` transposes, PyTorch's native NCHW depthwise kernel and the NCHW
-1x1 GEMMs are not modelled, so that family shows what the missing layout costs.
+NCHW convolutions are the call ``nn.Conv2d:nchw``: cuDNN's ``nchwToNhwc`` (input, filter) and
+``nhwcToNchw`` (output) transposes around an ungrouped non-1x1 convolution are kernels of the
+call (``op_calls.layout_copies``); PyTorch's native NCHW depthwise kernel, cuDNN's NCHW grouped
+kernels and the host cost of launching the transposes are not modelled.
 
 Prints per case and per family MAPE (eager and graph) and the target (10 % per family);
 exit 1 when a family misses it. ``--json`` writes the rows.
@@ -39,6 +41,7 @@ from pathlib import Path
 from accelsim.api.gpu import simulate_op
 from accelsim.config.registry import load_machine
 from accelsim.workload.nn_ops import Attention, Elementwise, LayerNorm, Softmax
+from accelsim.workload.op_calls import NCHW
 from accelsim.workload.ops import Conv2d, Gemm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -50,7 +53,7 @@ RUN12 = "h200_single_ops_run12.json"
 """Run 12 (``measure/single_ops_unprofiled.py``): other shapes, eager timed by wall clock around 200
 back-to-back calls in interleaved rounds, no profiler in the process (run 11 profiled each case
 in the process that timed the next, which slows eager dispatch); graphs of 20 calls for every
-op. Held out, scored once with the model frozen at e00d880."""
+op. Scored once held out with the model frozen at e00d880; dev since 2026-12-02."""
 FAMILY_TARGET_PCT = 10.0
 """MAPE target per family, percent (issue 23 point 4: single ops as users call them)."""
 
@@ -69,7 +72,7 @@ def op_and_call(r: dict) -> tuple[object, str | None, int]:
     if fam == "conv2d":
         op = Conv2d(name="conv", n=r["n"], c=r["c"], h=r["h"], w=r["w"], k=r["k"], r=r["r"],
                     s=r["r"], stride=r["stride"], pad=r["r"] // 2, groups=r["groups"], dtype=dt)
-        return op, "nn.Conv2d", 20
+        return op, "nn.Conv2d" + (NCHW if r.get("layout") == "nchw" else ""), 20
     if fam in ("layernorm", "rmsnorm"):
         op = LayerNorm(name=fam, rows=r["rows"], cols=r["cols"], rms=fam == "rmsnorm", dtype=dt)
         return op, "nn.LayerNorm" if fam == "layernorm" else "F.rms_norm", 20
@@ -146,7 +149,7 @@ def summary(rows: list[dict]) -> dict[str, dict[str, float]]:
 
 
 def fidelity_rows() -> list[dict]:
-    """The fidelity table's rows (``scripts/fidelity.py``): per held-out run (11, 12) and
+    """The fidelity table's rows (``scripts/fidelity.py``): per run (11, 12; dev) and
     family, eager and graph MAPE with the 10 % target, as :func:`main` prints them."""
     import fidelity
 
@@ -163,7 +166,7 @@ def fidelity_rows() -> list[dict]:
             for mode in ("eager", "graph"):
                 errs = [100 * r[f"{mode}_err"] for r in sel if r[f"{mode}_err"] is not None]
                 out.append(fidelity.row(
-                    "validate_single_ops", [fidelity.source_of(name, "held-out")],
+                    "validate_single_ops", [fidelity.source_of(name, "dev")],
                     f"{fam} ({mode})", errors_pct=errs, target_pct=FAMILY_TARGET_PCT,
                     metric=f"per call, {mode}, back to back (accelsim op --exec {mode})"))
     return out
@@ -174,13 +177,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", metavar="FILE", help="write the rows and the summary as JSON")
     p.add_argument("--quiet", action="store_true", help="the family table only")
     p.add_argument("--data", choices=(HELD_OUT, RUN12), default=HELD_OUT,
-                   help=f"the held-out run to score (default {HELD_OUT}; {RUN12}: other "
+                   help=f"the run to score (default {HELD_OUT}; {RUN12}: other "
                         "shapes, timed in a process that never profiles)")
     a = p.parse_args(argv)
     data = json.loads((DATA / a.data).read_text())
     for r in data["ops"]:
         r.setdefault("run", data.get("run", 11))
-    print(f"{a.data}: {len(data['ops'])} ops (held out)")
+    print(f"{a.data}: {len(data['ops'])} ops (dev)")
     offset = time_op_offset_s(json.loads((DATA / "h200_kernel_floor_run4.json").read_text()))
     rows = evaluate(data, offset, load_machine("h200"))
     if not a.quiet:
@@ -206,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{v['graph_mape']:9.1f}% {v['graph_bias']:+6.1f}%   {'ok' if ok else 'MISS'}")
     all_e = mape([r["eager_err"] for r in rows])
     all_g = mape([r["graph_err"] for r in rows if r["graph_err"] is not None])
-    print(f"{'all (held out)':22s} {len(rows):3d} {all_e:9.1f}% {'':7s} {all_g:9.1f}%")
+    print(f"{'all (dev)':22s} {len(rows):3d} {all_e:9.1f}% {'':7s} {all_g:9.1f}%")
     if a.json:
         Path(a.json).write_text(json.dumps({"rows": rows, "summary": s}, indent=1))
     return 1 if miss else 0
