@@ -23,6 +23,7 @@ from typing import Any
 
 from accelsim.errors import ConfigError
 from accelsim.workload.graph import dtype_bytes
+from accelsim.workload.ops import Gemm
 from accelsim.workload.program_ops import CallSite
 
 NCHW = ":nchw"
@@ -103,6 +104,26 @@ def module_call(call: str) -> str:
     return call.removesuffix(NCHW)
 
 
+def _pointwise_conv(op: Any) -> bool:
+    """A 1x1, stride-1, unpadded, ungrouped convolution (a GEMM over the channels)."""
+    return (getattr(op, "kind", "") == "conv2d" and op.groups == 1 and op.r == op.s == 1
+            and op.stride == 1 and op.pad == 0)
+
+
+def computed_op(op: Any, call: str) -> Any:
+    """The op ``call`` has the GPU compute for ``op``: ``op`` itself, except a pointwise
+    convolution on an NCHW tensor, which cuDNN hands to cuBLAS as a GEMM per image on the
+    NCHW layout, ``out[k x h*w] = W[k x c] @ x[c x h*w]`` batched over the images (a
+    :class:`~accelsim.workload.ops.Gemm` ``m=k, n=h*w, k=c, batch=n`` with an operand per
+    image). Its rows are ``h*w`` elements long, so its kernels follow that alignment (14x14
+    bf16 rows are not 16-byte aligned: run 11 profiles cuBLAS's ``cutlass_80`` ``align2``
+    kernels there and ``nvjet`` at 56x56). Same MACs as ``op``."""
+    if not call.endswith(NCHW) or not _pointwise_conv(op):
+        return op
+    return Gemm(name=op.name, m=op.k, n=op.h * op.w, k=op.c, batch=op.n, shared_weights=False,
+                dtype=op.dtype)
+
+
 def layout_copies(op: Any, call: str) -> tuple[tuple[str, float], ...]:
     """The layout transposes a call launches around ``op``'s kernels, as ``(name, bytes)``:
     each kernel reads and writes ``bytes`` (the tensor, in the op's dtype, bf16 when unset).
@@ -110,14 +131,14 @@ def layout_copies(op: Any, call: str) -> tuple[tuple[str, float], ...]:
     An ungrouped, not pointwise (1x1 stride 1 unpadded) convolution on an NCHW tensor:
     cuDNN's NHWC kernels between ``nchwToNhwcKernel`` on the input and on the filter (each
     call) and ``nhwcToNchwKernel`` on the output (the profiled kernels of
-    ``scripts/data/h200_single_ops_run11.json``, torch 2.11 / cuDNN 9). A 1x1 convolution runs
-    as a cuBLAS GEMM on the NCHW tensor itself (no copies); an NCHW depthwise or grouped
-    convolution runs PyTorch's or cuDNN's native NCHW kernel, not modelled: costed as the
-    channels-last one, without copies. Every other call: none."""
+    ``scripts/data/h200_single_ops_run11.json``, torch 2.11 / cuDNN 9). A 1x1 convolution
+    runs as a cuBLAS GEMM on the NCHW tensor itself (no copies, :func:`computed_op`); an NCHW
+    depthwise or grouped convolution runs PyTorch's or cuDNN's native NCHW kernel, not
+    modelled: costed as the channels-last one, without copies. Every other call: none."""
     if not call.endswith(NCHW) or getattr(op, "kind", "") != "conv2d" or op.groups != 1:
         return ()
-    if op.r == op.s == 1 and op.stride == 1 and op.pad == 0:
-        return ()
+    if _pointwise_conv(op):
+        return ()  # cuBLAS on the NCHW tensor itself: computed_op
     b = dtype_bytes(op.dtype, default="bf16")
     return (("nchwToNhwc input", op.n * op.c * op.h * op.w * b),
             ("nchwToNhwc filter", op.k * op.c * op.r * op.s * b),
@@ -145,5 +166,6 @@ def op_call_sites(op: Any, call: str | None = None) -> tuple[str, list[CallSite]
     return chosen, sites
 
 
-__all__ = ["MODULE_HOST_CLASS", "NCHW", "USER_CALLS", "default_call", "layout_copies",
+__all__ = ["MODULE_HOST_CLASS", "NCHW", "USER_CALLS", "computed_op", "default_call",
+           "layout_copies",
            "module_call", "op_call_sites", "user_calls"]

@@ -126,3 +126,25 @@ def test_an_nchw_convolution_launches_cudnn_layout_transposes_sized_by_its_tenso
         doc = simulate_op(h200, "conv2d", mode="analytic", exec="eager", call="F.conv2d:nchw",
                           **other)
         assert doc["layout_copies"] == []
+
+
+def test_an_nchw_pointwise_convolution_is_a_batched_gemm_on_the_nchw_rows(h200):
+    """``nn.Conv2d:nchw`` 1x1: cuBLAS computes ``W[k x c] @ x[c x h*w]`` per image, so its
+    kernels follow the ``h*w`` rows' alignment (14x14 bf16 rows are not 16-byte aligned: a
+    narrower, slower kernel than the channels-last GEMM); same MACs, no layout copies."""
+    from accelsim.workload.op_calls import computed_op
+    from accelsim.workload.ops import Gemm
+
+    conv = dict(n=8, c=512, h=14, w=14, k=512, r=1, s=1, dtype="bf16")
+    cl = simulate_op(h200, "conv2d", mode="analytic", exec="graph", call="nn.Conv2d", **conv)
+    nchw = simulate_op(h200, "conv2d", mode="analytic", exec="graph", call="nn.Conv2d:nchw",
+                       **conv)
+    assert nchw["macs"] == cl["macs"] and nchw["layout_copies"] == []
+    assert nchw["path"] == "narrow" and cl["path"] != "narrow"
+    assert nchw["gpu_s"] > cl["gpu_s"]
+    from accelsim.api.gpu import make_op
+
+    op = make_op("conv2d", **conv)
+    gemm = computed_op(op, "nn.Conv2d:nchw")
+    assert isinstance(gemm, Gemm) and (gemm.m, gemm.n, gemm.k, gemm.batch) == (512, 196, 512, 8)
+    assert computed_op(op, "nn.Conv2d") is op
