@@ -35,6 +35,22 @@ class scaled by the session's median ratio (:func:`scaled_host`), to tell the se
 host from the model's own errors. That figure reads the dev data: never a prediction, never a
 fit.
 
+Found in these dev runs and not modelled (no calibration data times them; 2026-12-02):
+
+* a second kernel a call launches costs host time: run 12's ``nn.Linear``/``x @ W`` calls
+  whose GEMM the model splits over K (gemm + ``splitKreduce``: the model's choice matches
+  every case) take 4.4-4.6 us more per call than the one-kernel shapes (26.8-28.2 against
+  22.4-22.9 us; ``x @ W`` 21.5-21.7 against 17.1-17.2), the three transposes of an NCHW 3x3
+  convolution 10-18 us more (batch 1 and 3);
+* the session's host: GEMM calls cost 1.02-1.12x the calibration host classes (one-kernel
+  shapes), the other call classes 1.34-1.51x (``host_probe``);
+* cuDNN's SDPA launches a ``Memset`` (0.77 us) before its kernel (run 11 profiles); the
+  transposes of large tensors move ~2 TB/s, slower than the stream kernel the model gives
+  them; PyTorch's native NCHW depthwise kernel (~4x the channels-last one at batch 32);
+* small-M GEMMs (M <= 48) with bias: the measured bias epilogue is 0.2-0.8 us (``nn.Linear``
+  against ``x @ W`` kernels of run 11), ``compute.gemm_bias_epilogue_s`` is 1.5 us, fitted
+  on M >= 64.
+
 Run: ``.venv/bin/python scripts/validate/validate_single_ops.py``
 """
 
