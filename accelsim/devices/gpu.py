@@ -39,6 +39,7 @@ from accelsim.hw.gpu.sparsity import sparse_peak_flops
 from accelsim.limits import MAX_GPU_CTAS, check_count
 from accelsim.report.gpu_power import gpu_energy_j
 from accelsim.workload.device_ops import device_op
+from accelsim.workload.op_calls import computed_op, default_call
 
 MODES = ("event", "analytic")
 
@@ -60,7 +61,8 @@ def op_document(m: GpuMachine, op: object, *, mode: str = "event", precision: st
     elif call is not None:
         raise ConfigError(None, "call", call, "names how users call the op: give an "
                           f"execution mode with it (exec: {', '.join(OP_EXEC_MODES)})")
-    run_as = device_op(op)
+    # a call may have the GPU compute the op as another (an NCHW 1x1 conv: a batched GEMM)
+    run_as = device_op(computed_op(op, call or default_call(op)) if exec_mode else op)
     plan = plan_op(m, run_as, precision, sparsity=sparsity)
     macs = float(getattr(op, "macs", 0))
     if mode == "event":

@@ -20,9 +20,23 @@ Two choices, stated: the call that computes launches the op's own kernels as
 captured pointwise call is the same kernel, planned from the op here); and a one-op program
 has no model code around its call, so the table's ``per_call_extra`` (Hugging Face model
 code's own Python per call) is not charged: the host classes were measured as loops of the
-call alone. Units: seconds.
+call alone.
 
-Imports: config, workload.op_calls, mapping.gpu_lowering, engine.gpu_stream, errors.
+Two mechanisms of the call around the op's kernels: an ``nn`` module call costs, host side,
+the class measured as the whole module call where the machine has one
+(:data:`~accelsim.workload.op_calls.MODULE_HOST_CLASS`: a parameterised module's forward is
+dearer than the identity module of ``call.module``; its module site is charged the whole
+class less the functional call's), and a call's layout transposes
+(:func:`~accelsim.workload.op_calls.layout_copies`: cuDNN's NCHW<->NHWC copies around an NCHW
+convolution) are kernels of the call, each a bandwidth-bound stream kernel reading and writing
+its tensor (:func:`accelsim.hw.gpu.memory.stream_kernel`, launched by the computing call with
+the op's own). They pay ``host.kernel_tail_s`` as PyTorch's small kernels do, not as cuDNN's
+convolution kernels do (:func:`accelsim.hw.gpu.kernel.without_tail`): run 11's profiles show
+a 0.15-0.4 MB transpose lasting 1.5-1.8 us, a fixed cost well over its bytes' time; on large
+tensors they move ~2 TB/s of reads and writes, slower than the stream kernel's bandwidth (the
+model is low there: no calibration data times them). Units: seconds.
+
+Imports: config, workload.op_calls, mapping.gpu_lowering, engine.gpu_stream, hw.gpu, errors.
 """
 
 from __future__ import annotations
@@ -33,8 +47,15 @@ from accelsim.config.gpu import GpuMachine
 from accelsim.config.lowering import load_lowering
 from accelsim.engine import gpu_stream
 from accelsim.errors import ConfigError, UnsupportedError
+from accelsim.hw.gpu.kernel import estimate_s
+from accelsim.hw.gpu.memory import stream_kernel
 from accelsim.mapping.gpu_lowering import lower_sites
-from accelsim.workload.op_calls import op_call_sites
+from accelsim.workload.op_calls import (
+    MODULE_HOST_CLASS,
+    layout_copies,
+    module_call,
+    op_call_sites,
+)
 
 OP_EXEC_MODES = ("eager", "graph")
 """Execution modes a single op can be timed in (``--exec``)."""
@@ -53,13 +74,37 @@ def check_exec(exec_mode: str) -> str:
     return exec_mode
 
 
+def layout_copy_s(m: GpuMachine, op: Any, call: str) -> list[dict[str, Any]]:
+    """The layout transposes ``call`` launches around ``op`` on ``m``: name, bytes (read, and
+    as many written) and seconds per kernel (a stream kernel, ``kernel_tail_s`` included)."""
+    out = []
+    for name, nbytes in layout_copies(op, call):
+        k = stream_kernel(m, name, read_bytes=nbytes, write_bytes=nbytes)
+        out.append({"name": name, "bytes": nbytes, "time_s": estimate_s(k, m)})
+    return out
+
+
+def host_seconds(m: GpuMachine, call: str, classes: list[str]) -> tuple[list[str], list[float]]:
+    """Host classes and seconds of a call's sites (``classes``: their lowered classes). An
+    ``nn`` module call whose whole call the machine measured
+    (:data:`~accelsim.workload.op_calls.MODULE_HOST_CLASS`) costs that class: its module site
+    (the first) is charged the class less the other sites' (never below zero)."""
+    secs = [m.host.call_s(c) for c in classes]
+    whole = MODULE_HOST_CLASS.get(module_call(call))
+    if whole is None or whole not in m.host.eager_call_s or classes[0] != "module":
+        return classes, secs
+    rest = sum(secs[1:])
+    return [whole, *classes[1:]], [max(0.0, m.host.call_s(whole) - rest), *secs[1:]]
+
+
 def op_program(m: GpuMachine, op: Any, kernel_s: float, *, exec_mode: str,
                call: str | None = None, replay: str = "analytic",
                calls: int = BACK_TO_BACK_CALLS) -> dict[str, Any]:
     """``op`` called ``calls`` times in a row as ``exec_mode`` runs it on ``m``: the call
     (``call`` or the op's default user call), its framework calls with their host classes and
     host seconds, and per call ``host_s`` (host time: dispatch in eager mode, the graph
-    launch spread over the calls in graph mode), ``gpu_s`` (``kernel_s``: the op's kernels)
+    launch spread over the calls in graph mode), ``gpu_s`` (``kernel_s``, the op's kernels,
+    plus the call's layout copies, listed in ``layout_copies``)
     and ``time_s`` (the replay's time / ``calls``). ``replay``: ``event`` (SimPy) or
     ``analytic`` (the recurrence; equal)."""
     table = load_lowering(check_exec(exec_mode))
@@ -70,7 +115,10 @@ def op_program(m: GpuMachine, op: Any, kernel_s: float, *, exec_mode: str,
                                f"{sum(c.work is not None for c in lowered)} kernels for "
                                f"{chosen}; a one-op program launches the op's own, once")
     graph = table.submit == "graph"
-    host = [0.0 if graph else m.host.call_s(c.call) for c in lowered]
+    classes, host = host_seconds(m, chosen, [c.call for c in lowered])
+    host = [0.0 if graph else h for h in host]
+    copies = layout_copy_s(m, op, chosen)
+    kernel_s += sum(c["time_s"] for c in copies)
     one = [gpu_stream.StreamCall(h, kernel_s if c.work is not None else 0.0)
            for h, c in zip(host, lowered, strict=True)]
     run = gpu_stream.replay_event if replay == "event" else gpu_stream.replay_closed_form
@@ -79,10 +127,13 @@ def op_program(m: GpuMachine, op: Any, kernel_s: float, *, exec_mode: str,
     host_s = (m.host.graph_launch_s if graph else tl.host_busy_s) / calls
     return {"exec": table.mode, "call": chosen, "back_to_back_calls": calls,
             "time_s": tl.time_s / calls, "host_s": host_s, "gpu_s": kernel_s,
-            "calls": [{"call": s.name if s.fn == "module" else s.fn, "host_class": c.call,
+            "layout_copies": copies,
+            "calls": [{"call": s.name if s.fn == "module" else s.fn, "host_class": cls,
                        "host_s": h, "launches": c.work is not None}
-                      for c, h, s in zip(lowered, host, (sites[c.op_index] for c in lowered),
-                                         strict=True)]}
+                      for c, cls, h, s in zip(lowered, classes, host,
+                                              (sites[c.op_index] for c in lowered),
+                                              strict=True)]}
 
 
-__all__ = ["BACK_TO_BACK_CALLS", "OP_EXEC_MODES", "check_exec", "op_program"]
+__all__ = ["BACK_TO_BACK_CALLS", "OP_EXEC_MODES", "check_exec", "host_seconds", "layout_copy_s",
+           "op_program"]

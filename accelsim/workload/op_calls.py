@@ -10,9 +10,11 @@ it as it prices a captured program. The site that computes carries the op itself
 
 :data:`USER_CALLS` lists, per op kind, the calls that compute it (the first is the default,
 :func:`default_call`); a GEMM over independent batched operands is ``matmul`` only (``x @ W``
-with a 3-D ``W``: ``bmm``), an RMS norm is ``F.rms_norm`` by default.
+with a 3-D ``W``: ``bmm``), an RMS norm is ``F.rms_norm`` by default. A convolution called on
+an NCHW (contiguous) tensor is a call of its own, ``nn.Conv2d:nchw`` / ``F.conv2d:nchw``: cuDNN
+runs its NHWC kernels between layout transposes (:func:`layout_copies`).
 
-Imports: workload.program_ops, errors.
+Imports: workload.program_ops, workload.graph, errors.
 """
 
 from __future__ import annotations
@@ -20,11 +22,16 @@ from __future__ import annotations
 from typing import Any
 
 from accelsim.errors import ConfigError
+from accelsim.workload.graph import dtype_bytes
+from accelsim.workload.ops import Gemm
 from accelsim.workload.program_ops import CallSite
+
+NCHW = ":nchw"
+"""Suffix of a convolution call made on an NCHW (contiguous, not channels-last) tensor."""
 
 USER_CALLS: dict[str, tuple[str, ...]] = {
     "gemm": ("nn.Linear", "F.linear", "matmul"),
-    "conv2d": ("nn.Conv2d", "F.conv2d"),
+    "conv2d": ("nn.Conv2d", "F.conv2d", "nn.Conv2d" + NCHW, "F.conv2d" + NCHW),
     "layernorm": ("nn.LayerNorm", "F.layer_norm", "F.rms_norm", "nn.RMSNorm"),
     "softmax": ("torch.softmax",),
     "attention": ("F.scaled_dot_product_attention",),
@@ -38,6 +45,16 @@ function of its mode (``F.max_pool2d``, ``F.avg_pool2d``, ``F.adaptive_avg_pool2
 _MODULE_FN = {"Linear": "linear", "Conv2d": "conv2d", "LayerNorm": "layer_norm",
               "RMSNorm": "rms_norm", "Embedding": "embedding", "BatchNorm2d": "batch_norm"}
 """An ``nn`` module -> the function its forward calls."""
+
+MODULE_HOST_CLASS = {"nn.Linear": "linear", "nn.LayerNorm": "layer_norm", "nn.Conv2d": "conv",
+                     "nn.Embedding": "embedding", "nn.BatchNorm2d": "batch_norm"}
+"""An ``nn`` module call -> the host class measured as the whole module call (the machine's
+``host.eager_call_s``: ``scripts/measure/e2e.py`` timed ``nn.Linear``, ``nn.LayerNorm``,
+``nn.Conv2d``... as module calls). A parameterised module costs more than ``call.module``'s
+identity module: its forward reads its parameters and attributes through
+``Module.__getattr__`` before the functional call (h200: ``nn.Linear`` 20.7 us against
+``F.linear`` 18.6 us, ``nn.LayerNorm`` 13.8 against ``F.layer_norm`` 11.1, both 2.2-2.7 us over
+the functional call where the identity module costs 0.95 us)."""
 
 _POINTWISE_FN = {"add": "torch.add", "mul": "torch.mul", "relu": "F.relu", "gelu": "F.gelu",
                  "gelu_erf": "F.gelu", "silu": "F.silu", "scale": "torch.mul",
@@ -78,8 +95,54 @@ def _function(op: Any, call: str) -> str:
     if kind == "gemm" and call == "matmul" and getattr(op, "batch", 1) > 1 \
             and not getattr(op, "shared_weights", True):
         return "bmm"
-    name = call.split(".", 1)[-1]
+    name = call.removesuffix(NCHW).split(".", 1)[-1]
     return _MODULE_FN.get(name, name)
+
+
+def module_call(call: str) -> str:
+    """``call`` without its layout suffix (``nn.Conv2d:nchw`` -> ``nn.Conv2d``)."""
+    return call.removesuffix(NCHW)
+
+
+def _pointwise_conv(op: Any) -> bool:
+    """A 1x1, stride-1, unpadded, ungrouped convolution (a GEMM over the channels)."""
+    return (getattr(op, "kind", "") == "conv2d" and op.groups == 1 and op.r == op.s == 1
+            and op.stride == 1 and op.pad == 0)
+
+
+def computed_op(op: Any, call: str) -> Any:
+    """The op ``call`` has the GPU compute for ``op``: ``op`` itself, except a pointwise
+    convolution on an NCHW tensor, which cuDNN hands to cuBLAS as a GEMM per image on the
+    NCHW layout, ``out[k x h*w] = W[k x c] @ x[c x h*w]`` batched over the images (a
+    :class:`~accelsim.workload.ops.Gemm` ``m=k, n=h*w, k=c, batch=n`` with an operand per
+    image). Its rows are ``h*w`` elements long, so its kernels follow that alignment (14x14
+    bf16 rows are not 16-byte aligned: run 11 profiles cuBLAS's ``cutlass_80`` ``align2``
+    kernels there and ``nvjet`` at 56x56). Same MACs as ``op``."""
+    if not call.endswith(NCHW) or not _pointwise_conv(op):
+        return op
+    return Gemm(name=op.name, m=op.k, n=op.h * op.w, k=op.c, batch=op.n, shared_weights=False,
+                dtype=op.dtype)
+
+
+def layout_copies(op: Any, call: str) -> tuple[tuple[str, float], ...]:
+    """The layout transposes a call launches around ``op``'s kernels, as ``(name, bytes)``:
+    each kernel reads and writes ``bytes`` (the tensor, in the op's dtype, bf16 when unset).
+
+    An ungrouped, not pointwise (1x1 stride 1 unpadded) convolution on an NCHW tensor:
+    cuDNN's NHWC kernels between ``nchwToNhwcKernel`` on the input and on the filter (each
+    call) and ``nhwcToNchwKernel`` on the output (the profiled kernels of
+    ``scripts/data/h200_single_ops_run11.json``, torch 2.11 / cuDNN 9). A 1x1 convolution
+    runs as a cuBLAS GEMM on the NCHW tensor itself (no copies, :func:`computed_op`); an NCHW
+    depthwise or grouped convolution runs PyTorch's or cuDNN's native NCHW kernel, not
+    modelled: costed as the channels-last one, without copies. Every other call: none."""
+    if not call.endswith(NCHW) or getattr(op, "kind", "") != "conv2d" or op.groups != 1:
+        return ()
+    if _pointwise_conv(op):
+        return ()  # cuBLAS on the NCHW tensor itself: computed_op
+    b = dtype_bytes(op.dtype, default="bf16")
+    return (("nchwToNhwc input", op.n * op.c * op.h * op.w * b),
+            ("nchwToNhwc filter", op.k * op.c * op.r * op.s * b),
+            ("nhwcToNchw output", op.n * op.k * op.out_h * op.out_w * b))
 
 
 def op_call_sites(op: Any, call: str | None = None) -> tuple[str, list[CallSite]]:
@@ -95,7 +158,7 @@ def op_call_sites(op: Any, call: str | None = None) -> tuple[str, list[CallSite]
     fn = _function(op, chosen)
     sites: list[CallSite] = []
     if chosen.startswith("nn."):
-        sites.append(CallSite(index=0, fn="module", key="call.module", name=chosen))
+        sites.append(CallSite(index=0, fn="module", key="call.module", name=module_call(chosen)))
     group = "copy" if fn == "copy_" else \
         "pointwise" if getattr(op, "kind", "") == "elementwise" else ""
     sites.append(CallSite(index=len(sites), fn=fn, key=f"call.{fn}", name=chosen, op=op,
@@ -103,4 +166,6 @@ def op_call_sites(op: Any, call: str | None = None) -> tuple[str, list[CallSite]
     return chosen, sites
 
 
-__all__ = ["USER_CALLS", "default_call", "op_call_sites", "user_calls"]
+__all__ = ["MODULE_HOST_CLASS", "NCHW", "USER_CALLS", "computed_op", "default_call",
+           "layout_copies",
+           "module_call", "op_call_sites", "user_calls"]

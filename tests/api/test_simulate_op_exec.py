@@ -91,3 +91,60 @@ def test_bad_exec_and_call_are_one_line_errors(h200):
                     call="nn.Linear")
     with pytest.raises(ConfigError, match="execution mode"):
         simulate_op(h200, "add", rows=8, cols=8, call="torch.add")
+
+
+def test_a_module_call_costs_the_class_measured_as_the_whole_module_call(h200):
+    """``nn.Linear`` costs its measured whole-call class (a parameterised module's forward is
+    dearer than ``call.module``'s identity module); ``F.linear`` its functional class only."""
+    from accelsim.units import parse_time
+
+    fields = dict(m=8, n=1024, k=1024)
+    mod = simulate_op(h200, "gemm", mode="analytic", exec="eager", call="nn.Linear", **fields)
+    fn = simulate_op(h200, "gemm", mode="analytic", exec="eager", call="F.linear", **fields)
+    classes = h200.host.eager_call_s
+    assert mod["host_s"] == pytest.approx(parse_time(classes["linear"]))
+    assert fn["host_s"] == pytest.approx(parse_time(classes["f_linear"]))
+    assert mod["calls"][0]["host_class"] == "linear" and mod["calls"][0]["host_s"] > 0
+    assert mod["host_s"] - fn["host_s"] > parse_time(classes["module"])
+
+
+def test_an_nchw_convolution_launches_cudnn_layout_transposes_sized_by_its_tensors(h200):
+    """``nn.Conv2d:nchw``: three transposes (input, filter, output) around a 3x3 convolution,
+    each reading and writing its tensor's bytes, their time added to the call's GPU time; a 1x1
+    convolution (a GEMM on the NCHW tensor) and a depthwise one launch none."""
+    conv = dict(n=4, c=64, h=56, w=56, k=128, r=3, s=3, pad=1, dtype="bf16")
+    cl = simulate_op(h200, "conv2d", mode="analytic", exec="graph", call="nn.Conv2d", **conv)
+    nchw = simulate_op(h200, "conv2d", mode="analytic", exec="graph", call="nn.Conv2d:nchw",
+                       **conv)
+    copies = nchw["layout_copies"]
+    assert [c["bytes"] for c in copies] == [4 * 64 * 56 * 56 * 2, 128 * 64 * 9 * 2,
+                                            4 * 128 * 56 * 56 * 2]
+    assert nchw["gpu_s"] == pytest.approx(cl["gpu_s"] + sum(c["time_s"] for c in copies))
+    assert copies[2]["time_s"] > copies[0]["time_s"] > 0  # the output is twice the input
+    assert cl["layout_copies"] == []
+    for other in (dict(conv, r=1, s=1, pad=0), dict(conv, k=64, groups=64)):
+        doc = simulate_op(h200, "conv2d", mode="analytic", exec="eager", call="F.conv2d:nchw",
+                          **other)
+        assert doc["layout_copies"] == []
+
+
+def test_an_nchw_pointwise_convolution_is_a_batched_gemm_on_the_nchw_rows(h200):
+    """``nn.Conv2d:nchw`` 1x1: cuBLAS computes ``W[k x c] @ x[c x h*w]`` per image, so its
+    kernels follow the ``h*w`` rows' alignment (14x14 bf16 rows are not 16-byte aligned: a
+    narrower, slower kernel than the channels-last GEMM); same MACs, no layout copies."""
+    from accelsim.workload.op_calls import computed_op
+    from accelsim.workload.ops import Gemm
+
+    conv = dict(n=8, c=512, h=14, w=14, k=512, r=1, s=1, dtype="bf16")
+    cl = simulate_op(h200, "conv2d", mode="analytic", exec="graph", call="nn.Conv2d", **conv)
+    nchw = simulate_op(h200, "conv2d", mode="analytic", exec="graph", call="nn.Conv2d:nchw",
+                       **conv)
+    assert nchw["macs"] == cl["macs"] and nchw["layout_copies"] == []
+    assert nchw["path"] == "narrow" and cl["path"] != "narrow"
+    assert nchw["gpu_s"] > cl["gpu_s"]
+    from accelsim.api.gpu import make_op
+
+    op = make_op("conv2d", **conv)
+    gemm = computed_op(op, "nn.Conv2d:nchw")
+    assert isinstance(gemm, Gemm) and (gemm.m, gemm.n, gemm.k, gemm.batch) == (512, 196, 512, 8)
+    assert computed_op(op, "nn.Conv2d") is op
