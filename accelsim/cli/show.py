@@ -13,7 +13,11 @@ import argparse
 from typing import Any
 
 from accelsim.config.inherit import IDENTITY_KEYS as IDENTITY
+from accelsim.report.terminal import wrap_clauses
 from accelsim.safe_text import show
+
+WIDTH = 120
+"""Columns a line may take (a longer value is wrapped under its path)."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -64,14 +68,20 @@ def run(args: argparse.Namespace) -> int:
     width_p = max((len(r[0]) for r in rows), default=0)
     width_v = min(40, max((len(r[1]) for r in rows), default=0))
     for path, value, label in rows:
-        print(show(f"  {path:<{width_p}}  {value:<{width_v}}  {label}"))
+        line = f"  {path:<{width_p}}  {value:<{width_v}}  {label}"
+        if len(line) <= WIDTH:
+            print(show(line))
+            continue  # a long value: the path and kind, then the value wrapped below them
+        print(show(f"  {path:<{width_p}}  {label}"))
+        wrapped = wrap_clauses(f"      {value}", WIDTH, indent="      ")
+        print("\n".join(show(x) for x in wrapped))
     counts: dict[str, int] = {}
     for _, _, label in rows:
         key = label.split(",")[0]
         counts[key] = counts.get(key, 0) + 1
     inherited = sum("inherited from" in r[2] for r in rows)
-    print(show("values: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
-               + f"; {inherited} of {len(rows)} inherited"))
-    for src in data.get("sources", ()) or ():
-        print(show(f"source: {src}"))
+    text = ("values: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+            + f"; {inherited} of {len(rows)} inherited")
+    for src in [text, *(f"source: {s}" for s in data.get("sources", ()) or ())]:
+        print("\n".join(show(x) for x in wrap_clauses(src, WIDTH)))
     return 0
