@@ -24,7 +24,9 @@ def test_gpu_default_compares_precisions_and_equals_simulate(cli_in_process, tmp
         assert row["energy_pj"] == pytest.approx(ref.total_pj, rel=1e-9)
         assert row["pj_per_mac"] == pytest.approx(ref.pj_per_mac, rel=1e-9)
         assert sum(row[p] for p in GPU_PARTS) == pytest.approx(ref.total_pj, rel=1e-9)
-    assert "lowest energy:" in r.stdout and "host idle" in r.stdout
+        printed = next(x.split() for x in r.stdout.splitlines() if x.startswith(prec + " "))
+        assert float(printed[3].replace(",", "")) == pytest.approx(ref.total_pj / 1e9, rel=1e-3)
+    assert "energy (mJ)" in r.stdout and "host idle" in r.stdout and "lowest energy:" in r.stdout
 
 
 def test_gpu_exec_modes_equal_simulate(cli_in_process):

@@ -28,7 +28,7 @@ def run(capsys):
 
 
 def test_table_and_summary_line(run):
-    rc, stdout = run()
+    rc, stdout = run("--wide")  # whole lines (the default wraps them within 120 columns)
     out = stdout.strip().splitlines()
     m = re.fullmatch(r"(\d+) passed, (\d+) failed", out[-1])
     assert m, out[-1]
@@ -109,8 +109,8 @@ def test_power_of_every_machine_is_held_against_its_tdp(run):
     """A section lists each shipped machine with a published TDP: its predicted power at peak
     throughput by part, its demand at the load clock, the clock under the power cap, what it
     draws there, the TDP, the band of the demand and the verdict; every machine passes (the
-    H200 reproduces its fit), none draws above its TDP."""
-    rc, stdout = run()
+    H200 reproduces its fit), none draws above its TDP (``--wide``: every column)."""
+    rc, stdout = run("--wide")
     lines = stdout.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("power at peak throughput"))
     assert "demand, uncapped, in band 0.4-1 x TDP" in lines[start]
