@@ -35,7 +35,8 @@ def test_table_and_summary_line(run):
     assert int(m.group(2)) == 0 and rc == 0, stdout[-3000:]
     assert int(m.group(1)) > 150
     assert out[0].split()[:5] == ["id", "expected", "got", "rel_err", "result"]
-    assert any(line.startswith("T12:A100_ridge_FLOP_per_B") and line.endswith("pass") for line in out)
+    assert any(line.startswith("T12:A100_ridge_FLOP_per_B") and line.endswith("pass")
+               for line in out)
     assert any(line.strip().startswith("T8:") for line in out), "non-reproducible cases are listed"
     tags = re.fullmatch(r"by tag: model (\d+) checks in (\d+) cases \(0 failed\); "
                         r"config (\d+) checks in (\d+) cases \(0 failed\); "
@@ -148,5 +149,6 @@ def test_power_of_every_machine_is_held_against_its_tdp(run):
 def test_power_records_in_json(run):
     rc, stdout = run("--json")
     tdp = {rec["id"]: rec for rec in json.loads(stdout) if rec["id"].startswith("TDP:")}
-    assert tdp["TDP:tpu_v4"]["passed"] and tdp["TDP:tpu_v4"]["expected"] == pytest.approx([38.4, 96])
+    assert tdp["TDP:tpu_v4"]["passed"]
+    assert tdp["TDP:tpu_v4"]["expected"] == pytest.approx([38.4, 96])
     assert 38.4 <= tdp["TDP:tpu_v4"]["got"] <= 96.0
