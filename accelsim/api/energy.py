@@ -118,6 +118,7 @@ def precision_runs(hw: Any, workload: str, precisions: Sequence[str | None],
         for ex in exec_modes:
             r = simulate(hw, spec, mode=mode, overrides=overrides, exec_mode=ex)
             shown = p or "/".join(sorted({str(x) for x in r.layers["precision"] if x}))
+            shown = shown or "as given"  # ops without a dtype: the device's own choice
             out.append((shown, getattr(r, "exec_mode", None) or ex or "", r))
     return out
 
