@@ -12,6 +12,7 @@ COMMANDS = [
     ("energy", "tpu_v4", "resnet50"), ("energy", "spr_cpu", "resnet50"),
     ("energy", "eyeriss", "alexnet"), ("show", "h200"), ("show", "spr_cpu"),
     ("show", "tpu_v4"), ("op", "h200", "gemm", "--m", "4096", "--n", "4096", "--k", "4096"),
+    ("op", "tpu_v4", "gemm", "--m", "4096", "--n", "4096", "--k", "4096"),
     ("compare",), ("validate",), ("serve", "h200", "llama3_8b", "--requests", "50"),
 ]
 
