@@ -34,7 +34,7 @@ from collections.abc import Callable
 from accelsim.config.registry import load_machine_dict
 from accelsim.errors import ConfigError, UnsupportedError
 from accelsim.limits import MAX_DIM, check_number
-from accelsim.report.terminal import scaled
+from accelsim.report.terminal import scaled, wrap_clauses
 from accelsim.workload.registry import (
     OP_PRESETS,
     OP_TYPES,
@@ -233,15 +233,16 @@ def run_gpu(hw: str, op: str, argv: list[str]) -> int:
     if a.json:
         print(json.dumps(doc, default=_jsonable))
     else:
-        extra = f" tile={doc['tile']} waves={doc['waves']:.2f}" if doc.get("tile") else ""
+        tile = "x".join(map(str, doc.get("tile") or ()))  # M x N x K of the CTA tile
+        extra = f" tile={tile} waves={doc['waves']:.2f}" if tile else ""
         if doc.get("sparsity", "dense") != "dense":
             extra += f" sparsity={doc['sparsity']}"
         if "exec" in doc:
             extra += (f" exec={doc['exec']} call={doc['call']} host={scaled(doc['host_s'], 's')}"
                       f" gpu={scaled(doc['gpu_s'], 's')}")
-        print(f"{doc['machine']} {op} {doc['precision']}: {scaled(doc['time_s'], 's')}, "
-              f"{scaled(doc['flop_per_s'], 'flop_per_s')}, {scaled(doc['bytes'], 'bytes')}, "
-              f"bound={doc['bound']}{extra}")
+        print(_wrap(f"{doc['machine']} {op} {doc['precision']}: {scaled(doc['time_s'], 's')}, "
+                   f"{scaled(doc['flop_per_s'], 'flop_per_s')}, "
+                   f"{scaled(doc['bytes'], 'bytes')}, bound={doc['bound']}{extra}"))
     return 0
 
 
@@ -273,11 +274,16 @@ def run_systolic(hw: str, op: str, argv: list[str]) -> int:
             f"DRAM {scaled(t['dram_bytes'], 'bytes')}")
     if r.energy is not None and hasattr(r.energy, "summary"):
         line += f", energy {scaled(r.energy.summary['total_pj'], 'pj')}"
-    print(line)
+    print(_wrap(line))
     return 0
 
 
 OP_HANDLERS["systolic"] = run_systolic
+
+
+def _wrap(line: str) -> str:
+    """``line`` within 120 columns, broken after a comma (continuations indented)."""
+    return "\n".join(wrap_clauses(line, 120))
 
 
 def _jsonable(v: object) -> object:

@@ -45,6 +45,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="case file (default: the packaged seed_cases.json)")
     p.add_argument("--verbose", "-v", action="store_true",
                    help="also print which model computed each value")
+    p.add_argument("--wide", action="store_true",
+                   help="print every column and line at full width (default: within 120 "
+                        "columns: long ids and values shortened, the power table's least "
+                        "relevant columns left out, prose wrapped)")
     p.add_argument("--fidelity", action="store_true",
                    help="print the fidelity table of every validation data set instead "
                    "(runs scripts/fidelity.py: needs a source checkout; minutes)")
@@ -93,7 +97,25 @@ def _fmt(v: object) -> str:
     return text if len(text) <= 34 else text[:31] + "..."
 
 
-def _table(results: list[CaseResult], verbose: bool) -> list[str]:
+WIDTH = 120
+"""Columns a default line may take (``--wide``: no limit)."""
+
+CELL_CHARS = (40, 24, 24)
+"""Longest id, expected and got cells of the default check table (longer: cut in the middle)."""
+
+POWER_DROPPED_FIRST = ["band", "MHz", "leak W", "table", "util", "operand W", "mac W",
+                       "memory W", "core W", "pJ/MAC"]
+"""Power-table columns left out, in this order, until the default table fits :data:`WIDTH`."""
+
+
+def _lines(text: str, wide: bool) -> list[str]:
+    """``text`` as is (``wide``), else wrapped to :data:`WIDTH` after commas where possible."""
+    from accelsim.report.terminal import wrap_clauses
+
+    return [text] if wide else wrap_clauses(text, WIDTH)
+
+
+def _table(results: list[CaseResult], verbose: bool, wide: bool = True) -> list[str]:
     rows = [("id", "expected", "got", "rel_err", "result")]
     vias = []
     for r in results:
@@ -107,6 +129,11 @@ def _table(results: list[CaseResult], verbose: bool) -> list[str]:
             err = "-" if c.rel_err is None else f"{c.rel_err:.2e}"
             rows.append((c.id, _fmt(c.expected), _fmt(c.got), err, "pass" if c.passed else "FAIL"))
             vias.append(c.via)
+    if not wide:
+        from accelsim.cli.run_table import short_name
+
+        rows = [(*(short_name(c, n) for c, n in zip(row[:3], CELL_CHARS, strict=True)),
+                 *row[3:]) for row in rows]
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
     lines = []
     for n, row in enumerate(rows):
@@ -118,6 +145,22 @@ def _table(results: list[CaseResult], verbose: bool) -> list[str]:
     return lines
 
 
+def _power_cells(cells: list[tuple], wide: bool) -> list[str]:
+    """The power table's lines: every column (``wide``), else without the
+    :data:`POWER_DROPPED_FIRST` columns, in that order, until it fits :data:`WIDTH`."""
+    cols = list(range(len(cells[0])))
+    drop = [cells[0].index(h) for h in POWER_DROPPED_FIRST if h in cells[0]]
+    while True:
+        widths = {i: max(len(c[i]) for c in cells) for i in cols}
+        lines = ["  ".join(row[i].ljust(widths[i]) if i < 2 else row[i].rjust(widths[i])
+                           for i in cols).rstrip() for row in cells]
+        if wide or not drop or max(map(len, lines)) <= WIDTH:
+            gone = [h for i, h in enumerate(cells[0]) if i not in cols]
+            return lines + ([f"(left out: {', '.join(gone)}; --wide for every column)"]
+                            if gone else [])
+        cols.remove(drop.pop(0))
+
+
 def _power_rows() -> list[tuple]:
     """(PeakPower, verdict) per shipped machine with a TDP (``accelsim.api.power``)."""
     from accelsim.api.power import tdp_checks
@@ -125,7 +168,7 @@ def _power_rows() -> list[tuple]:
     return tdp_checks()
 
 
-def _power_table(rows: list[tuple]) -> list[str]:
+def _power_table(rows: list[tuple], wide: bool = True) -> list[str]:
     from accelsim.api.power import PARTS, REPRODUCES_FIT, TDP_BAND
 
     lines = [f"power at peak throughput vs published TDP (the predicted demand, uncapped, in "
@@ -143,10 +186,7 @@ def _power_table(rows: list[tuple]) -> list[str]:
                       f"{p.clock_hz / 1e6:.0f}", f"{p.total_w:.1f}", f"{p.tdp_w:g}",
                       f"{p.band_w[0] / p.tdp_w:.2f}-{p.band_w[1] / p.tdp_w:.2f}",
                       f"{p.demand_ratio:.2f}", verdict))
-    widths = [max(len(c[i]) for c in cells) for i in range(len(cells[0]))]
-    lines += ["  ".join(c.ljust(w) if i < 2 else c.rjust(w)
-                        for i, (c, w) in enumerate(zip(row, widths, strict=True))).rstrip()
-              for row in cells]
+    lines += _power_cells(cells, wide)
     lines.append("dynamic W by part at the load clock: mac = MACs; operand = register files, GPU "
                  "shared-memory staging, a cube's operand buffers; core = GPU datapath overhead "
                  "(core.gpu_mac) or CPU core; memory = SRAM/L2/caches and DRAM. static: leak = "
@@ -169,7 +209,9 @@ def _power_table(rows: list[tuple]) -> list[str]:
         lines.append(f"known gaps ({len(gaps)}, below the band; documented in each machine's "
                      "energy.tdp_gap):")
         lines += [f"  {m}: {why}" for m, why in gaps]
-    return lines
+    if wide:
+        return lines
+    return [w for line in lines for w in (_lines(line, wide) if len(line) > WIDTH else [line])]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -192,23 +234,23 @@ def run(args: argparse.Namespace) -> int:
                 for p, v in power if v not in ("known gap", "reproduces fit")]
         print(json.dumps(out, indent=1))
         return 1 if failed else 0
-    for line in _table(results, args.verbose):
+    for line in _table(results, args.verbose, args.wide):
         print(show(line))
     skipped = [r for r in results if not r.reproducible]
     reproducible = [r for r in results if r.reproducible]
     print()
     print(f"not reproducible ({len(skipped)} of {len(results)} cases):")
     for r in skipped:
-        print(show(f"  {r.id}: {r.reason}"))
+        print("\n".join(show(x) for x in _lines(f"  {r.id}: {r.reason}", args.wide)))
     if power:
         print()
-        for line in _power_table(power):
+        for line in _power_table(power, args.wide):
             print(line)
     ok_cases = sum(1 for r in reproducible if r.passed)
     print(f"cases: {ok_cases} of {len(reproducible)} reproducible cases pass "
           f"({len(checks)} checked quantities)")
-    print("by tag: " + "; ".join(
+    print("\n".join(_lines("by tag: " + "; ".join(
         f"{tag} {n['checks']} checks in {n['cases']} cases ({n['failed']} failed)"
-        for tag, n in tag_counts(results).items()))
+        for tag, n in tag_counts(results).items()), args.wide)))
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0

@@ -45,8 +45,8 @@ def _stack(ax: Any, wide: pd.DataFrame, unit: float, unit_name: str, xlabel: str
     step = max(1, math.ceil(len(wide) / MAX_TICKS))  # long models: every k-th name
     ticks = list(range(0, len(wide), step))
     ax.set_xticks(ticks)
-    ax.set_xticklabels([plot_text(wide.index[i]) for i in ticks], rotation=90 if len(wide) > 8 else 0,
-                       fontsize=7 if len(wide) > 20 else 9)
+    ax.set_xticklabels([plot_text(wide.index[i]) for i in ticks],
+                       rotation=90 if len(wide) > 8 else 0, fontsize=7 if len(wide) > 20 else 9)
     ax.set_ylabel(f"energy ({unit_name})")
     ax.set_xlabel(xlabel)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # beside the bars
@@ -75,15 +75,16 @@ def plot_energy_by_layer(breakdown: pd.DataFrame, *, stack: str = "level", ax: A
 
 def plot_energy_by_dataflow(table: pd.DataFrame, *, parts: list[str] | None = None,
                             ax: Any = None, title: str | None = None,
-                            offscreen: bool = False) -> Any:
-    """Stacked bar per ``dataflow`` row; stacks the ``<part>_pj`` columns (default: levels)."""
+                            offscreen: bool = False, by: str = "dataflow") -> Any:
+    """Stacked bar per row, labelled by column ``by`` (default ``dataflow``); stacks the
+    ``<part>_pj`` columns (default: levels)."""
     parts = parts or [lv for lv in LEVELS if f"{lv}_pj" in table.columns]
-    wide = table.set_index("dataflow")[[f"{p}_pj" for p in parts]]
+    wide = table.set_index(by)[[f"{p}_pj" for p in parts]]
     wide.columns = parts
     ax = new_axes((5, 4), ax=ax, offscreen=offscreen)
     unit, name = _unit(float(wide.sum(axis=1).max()))
-    _stack(ax, wide, unit, name, "dataflow")
-    ax.set_title(plot_text(title or "energy per dataflow"))
+    _stack(ax, wide, unit, name, by)
+    ax.set_title(plot_text(title or f"energy per {by}"))
     tight_layout(ax.figure)
     return ax
 

@@ -28,14 +28,15 @@ def run(capsys):
 
 
 def test_table_and_summary_line(run):
-    rc, stdout = run()
+    rc, stdout = run("--wide")  # whole lines (the default wraps them within 120 columns)
     out = stdout.strip().splitlines()
     m = re.fullmatch(r"(\d+) passed, (\d+) failed", out[-1])
     assert m, out[-1]
     assert int(m.group(2)) == 0 and rc == 0, stdout[-3000:]
     assert int(m.group(1)) > 150
     assert out[0].split()[:5] == ["id", "expected", "got", "rel_err", "result"]
-    assert any(line.startswith("T12:A100_ridge_FLOP_per_B") and line.endswith("pass") for line in out)
+    assert any(line.startswith("T12:A100_ridge_FLOP_per_B") and line.endswith("pass")
+               for line in out)
     assert any(line.strip().startswith("T8:") for line in out), "non-reproducible cases are listed"
     tags = re.fullmatch(r"by tag: model (\d+) checks in (\d+) cases \(0 failed\); "
                         r"config (\d+) checks in (\d+) cases \(0 failed\); "
@@ -109,8 +110,8 @@ def test_power_of_every_machine_is_held_against_its_tdp(run):
     """A section lists each shipped machine with a published TDP: its predicted power at peak
     throughput by part, its demand at the load clock, the clock under the power cap, what it
     draws there, the TDP, the band of the demand and the verdict; every machine passes (the
-    H200 reproduces its fit), none draws above its TDP."""
-    rc, stdout = run()
+    H200 reproduces its fit), none draws above its TDP (``--wide``: every column)."""
+    rc, stdout = run("--wide")
     lines = stdout.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("power at peak throughput"))
     assert "demand, uncapped, in band 0.4-1 x TDP" in lines[start]
@@ -148,5 +149,6 @@ def test_power_of_every_machine_is_held_against_its_tdp(run):
 def test_power_records_in_json(run):
     rc, stdout = run("--json")
     tdp = {rec["id"]: rec for rec in json.loads(stdout) if rec["id"].startswith("TDP:")}
-    assert tdp["TDP:tpu_v4"]["passed"] and tdp["TDP:tpu_v4"]["expected"] == pytest.approx([38.4, 96])
+    assert tdp["TDP:tpu_v4"]["passed"]
+    assert tdp["TDP:tpu_v4"]["expected"] == pytest.approx([38.4, 96])
     assert 38.4 <= tdp["TDP:tpu_v4"]["got"] <= 96.0
