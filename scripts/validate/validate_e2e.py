@@ -1,13 +1,15 @@
 """Whole models on the H200, end to end: predicted step time vs measured, eager and CUDA graph.
 
-    PYTHONPATH=. python scripts/validate/validate_e2e.py                 # the table and MAPE per group
-    PYTHONPATH=. python scripts/validate/validate_e2e.py --attribution   # + GPU time per kernel class
-    PYTHONPATH=. python scripts/validate/validate_e2e.py --floor         # + per-kernel gap and floor (run 1)
-    PYTHONPATH=. python scripts/validate/validate_e2e.py --fit-tail      # re-fit host.kernel_tail_s (calibration-run2)
-    PYTHONPATH=. python scripts/validate/validate_e2e.py --fit-strided   # re-fit strided index cost (calibration-run2)
-    PYTHONPATH=. python scripts/validate/validate_e2e.py --fit-stream    # both together (calibration-run2, ~30 min)
-    PYTHONPATH=. python scripts/validate/validate_e2e.py --fit-compiled  # compiled host costs (run 7L)
-    PYTHONPATH=. python scripts/validate/validate_e2e.py --csv out.csv
+    cd REPO; export PYTHONPATH=.; V=scripts/validate/validate_e2e.py
+    python $V                  # the table and MAPE per group
+    python $V --attribution    # + GPU time per kernel class
+    python $V --floor          # + per-kernel gap and floor (run 1)
+    python $V --fit-tail       # re-fit host.kernel_tail_s (calibration-run2)
+    python $V --fit-strided    # re-fit strided index cost (calibration-run2)
+    python $V --fit-stream     # both together (calibration-run2, ~30 min)
+    python $V --fit-compiled   # compiled host costs (run 7L)
+    python $V --csv out.csv
+    python $V --zoo-lowering calls  # zoo Llama decoders lowered as Hugging Face's calls
 
 Data (``scripts/data/``, measured with ``scripts/measure/e2e.py`` on one H200; its docstring
 has the method):
@@ -36,8 +38,8 @@ has the method):
 * ``h200_e2e_run7c.json``: run 7c, ``torch.compile`` (``dynamic=False``) of the 4-layer Llama's
   calibration shapes and of the ``workloads/hf`` models, every case compiled first and then all
   timed together in interleaved rounds for 40 s (groups ``dev-run7c-calshapes``,
-  not fitted on, and ``dev-run7c``); ``host.dynamo`` records Dynamo's graph count and that there were no
-  graph breaks.
+  not fitted on, and ``dev-run7c``); ``host.dynamo`` records Dynamo's graph count and that there
+  were no graph breaks.
 * ``h200_e2e_run7L.json``: run 7L (calibration, used by ``--fit-compiled`` only): the compiled
   calibration model at 1, 2, 4, 8 and 16 layers (batch 1, context 2048), interleaved rounds,
   host classes within 3 % of run 2's: splits the compiled host cost into a per-step part
@@ -45,9 +47,9 @@ has the method):
 * ``h200_e2e_run4c.json``: run 4c, ``torch.compile`` steps alone in a fresh process (12 warm
   steps, profiled only after all timing): the 4-layer Llama's calibration shapes again
   (group ``dev-run4c-calshapes``: not fitted on) and new shapes of both models
-  (``dev-run4c``). Compiled steps are host-bound (Inductor's Python wrapper launches every kernel), so they carry the
-  host's fast/slow state: the same calibration shape measured 1.31 ms in run 3 and 1.96 ms
-  here.
+  (``dev-run4c``). Compiled steps are host-bound (Inductor's Python wrapper launches every
+  kernel), so they carry the host's fast/slow state: the same calibration shape measured
+  1.31 ms in run 3 and 1.96 ms here.
 * ``h200_e2e.json``: run 1 (another host, 1.4-1.6x slower host calls): single operators
   timed with ``e2e.time_op`` (one 20-call graph per pair of events: about 1 us per
   call above a back-to-back timing, ``h200_kernel_floor_run4.json``), ``torch.profiler`` kernel
@@ -152,7 +154,8 @@ def table_of(data: dict, hw: Any = "h200", group_of: Any = None) -> pd.DataFrame
             t = run.totals
             meas, pred = case[mode]["median_s"], t["time_s"]
             idle = run.breakdown.set_index("kernel_class")["fraction"].get("host-idle", 0.0)
-            label = spec if isinstance(spec, str) else f"{case['model']}_decode:batch={case['batch']},context={case['context']}"
+            label = spec if isinstance(spec, str) else (
+                f"{case['model']}_decode:batch={case['batch']},context={case['context']}")
             rows.append({"group": group, "model": case["model"], "case": label, "exec": mode,
                          "measured_s": meas, "predicted_s": pred,
                          "error": pred / meas - 1.0, "host_idle": idle,
@@ -450,7 +453,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="also print GPU time per kernel class: profiled vs predicted")
     ap.add_argument("--csv", help="write the case table to this CSV file")
     ap.add_argument("--floor", action="store_true",
-                    help="only the per-kernel floor split (gap, own duration) on run 1's DEV models")
+                    help="only the per-kernel floor split (gap, own duration) on run 1's DEV "
+                    "models")
     ap.add_argument("--fit-tail", action="store_true",
                     help="re-fit host.kernel_tail_s on the calibration-run2 CUDA-graph steps")
     ap.add_argument("--fit-strided", action="store_true",
@@ -461,7 +465,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fit-stream", action="store_true",
                     help="re-fit kernel_tail_s and strided_instr_per_element together "
                     "(calibration-run2)")
+    ap.add_argument("--zoo-lowering", choices=("ops", "calls"), default=None,
+                    help="how zoo Llama-family decoders lower (devices/gpu_model.py "
+                    "ZOO_LOWERING): op by op, or as Hugging Face's calls")
     args = ap.parse_args(argv)
+    if args.zoo_lowering:
+        from accelsim.devices import gpu_model
+
+        gpu_model.ZOO_LOWERING = args.zoo_lowering
     if args.fit_tail:
         fit_tail()
         return 0
