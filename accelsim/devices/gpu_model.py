@@ -55,10 +55,12 @@ ZOO_LOWERING = "ops"
 """How a zoo decoder of the Llama family (``llama3_8b``, the ``workloads/hf`` Llama and Qwen2
 configs) lowers on a GPU when a run names no ``zoo_lowering``: ``calls``, as the program
 Hugging Face's ``LlamaForCausalLM`` makes for it
-(:func:`accelsim.workload.models.transformer_program.graph_program`) through the ``call.*``
-entries a captured program takes, or ``ops``, op by op through the op-level entries
-(``rmsnorm``, ``elementwise.rope``, ...). Tensor- and pipeline-parallel ranks, serving steps,
-chunked prefill and every other model always lower op by op."""
+(:func:`accelsim.workload.models.transformer_program.graph_program`; a GPT-2 prefill as
+``GPT2LMHeadModel``'s) through the ``call.*`` entries a captured program takes, or ``ops``, op
+by op through the op-level entries (``rmsnorm``, ``elementwise.rope``, ...). Tensor- and
+pipeline-parallel ranks, serving steps, chunked prefill and every other model always lower op
+by op. ``ops`` is the default: the calls path scores worse on the calibration and dev
+whole-model sets (``validate_e2e.py --zoo-lowering calls``)."""
 
 ZOO_LOWERINGS = ("calls", "ops")
 

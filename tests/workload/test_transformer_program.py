@@ -19,6 +19,7 @@ from accelsim.mapping.gpu_lowering import lower_sites
 from accelsim.mapping.program_fusion import fuse_sites
 from accelsim.workload.models.transformer import GPT2_SMALL, LLAMA3_8B, TransformerSpec
 from accelsim.workload.models.transformer_program import (
+    gpt2_program,
     graph_program,
     is_llama_family,
     llama_program,
@@ -90,6 +91,37 @@ def test_emitted_program_is_the_captured_one(mode, batch, n, fields, hf):
                     y.contiguous) == (x.shape, x.dtype, x.view, x.param, x.tensor_id,
                                       _layout(x), x.contiguous), where
         assert len(a.inputs + a.outputs) == len(b.inputs + b.outputs), where
+
+
+def _captured_gpt2(batch: int, seq: int, layers: int = 2, d: int = 64, heads: int = 4):
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from accelsim.workload.torch_capture import capture_program
+
+    cfg = transformers.GPT2Config(n_layer=layers, n_embd=d, n_head=heads, vocab_size=100,
+                                  n_positions=64, bos_token_id=0, eos_token_id=0)
+    cfg._attn_implementation = "sdpa"
+    with torch.device("meta"):
+        model = transformers.GPT2LMHeadModel(cfg)
+    model = model.to(torch.bfloat16).eval()
+    ids = torch.zeros(batch, seq, dtype=torch.long, device="meta")
+    spec = TransformerSpec(name="tiny_gpt2", layers=layers, hidden=d, heads=heads, ffn=4 * d,
+                           vocab=100, max_positions=64, tied_embeddings=True, fused_qkv=True,
+                           linear_bias=True)
+    return (capture_program(model, ids, use_cache=False, logits_to_keep=1),
+            gpt2_program(spec, batch=batch, seq=seq))
+
+
+@pytest.mark.parametrize(("batch", "seq"), [(2, 8), (1, 16)])
+def test_emitted_gpt2_prefill_is_the_captured_one(batch, seq):
+    cap, em = _captured_gpt2(batch, seq)
+    assert [c.to_json() for c in em.calls] == [c.to_json() for c in cap.calls]
+    for exec_mode in ("eager", "graph", "compiled"):
+        table = load_lowering(exec_mode)
+        a, b = ([(c.op_name, c.call, c.kernel_class, c.family, _work(c)) for c in
+                 (fuse_sites(p, call_sites(p), table) if table.fuse
+                  else lower_sites(call_sites(p), table))] for p in (cap, em))
+        assert a == b
 
 
 def _work(c) -> tuple:
@@ -188,7 +220,9 @@ def test_graph_program_only_for_what_the_hf_model_runs():
                                                 mode="decode", batch=2, context=64)
     chunk = build_transformer(LLAMA3_8B, batch=1, mode="prefill", seq=16, context=64)
     assert graph_program(chunk) is None  # a prefill chunk after cached positions
-    assert graph_program(build_transformer(GPT2_SMALL, seq=16)) is None
+    gpt2 = graph_program(build_transformer(GPT2_SMALL, seq=16, batch=2))
+    assert gpt2 == gpt2_program(GPT2_SMALL, batch=2, seq=16)
+    assert graph_program(build_transformer(GPT2_SMALL, mode="decode", context=16)) is None
     assert not is_llama_family(dataclasses.replace(LLAMA3_8B, sliding_window=4096))
     with pytest.raises(ValueError, match="not a Llama-family"):
         llama_program(GPT2_SMALL)

@@ -1,4 +1,4 @@
-"""The program Hugging Face's ``LlamaForCausalLM`` makes, emitted from a zoo decoder without torch.
+"""The programs Hugging Face's ``LlamaForCausalLM`` (and GPT-2) make, emitted without torch.
 
 :func:`llama_program` writes, call by call, the :class:`~accelsim.workload.program.Program`
 that capturing Hugging Face's model (``transformers`` 5, SDPA attention, built on ``meta``
@@ -24,6 +24,9 @@ The two steps are the ones ``hf_llama.py`` drives:
   v) and SDPA with the mask (a single grouped query is packed to ``(batch, kv_heads,
   groups, dim)`` first, Hugging Face's ``pack_gqa``).
 
+:func:`gpt2_program` does the same for ``GPT2LMHeadModel``'s prefill (GPT-2 decode on a
+cache is not emitted: it lowers op by op).
+
 Strides of pointwise results follow PyTorch's TensorIterator (a fast path when every operand
 has the result's shape and one layout, else dimensions ordered by the operands' strides);
 ``reshape``/``view`` follow ATen's stride computation. Sizes in elements.
@@ -33,6 +36,7 @@ Imports: workload.program, workload.models.transformer.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -460,6 +464,13 @@ def _prefill_positions(e: _Emitter, batch: int, seq: int) -> _T:
     ar = e.new("arange", (seq,), "int64", {"arg0": seq}, "_VariableFunctionsClass.arange")
     cache_pos = e.pointwise("add", [ar], {"arg1": 0})
     pos = e.unsqueeze(cache_pos, 0)
+    _packed_check(e, pos, batch, seq)
+    return pos
+
+
+def _packed_check(e: _Emitter, pos: _T, batch: int, seq: int) -> None:
+    """Hugging Face's packed-sequence check on the ``(1, seq)`` position ids:
+    ``(diff(ids, prepend=ids[:, :1] - 1) != 1).cumsum(-1)[:, -1] == 0).all()``."""
     wide = e.expand(pos, (batch, seq), {"arg1": batch, "arg2": -1}) if batch > 1 else pos
     first = e.slice(wide, 1, 1)
     prev = e.pointwise("sub", [first], {"arg1": 1})
@@ -472,7 +483,6 @@ def _prefill_positions(e: _Emitter, batch: int, seq: int) -> _T:
     tail = e.slice(cs, 1, None)
     eq = e.pointwise("eq", [tail], {"arg1": 0}, dtype="bool", qual="TensorBase.__eq__")
     e.call("all", [eq], [_T((), "bool")], None, "TensorBase.all")
-    return pos
 
 
 def _decode_mask(e: _Emitter, batch: int, ctx: int, length0: _T) -> _T:
@@ -552,18 +562,152 @@ def _attention(e: _Emitter, w: _Params, p: str, x: _T, cos: _T, sin: _T, mask: _
         return _linear(e, f"{p}.o_proj", o, w(d, h * dh), w(d) if o_bias else None)
 
 
+def is_gpt2(spec: TransformerSpec) -> bool:
+    """Whether ``spec`` has Hugging Face's ``GPT2LMHeadModel`` architecture (LayerNorm, fused
+    q/k/v, biases, learned positions, GELU, tied LM head) that :func:`gpt2_program` emits."""
+    return (spec.norm == "layernorm" and spec.ffn_act == "gelu" and spec.fused_qkv
+            and spec.linear_bias and bool(spec.max_positions) and spec.tied_embeddings
+            and spec.pre_norm and spec.causal and spec.lm_head and not spec.rotary
+            and not spec.token_types and spec.kv == spec.heads)
+
+
+def _conv1d(e: _Emitter, path: str, x: _T, n: int, w: _Params) -> _T:
+    """Hugging Face's ``Conv1D``: ``addmm(bias, x.view(-1, k), weight).view(...)``."""
+    with e.module(path, "Conv1D"):
+        k = x.shape[-1]
+        rows = math.prod(x.shape[:-1])
+        flat = e.view("view", x, (rows, k), {"arg1": -1, "arg2": k})
+        out = _T((rows, n), x.dtype)
+        e.call("addmm", [w(n), flat, w(k, n)], [out], None, "_VariableFunctionsClass.addmm")
+        shape = (*x.shape[:-1], n)
+        return e.view("view", out, shape, {"arg1": list(shape)})
+
+
+def _dropout(e: _Emitter, path: str, x: _T) -> None:
+    """``nn.Dropout`` in eval: the input itself."""
+    with e.module(path, "Dropout"):
+        e.call("dropout", [x], [x], {"p": 0.1, "training": False, "inplace": False})
+
+
+def _layer_norm(e: _Emitter, path: str, x: _T, w: _Params, eps: float) -> _T:
+    with e.module(path, "LayerNorm"):
+        d = x.shape[-1]
+        out = _T(x.shape, x.dtype)
+        e.call("layer_norm", [x, w(d), w(d)], [out],
+               {"has_input": True, "normalized_shape": [d], "has_weight": True,
+                "has_bias": True, "eps": eps})
+    return out
+
+
+def _gelu_new(e: _Emitter, x: _T) -> _T:
+    """``NewGELUActivation``: ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``, 8 calls."""
+    half = e.pointwise("mul", [x], {"arg1": 0.5})
+    cube = e.pointwise("pow", [x], {"arg1": 3.0}, qual="_VariableFunctionsClass.pow")
+    cube = e.pointwise("mul", [cube], {"arg1": 0.044715})
+    inner = e.pointwise("add", [x, cube])
+    inner = e.pointwise("mul", [inner], {"arg1": math.sqrt(2.0 / math.pi)})
+    th = e.pointwise("tanh", [inner], qual="_VariableFunctionsClass.tanh")
+    th = e.pointwise("add", [th], {"arg1": 1.0})
+    return e.pointwise("mul", [half, th])
+
+
+def gpt2_program(spec: TransformerSpec, *, batch: int = 1, seq: int = 512,
+                 dtype: str = "bf16", eps: float = 1e-5) -> Program:
+    """The program capturing Hugging Face's ``GPT2LMHeadModel`` of ``spec`` records for a
+    prefill of ``batch x seq`` tokens (``model(ids, use_cache=False, logits_to_keep=1)``,
+    SDPA attention): token and position embeddings, per block LayerNorm, ``Conv1D`` q/k/v
+    (``addmm``) split into three views, causal SDPA (its output a contiguous copy after the
+    transpose: the query, a slice of the fused projection, is no transposed buffer), the
+    output ``Conv1D``, the tanh GELU as eight pointwise calls, dropouts (views in eval);
+    the final LayerNorm, the last position, the tied LM head."""
+    if not is_gpt2(spec):
+        raise ValueError(f"{spec.name} is not a GPT-2 decoder")
+    if dtype not in TORCH_DTYPE:
+        raise ValueError(f"dtype={dtype!r}: expected one of {', '.join(TORCH_DTYPE)}")
+    tdt = TORCH_DTYPE[dtype]
+    e = _Emitter()
+    w = _Params(tdt)
+    d, h, dh, f = spec.hidden, spec.heads, spec.dh, spec.ffn
+    wte = w(spec.vocab, d)
+    emb_args = {"padding_idx": None, "max_norm": None, "norm_type": 2.0,
+                "scale_grad_by_freq": False, "sparse": False}
+    with e.module("", "GPT2LMHeadModel"):
+        with e.module("transformer", "GPT2Model"):
+            ids = e.view("view", _T((batch, seq), "int64"), (batch, seq),
+                         {"arg1": -1, "arg2": seq})
+            with e.module("transformer.wte", "Embedding"):
+                tok = _T((batch, seq, d), tdt)
+                e.call("embedding", [ids, wte], [tok], emb_args)
+            ar = e.new("arange", (seq,), "int64", {"arg0": seq},
+                       "_VariableFunctionsClass.arange")
+            pos = e.unsqueeze(e.pointwise("add", [ar], {"arg1": 0}), 0)
+            with e.module("transformer.wpe", "Embedding"):
+                pe = _T((1, seq, d), tdt)
+                e.call("embedding", [pos, w(spec.max_positions, d)], [pe], emb_args)
+            e.call("to", [pe], [pe], {"has_dtype": True}, "TensorBase.to")
+            x = e.pointwise("add", [tok, pe])
+            _packed_check(e, pos, batch, seq)
+            _dropout(e, "transformer.drop", x)
+            for i in range(spec.layers):
+                p = f"transformer.h.{i}"
+                with e.module(p, "GPT2Block"):
+                    hn = _layer_norm(e, f"{p}.ln_1", x, w, eps)
+                    with e.module(f"{p}.attn", "GPT2Attention"):
+                        qkv = _conv1d(e, f"{p}.attn.c_attn", hn, 3 * h * dh, w)
+                        parts = [_T((batch, seq, h * dh), tdt, qkv.stride, is_view=True)
+                                 for _ in range(3)]
+                        e.call("split", [qkv], parts, {"arg1": h * dh, "dim": 2},
+                               "Tensor.split")
+                        q, k, v = parts
+                        heads = {}
+                        for name, t in (("k", k), ("v", v), ("q", q)):
+                            y = e.view("view", t, (batch, seq, h, dh),
+                                       {"arg1": [batch, seq, -1, dh]})
+                            heads[name] = e.transpose(y, 1, 2)
+                        o = _sdpa(e, heads["q"], heads["k"], heads["v"], None, dh ** -0.5,
+                                  seq > 1, False)
+                        o = e.view("reshape", o, (batch, h, seq, dh),
+                                   {"arg1": batch, "arg2": -1, "arg3": seq, "arg4": dh})
+                        o = e.contiguous(e.transpose(o, 1, 2))
+                        o = e.contiguous(e.view("reshape", o, (batch, seq, h * dh),
+                                                {"arg1": batch, "arg2": seq, "arg3": -1}))
+                        a = _conv1d(e, f"{p}.attn.c_proj", o, d, w)
+                        _dropout(e, f"{p}.attn.resid_dropout", a)
+                    x = e.pointwise("add", [a, x])
+                    hn = _layer_norm(e, f"{p}.ln_2", x, w, eps)
+                    with e.module(f"{p}.mlp", "GPT2MLP"):
+                        y = _conv1d(e, f"{p}.mlp.c_fc", hn, f, w)
+                        with e.module(f"{p}.mlp.act", "NewGELUActivation"):
+                            y = _gelu_new(e, y)
+                        y = _conv1d(e, f"{p}.mlp.c_proj", y, d, w)
+                        _dropout(e, f"{p}.mlp.dropout", y)
+                    x = e.pointwise("add", [x, y])
+            x = _layer_norm(e, "transformer.ln_f", x, w, eps)
+            x = e.view("view", x, x.shape, {"arg1": [-1, seq, d]})
+        last = e.slice(x, 1, 1)
+        _linear(e, "lm_head", last, wte, None)
+    return Program(name=f"{spec.name}_prefill", calls=tuple(e.calls), framework=FRAMEWORK,
+                   source=f"gpt2_program({spec.name}, batch={batch}, seq={seq}, "
+                   f"dtype={dtype})")
+
+
 def graph_program(graph: Any) -> Program | None:
     """The program of a zoo graph's model (:func:`llama_program` with the graph's mode,
-    batch, tokens and dtype), or None when the graph is no Llama-family decoder built by
+    batch, tokens and dtype; :func:`gpt2_program` for a GPT-2 prefill), or None when the
+    graph is no such step of a decoder built by
     :func:`~accelsim.workload.models.transformer.build_transformer` that Hugging Face's
     model runs as one step (a pass's output, a tensor-parallel rank, a serving batch, a
     prefill chunk after cached positions, another dtype)."""
     spec = getattr(graph, "spec", None)
-    if not isinstance(spec, TransformerSpec) or not is_llama_family(spec):
+    if not isinstance(spec, TransformerSpec):
         return None
     p = graph.params
     mode, batch, dtype = p.get("mode"), p.get("batch"), p.get("dtype")
     if dtype not in TORCH_DTYPE or not isinstance(batch, int):
+        return None
+    if is_gpt2(spec) and mode == "prefill" and p.get("context") == p.get("seq"):
+        return gpt2_program(spec, batch=batch, seq=p["seq"], dtype=dtype)
+    if not is_llama_family(spec):
         return None
     if mode == "prefill" and p.get("context") == p.get("seq"):
         return llama_program(spec, mode=mode, batch=batch, seq=p["seq"], dtype=dtype)
@@ -572,4 +716,5 @@ def graph_program(graph: Any) -> Program | None:
     return None
 
 
-__all__ = ["FRAMEWORK", "TORCH_DTYPE", "graph_program", "is_llama_family", "llama_program"]
+__all__ = ["FRAMEWORK", "TORCH_DTYPE", "gpt2_program", "graph_program", "is_gpt2",
+           "is_llama_family", "llama_program"]
