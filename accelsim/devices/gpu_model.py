@@ -51,6 +51,19 @@ DEFAULT_EXEC = "eager"
 """Execution mode of ``accelsim run`` on a GPU when none is given: what a user gets from
 plain PyTorch."""
 
+ZOO_LOWERING = "ops"
+"""How a zoo decoder of the Llama family (``llama3_8b``, the ``workloads/hf`` Llama and Qwen2
+configs) lowers on a GPU when a run names no ``zoo_lowering``: ``calls``, as the program
+Hugging Face's ``LlamaForCausalLM`` makes for it
+(:func:`accelsim.workload.models.transformer_program.graph_program`; a GPT-2 prefill as
+``GPT2LMHeadModel``'s) through the ``call.*`` entries a captured program takes, or ``ops``, op
+by op through the op-level entries (``rmsnorm``, ``elementwise.rope``, ...). Tensor- and
+pipeline-parallel ranks, serving steps, chunked prefill and every other model always lower op
+by op. ``ops`` is the default: the calls path scores worse on the calibration and dev
+whole-model sets (``validate_e2e.py --zoo-lowering calls``)."""
+
+ZOO_LOWERINGS = ("calls", "ops")
+
 CALL_COLUMNS = ["call", "layer", "op", "call_class", "kernel_class", "kernels", "host_s",
                 "gpu_s", "host_start_s", "host_end_s", "gpu_start_s", "gpu_end_s"]
 
@@ -233,20 +246,40 @@ class _Replayed:
     static_w: float
 
 
+def _zoo_program(graph: Any, table: Any, zoo_lowering: str | None) -> Any:
+    """The emitted program of a zoo graph lowered call by call (:data:`ZOO_LOWERING`), else
+    None."""
+    how = ZOO_LOWERING if zoo_lowering is None else zoo_lowering
+    if how not in ZOO_LOWERINGS:
+        raise ValueError(f"zoo_lowering={how!r}: expected one of {', '.join(ZOO_LOWERINGS)}")
+    if how != "calls" or graph is None or table.merge_projections:
+        return None
+    from accelsim.workload.models.transformer_program import graph_program
+
+    return graph_program(graph)
+
+
 def _replay(m: GpuMachine, workload: Any, *, exec_mode: str, replay: str,
             progress: Callable[[int, int, str], None] | None, collective: CollectiveCost | None,
-            cost_cache: dict | None, check_fit: bool) -> _Replayed:
+            cost_cache: dict | None, check_fit: bool,
+            zoo_lowering: str | None = None) -> _Replayed:
     table = load_lowering(exec_mode)
     wl, ops, graph = framework_ops(workload, merge_projections=table.merge_projections)
     program = getattr(wl, "program", None)
+    memory = None
+    if program is None:
+        program = _zoo_program(graph, table, zoo_lowering)
+        if program is not None:  # the zoo model's HBM as its graph counts it
+            memory = check_memory(m, wl, ops, graph=graph, refuse=check_fit)
     reduce_rows: list[bool] | None = None
     given: list[float | None] | None = None
-    if program is not None:  # a captured program: lowered call by call
+    if program is not None:  # a captured (or emitted) program: lowered call by call
         sites = call_sites(program)
         ops = [(s.op if s.op is not None else HostCall(name=s.name, kind=s.fn), s.layer)
                for s in sites]
         reduce_rows = [s.rows > 0 for s in sites]
-        memory = check_program_memory(m, wl, program)
+        if memory is None:
+            memory = check_program_memory(m, wl, program)
         calls = fuse_sites(program, sites, table) if table.fuse else lower_sites(sites, table)
         given = _given_host(calls, getattr(wl, "host_s", None), table)
     else:
@@ -291,16 +324,19 @@ def run_gpu_model(m: GpuMachine, workload: Any, *, exec_mode: str = DEFAULT_EXEC
                   replay: str = "analytic",
                   progress: Callable[[int, int, str], None] | None = None,
                   collective: CollectiveCost | None = None,
-                  cost_cache: dict | None = None, check_fit: bool = True) -> ModelRun:
+                  cost_cache: dict | None = None, check_fit: bool = True,
+                  zoo_lowering: str | None = None) -> ModelRun:
     """``workload`` on GPU ``m`` as execution mode ``exec_mode`` runs it (see module doc).
 
     ``collective`` prices the collectives of a parallel model's rank (:mod:`accelsim.workload.
     parallel`); ``cost_cache`` keeps kernel costs by shape across runs on the same ``m``
     (a serving simulation evaluates many steps); ``check_fit=False`` reports the memory check
     without refusing a step that does not fit (the caller owns capacity, e.g. a KV-cache
-    manager)."""
+    manager); ``zoo_lowering`` (``calls``, ``ops``; None: :data:`ZOO_LOWERING`) how a zoo
+    Llama-family decoder lowers."""
     r = _replay(m, workload, exec_mode=exec_mode, replay=replay, progress=progress,
-                collective=collective, cost_cache=cost_cache, check_fit=check_fit)
+                collective=collective, cost_cache=cost_cache, check_fit=check_fit,
+                zoo_lowering=zoo_lowering)
     calls, costs, stream, tl, ops = r.calls, r.costs, r.stream, r.timeline, r.ops
     call_df = pd.DataFrame({
         "call": np.arange(len(calls)), "layer": [c.op_name for c in calls],
@@ -318,12 +354,14 @@ def run_gpu_model(m: GpuMachine, workload: Any, *, exec_mode: str = DEFAULT_EXEC
 
 def step_totals(m: GpuMachine, workload: Any, *, exec_mode: str = DEFAULT_EXEC,
                 collective: CollectiveCost | None = None,
-                cost_cache: dict | None = None) -> dict[str, float]:
+                cost_cache: dict | None = None,
+                zoo_lowering: str | None = None) -> dict[str, float]:
     """The step time, GPU-busy time and energy of :func:`run_gpu_model` (the same replay and
     the same sums as :attr:`ModelRun.totals`) without its tables: what a serving simulation
     evaluates thousands of times. Seconds, joules."""
     r = _replay(m, workload, exec_mode=exec_mode, replay="analytic", progress=None,
-                collective=collective, cost_cache=cost_cache, check_fit=False)
+                collective=collective, cost_cache=cost_cache, check_fit=False,
+                zoo_lowering=zoo_lowering)
     t = r.timeline.time_s
     busy = float(sum(k.gpu_s for k in r.costs if k is not None))
     energy = float(sum(k.energy_j for k in r.costs if k is not None))

@@ -51,7 +51,8 @@ def dtype_bytes(dtype: str | None, default: str = "fp32") -> float:
     """Bytes per element of ``dtype`` (``None`` means ``default``)."""
     name = dtype or default
     if name not in PRECISION_BYTES:
-        raise WorkloadError(None, "dtype", name, f"unknown precision (known: {', '.join(PRECISION_BYTES)})")
+        raise WorkloadError(None, "dtype", name,
+                            f"unknown precision (known: {', '.join(PRECISION_BYTES)})")
     return PRECISION_BYTES[name]
 
 
@@ -110,6 +111,11 @@ class ModelGraph:
     tensors: dict[str, Tensor]
     outputs: tuple[str, ...] = ()
     params: dict[str, Any] = field(default_factory=dict)
+    spec: Any = field(default=None, compare=False, repr=False)
+    """The architecture the graph was built from (a zoo
+    :class:`~accelsim.workload.models.transformer.TransformerSpec`), None for any other
+    graph, a pass's output among them: what lets a GPU lower a Llama-family decoder through
+    the calls Hugging Face's model makes (:mod:`accelsim.workload.models.transformer_program`)."""
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -237,10 +243,12 @@ class GraphBuilder:
                                 layer=self.layer, attrs=dict(attrs or {})))
         return out
 
-    def build(self, outputs: Iterable[str] = ()) -> ModelGraph:
-        """The finished graph; ``outputs`` are tensors that leave it (default: the last op's)."""
+    def build(self, outputs: Iterable[str] = (), *, spec: Any = None) -> ModelGraph:
+        """The finished graph; ``outputs`` are tensors that leave it (default: the last op's);
+        ``spec``: the architecture it was built from (:attr:`ModelGraph.spec`)."""
         outs = tuple(outputs) or self._nodes[-1].outputs
-        return ModelGraph(self.name, tuple(self._nodes), dict(self._tensors), outs, self.params)
+        return ModelGraph(self.name, tuple(self._nodes), dict(self._tensors), outs, self.params,
+                          spec)
 
 
 def breakdown(graph: ModelGraph, time_fn: Callable[[Any], float] | None = None) -> pd.DataFrame:
@@ -252,7 +260,8 @@ def breakdown(graph: ModelGraph, time_fn: Callable[[Any], float] | None = None) 
     """
     rows: dict[str, dict[str, float]] = {}
     for n in graph.nodes:
-        r = rows.setdefault(n.component, {"ops": 0, "macs": 0, "flops": 0, "bytes": 0.0, "time_s": 0.0})
+        r = rows.setdefault(n.component, {"ops": 0, "macs": 0, "flops": 0, "bytes": 0.0,
+                                          "time_s": 0.0})
         r["ops"] += 1
         r["macs"] += getattr(n.op, "macs", 0)
         r["flops"] += getattr(n.op, "flops", 0)

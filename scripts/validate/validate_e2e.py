@@ -10,6 +10,7 @@
     --fit-stream    both together (calibration-run2, ~30 min)
     --fit-compiled  compiled host costs (run 7L)
     --csv out.csv
+    --zoo-lowering calls  zoo Llama decoders lowered as Hugging Face's calls
 
 Data (``scripts/data/``, measured with ``scripts/measure/e2e.py`` on one H200; its docstring
 has the method):
@@ -465,7 +466,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fit-stream", action="store_true",
                     help="re-fit kernel_tail_s and strided_instr_per_element together "
                     "(calibration-run2)")
+    ap.add_argument("--zoo-lowering", choices=("ops", "calls"), default=None,
+                    help="how zoo Llama-family decoders lower (devices/gpu_model.py "
+                    "ZOO_LOWERING): op by op, or as Hugging Face's calls")
     args = ap.parse_args(argv)
+    if args.zoo_lowering:
+        from accelsim.devices import gpu_model
+
+        gpu_model.ZOO_LOWERING = args.zoo_lowering
     if args.fit_tail:
         fit_tail()
         return 0

@@ -197,8 +197,8 @@ def build_transformer(spec: TransformerSpec, *, batch: int = 1, seq: int = 512,
 
     ``seq``: tokens per sequence (encoder, prefill). ``context``: KV-cache positions a decode
     step attends to, the new token included (default ``seq``); in prefill, the positions a
-    chunk of ``seq`` new tokens attends to, its own included (chunked prefill; default ``seq``). ``dtype``: precision of
-    weights, activations and the KV cache.
+    chunk of ``seq`` new tokens attends to, its own included (chunked prefill; default
+    ``seq``). ``dtype``: precision of weights, activations and the KV cache.
     """
     check_mode(spec, mode)
     if mode == "encoder" and context is not None:
@@ -255,4 +255,4 @@ def build_transformer(spec: TransformerSpec, *, batch: int = 1, seq: int = 512,
             last = b.add(Elementwise(name="last_token", rows=batch, cols=d, fn="copy",
                                      dtype=dtype), [x], component="other")
         x = _gemm(b, "lm_head", last, batch, spec.vocab, d, "other", weight=tied)
-    return b.build([x])
+    return b.build([x], spec=spec)

@@ -1,0 +1,248 @@
+"""The zoo's emitted Llama program (``workload/models/transformer_program.py``) against a real
+capture of Hugging Face's ``LlamaForCausalLM``, and on its own without torch.
+
+The capture tests need ``torch`` and ``transformers`` (skipped otherwise); the rest run
+without either: the zoo must lower without torch installed.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import sys
+from pathlib import Path
+
+import pytest
+
+from accelsim.config.lowering import load_lowering
+from accelsim.mapping.gpu_lowering import lower_sites
+from accelsim.mapping.program_fusion import fuse_sites
+from accelsim.workload.models.transformer import GPT2_SMALL, LLAMA3_8B, TransformerSpec
+from accelsim.workload.models.transformer_program import (
+    gpt2_program,
+    graph_program,
+    is_llama_family,
+    llama_program,
+)
+from accelsim.workload.nn_ops import Attention
+from accelsim.workload.ops import Gemm
+from accelsim.workload.program_ops import call_sites
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _spec(layers: int = 2, hidden: int = 64, heads: int = 4, kv: int = 2, **kw) -> TransformerSpec:
+    return TransformerSpec(name="tiny", layers=layers, hidden=hidden, heads=heads, kv_heads=kv,
+                           ffn=2 * hidden, vocab=100, norm="rmsnorm", ffn_act="swiglu",
+                           rotary=True, **kw)
+
+
+# -- against a capture (torch + transformers) --------------------------------------------
+
+CASES = (  # mode, batch, tokens, spec fields, HF config fields
+    ("prefill", 2, 8, {}, {}),
+    ("decode", 2, 16, {}, {}),
+    ("decode", 1, 16, {"kv": 4}, {"kv_heads": 4}),
+    ("prefill", 1, 8, {"heads": 8, "kv": 1, "qkv_bias": True, "out_bias": True,
+                       "tied_embeddings": True},
+     {"heads": 8, "kv_heads": 1, "attention_bias": True, "tie_word_embeddings": True}),
+    ("decode", 3, 8, {"mlp_bias": True}, {"mlp_bias": True}),
+)
+
+
+def _captured(mode: str, batch: int, n: int, hf: dict, dtype: str = "bf16"):
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    sys.path.insert(0, str(ROOT / "workloads" / "programs"))
+    import hf_llama
+
+    from accelsim.workload.torch_capture import capture_program
+
+    fields = dict(layers=2, hidden=hf.pop("hidden", 64), heads=hf.pop("heads", 4),
+                  kv_heads=hf.pop("kv_heads", 2), vocab=100)
+    fields["ffn"] = 2 * fields["hidden"]
+    fn, args, kwargs = hf_llama.llama(mode, batch, context=n, seq=n, dtype=dtype,
+                                      **fields, **hf)
+    return capture_program(fn, *args, **kwargs)
+
+
+def _emitted(mode: str, batch: int, n: int, fields: dict, dtype: str = "bf16"):
+    return llama_program(_spec(**fields), mode=mode, batch=batch, seq=n, context=n,
+                         dtype=dtype)
+
+
+def _layout(t) -> tuple:
+    """A tensor's layout: strides of the dimensions longer than one (the stride of a size-1
+    dimension carries no layout, and torch's meta kernels do not give it one rule)."""
+    return tuple(st for size, st in zip(t.shape, t.stride, strict=True) if size != 1)
+
+
+@pytest.mark.parametrize(("mode", "batch", "n", "fields", "hf"), CASES)
+def test_emitted_program_is_the_captured_one(mode, batch, n, fields, hf):
+    cap = _captured(mode, batch, n, dict(hf))
+    em = _emitted(mode, batch, n, fields)
+    assert len(em.calls) == len(cap.calls)
+    for i, (a, b) in enumerate(zip(cap.calls, em.calls, strict=True)):
+        where = (i, a.fn, a.module)
+        assert (b.fn, b.module, b.qualname, dict(b.args)) == (a.fn, a.module, a.qualname,
+                                                              dict(a.args)), where
+        for x, y in zip(a.inputs + a.outputs, b.inputs + b.outputs, strict=True):
+            assert (y.shape, y.dtype, y.view, y.param, y.tensor_id, _layout(y),
+                    y.contiguous) == (x.shape, x.dtype, x.view, x.param, x.tensor_id,
+                                      _layout(x), x.contiguous), where
+        assert len(a.inputs + a.outputs) == len(b.inputs + b.outputs), where
+
+
+def _captured_gpt2(batch: int, seq: int, layers: int = 2, d: int = 64, heads: int = 4):
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from accelsim.workload.torch_capture import capture_program
+
+    cfg = transformers.GPT2Config(n_layer=layers, n_embd=d, n_head=heads, vocab_size=100,
+                                  n_positions=64, bos_token_id=0, eos_token_id=0)
+    cfg._attn_implementation = "sdpa"
+    with torch.device("meta"):
+        model = transformers.GPT2LMHeadModel(cfg)
+    model = model.to(torch.bfloat16).eval()
+    ids = torch.zeros(batch, seq, dtype=torch.long, device="meta")
+    spec = TransformerSpec(name="tiny_gpt2", layers=layers, hidden=d, heads=heads, ffn=4 * d,
+                           vocab=100, max_positions=64, tied_embeddings=True, fused_qkv=True,
+                           linear_bias=True)
+    return (capture_program(model, ids, use_cache=False, logits_to_keep=1),
+            gpt2_program(spec, batch=batch, seq=seq))
+
+
+@pytest.mark.parametrize(("batch", "seq"), [(2, 8), (1, 16)])
+def test_emitted_gpt2_prefill_is_the_captured_one(batch, seq):
+    cap, em = _captured_gpt2(batch, seq)
+    assert [c.to_json() for c in em.calls] == [c.to_json() for c in cap.calls]
+    for exec_mode in ("eager", "graph", "compiled"):
+        table = load_lowering(exec_mode)
+        a, b = ([(c.op_name, c.call, c.kernel_class, c.family, _work(c)) for c in
+                 (fuse_sites(p, call_sites(p), table) if table.fuse
+                  else lower_sites(call_sites(p), table))] for p in (cap, em))
+        assert a == b
+
+
+def _work(c) -> tuple:
+    w = c.work
+    if w is None:
+        return ()
+    if hasattr(w, "read_bytes"):
+        return ("stream", w.read_bytes, w.write_bytes, w.simt_flops, w.family)
+    return ("op", dataclasses.replace(w, name=""))
+
+
+@pytest.mark.parametrize("exec_mode", ["eager", "graph", "compiled"])
+@pytest.mark.parametrize(("mode", "batch", "n", "fields", "hf"), CASES[:3])
+def test_emitted_program_lowers_to_the_captured_kernels(exec_mode, mode, batch, n, fields, hf):
+    from accelsim.api.model_run import run_model
+    from accelsim.workload.program_ops import program_workload
+
+    cap = _captured(mode, batch, n, dict(hf))
+    em = _emitted(mode, batch, n, fields)
+    table = load_lowering(exec_mode)
+    lowered = []
+    for p in (cap, em):
+        sites = call_sites(p)
+        calls = fuse_sites(p, sites, table) if table.fuse else lower_sites(sites, table)
+        lowered.append([(c.op_name, c.call, c.kernel_class, c.family, _work(c)) for c in calls])
+    a, b = lowered
+    assert len(a) == len(b)
+    for x, y in zip(a, b, strict=True):
+        assert x[:4] == y[:4]
+        if x[4] and x[4][0] == "stream":
+            assert y[4][0] == "stream"
+            for u, v in zip(x[4][1:4], y[4][1:4], strict=True):
+                assert abs(v - u) <= 1e-3 * max(abs(u), 1.0), (x, y)
+        else:
+            assert x[4] == y[4], (x, y)
+    runs = [run_model("h200", program_workload(p), exec_mode=exec_mode) for p in (cap, em)]
+    kinds = [r.calls.groupby("kernel_class")["kernels"].sum().to_dict() for r in runs]
+    assert kinds[0] == kinds[1]
+    t0, t1 = (r.totals["time_s"] for r in runs)
+    assert abs(t1 / t0 - 1) <= 1e-3
+
+
+# -- torch-free ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("mode", ["prefill", "decode"])
+@pytest.mark.parametrize("spec", [_spec(layers=3), _spec(layers=2, kv=4),
+                                  dataclasses.replace(LLAMA3_8B, layers=2)])
+def test_emitted_calls_follow_the_config(spec, mode):
+    batch, n = 2, 32
+    p = llama_program(spec, mode=mode, batch=batch, seq=n, context=n)
+    assert p == llama_program(spec, mode=mode, batch=batch, seq=n, context=n)  # deterministic
+    fns = collections.Counter(c.fn for c in p.calls)
+    L = spec.layers
+    # per layer: q, k, v, o projections and gate, up, down (no merged projections); + LM head
+    assert fns["linear"] == L * (4 + 3) + 1
+    assert fns["scaled_dot_product_attention"] == L
+    assert fns["mean"] == 2 * L + 1  # RMSNorm's mean: two per layer and the final norm
+    assert fns["index_copy_"] == (2 * L if mode == "decode" else 0)  # k and v cache writes
+    assert fns["silu"] == L
+    assert fns["embedding"] == 1
+    sites = call_sites(p)
+    gemms = [s.op for s in sites if isinstance(s.op, Gemm)]
+    t = batch * (n if mode == "prefill" else 1)
+    d, dh, h, kv = spec.hidden, spec.dh, spec.heads, spec.kv
+    shapes = collections.Counter((g.m, g.n, g.k) for g in gemms)
+    f = spec.ffn
+    expected = collections.Counter()
+    for shape, count in (((t, h * dh, d), L), ((t, kv * dh, d), 2 * L), ((t, d, h * dh), L),
+                         ((t, f, d), 2 * L), ((t, d, f), L),
+                         ((batch, spec.vocab, d), 1)):  # logits of the last position only
+        expected[shape] += count
+    assert shapes == expected
+    att = [s.op for s in sites if isinstance(s.op, Attention)]
+    assert len(att) == L
+    for a in att:
+        assert a.head_dim == dh and a.seq_kv == n
+        if mode == "prefill":
+            assert (a.batch, a.heads, a.kv_heads or a.heads, a.seq_q, a.causal) == (
+                batch, h, kv, n, True)
+        else:  # a single grouped query is packed onto the KV heads (pack_gqa)
+            assert a.heads * a.seq_q == h and (a.kv_heads or a.heads) == kv
+    for exec_mode in ("eager", "graph"):
+        calls = lower_sites(sites, load_lowering(exec_mode))
+        by_class = collections.Counter(c.kernel_class for c in calls if c.work is not None)
+        assert by_class["gemm"] == fns["linear"]
+        assert by_class["attention"] == L
+
+
+def test_graph_program_only_for_what_the_hf_model_runs():
+    from accelsim.workload.models.transformer import build_transformer
+
+    g = build_transformer(dataclasses.replace(LLAMA3_8B, layers=2), batch=2, mode="decode",
+                          context=64)
+    p = graph_program(g)
+    assert p is not None and p == llama_program(dataclasses.replace(LLAMA3_8B, layers=2),
+                                                mode="decode", batch=2, context=64)
+    chunk = build_transformer(LLAMA3_8B, batch=1, mode="prefill", seq=16, context=64)
+    assert graph_program(chunk) is None  # a prefill chunk after cached positions
+    gpt2 = graph_program(build_transformer(GPT2_SMALL, seq=16, batch=2))
+    assert gpt2 == gpt2_program(GPT2_SMALL, batch=2, seq=16)
+    assert graph_program(build_transformer(GPT2_SMALL, mode="decode", context=16)) is None
+    assert not is_llama_family(dataclasses.replace(LLAMA3_8B, sliding_window=4096))
+    with pytest.raises(ValueError, match="not a Llama-family"):
+        llama_program(GPT2_SMALL)
+
+
+def test_zoo_decoder_on_a_gpu_lowers_as_its_program():
+    from accelsim.api.simulate import load_hw
+    from accelsim.devices.gpu_model import run_gpu_model
+    from accelsim.workload.models.transformer import build_transformer
+    from accelsim.workload.program_ops import program_workload
+
+    m = load_hw("h200")
+    spec = dataclasses.replace(LLAMA3_8B, layers=2)
+    g = build_transformer(spec, batch=4, mode="decode", context=256)
+    zoo = run_gpu_model(m, g, exec_mode="graph", zoo_lowering="calls")
+    prog = run_gpu_model(m, program_workload(graph_program(g)), exec_mode="graph")
+    assert list(zoo.calls["layer"]) == list(prog.calls["layer"])
+    assert list(zoo.calls["kernels"]) == list(prog.calls["kernels"])
+    assert zoo.totals["time_s"] == pytest.approx(prog.totals["time_s"], rel=1e-9)
+    assert zoo.memory == run_gpu_model(m, g, exec_mode="graph", zoo_lowering="ops").memory
+    ops = run_gpu_model(m, g, exec_mode="graph", zoo_lowering="ops")
+    assert "layers.0.q_proj" in set(ops.calls["layer"])
+    assert "model.layers.0.self_attn.q_proj.linear" in set(zoo.calls["layer"])
