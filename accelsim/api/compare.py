@@ -71,9 +71,9 @@ DEFAULT_ENERGY_TABLE = "machine"
 PLATFORM_ALIASES: dict[str, str] = {"npu": "npu_ascend910", "cpu": "spr_cpu"}
 """Short platform names accepted by :func:`compare` (and ``accelsim compare --hw``)."""
 
-COLUMNS = ["kernel", "op", "hw", "alias", "family", "requested_precision", "precision", "time_s", "flops", "tflops",
-           "peak_tflops", "util", "dram_bytes", "bw_util", "energy_j", "gflops_per_j",
-           "energy_flag", "bound", "bound_class", "validation"]
+COLUMNS = ["kernel", "op", "hw", "alias", "family", "requested_precision", "precision",
+           "time_s", "flops", "tflops", "peak_tflops", "util", "dram_bytes", "bw_util",
+           "energy_j", "gflops_per_j", "energy_flag", "bound", "bound_class", "validation"]
 
 
 def resolve_alias(name: str) -> str:

@@ -192,7 +192,8 @@ def dataflow_energy(data: dict[str, Any], flows: Iterable[str] = ("rs", "ws", "o
 
     Dense data and no run-length coding for every dataflow (the ISCA analysis); os/ws/is run
     the same 12 x 14 PEs as a systolic array, nlr (no local reuse) as PEs that keep nothing;
-    their global buffer also gets the bytes the scratchpads take in row-stationary. ``layers``: a subset of the CONV layers (default all).
+    their global buffer also gets the bytes the scratchpads take in row-stationary. ``layers``: a
+    subset of the CONV layers (default all).
     """
     machine = load_hw(hw)
     sp = machine.array.scratchpads

@@ -15,8 +15,8 @@ as ``seq`` for attention's ``seq_q`` and ``head-dim``/``head_dim``, its defaults
 The document holds ``time_s`` (GPU-side time per call of the op repeated back to back, launch
 gaps included: what a busy stream sees; a whole model's stream adds ``host.kernel_tail_s`` per
 kernel but a convolution's, ARCHITECTURE.md "GPU per-kernel costs"), ``cycles`` (at the SM
-clock under load for the precision), ``flops``, ``bytes`` (compulsory: inputs read once, outputs written
-once), ``hbm_bytes`` and ``l2_bytes`` (modelled traffic), ``flop_per_s`` (achieved FLOP/s)
+clock under load for the precision), ``flops``, ``bytes`` (compulsory: inputs read once, outputs
+written once), ``hbm_bytes`` and ``l2_bytes`` (modelled traffic), ``flop_per_s`` (achieved FLOP/s)
 and ``peak_flop_per_s`` (the dense peak at the precision it ran), ``bound`` (the resource
 that limits the longest kernel: tensor_core, tensor_core_unaligned, simt, sfu, smem, l2, hbm
 or launch) and explanations (path, tile, split_k, ctas, waves, l2_hit, per-kernel times).

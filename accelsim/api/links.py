@@ -60,7 +60,8 @@ def get_system(system: System | str | os.PathLike) -> System:
 
 
 # --- one operation --------------------------------------------------------------------------
-def transfer(system: System | str, src: str, dst: str, nbytes: float, pageable: bool = False) -> dict:
+def transfer(system: System | str, src: str, dst: str, nbytes: float,
+             pageable: bool = False) -> dict:
     """One copy of ``nbytes`` from ``src`` to ``dst`` (``host``, ``gpu0``, ...).
 
     ``time_s`` is the copy alone: a pinned copy's chunks replayed on the link engine (DMA setup
@@ -74,7 +75,8 @@ def transfer(system: System | str, src: str, dst: str, nbytes: float, pageable: 
     route = hw.find_route(s, src, dst)
     if pageable and s.host.name not in (src, dst):
         raise ConfigError(s.name, "pageable", True,
-                          f"pageable memory is host memory; '{src}'->'{dst}' does not touch the host")
+                          f"pageable memory is host memory; '{src}'->'{dst}' does not touch "
+                          "the host")
     t = hw.pageable_copy_s(s, route, n) if pageable else eng.run_copy(s, src, dst, n)
     actions = hw.transfer_actions(route, n)
     b2b = max(route.issue_s, t) if not pageable else t
@@ -272,7 +274,8 @@ def data_parallel_step(system: System | str, *, grad_bytes: float, compute_s: fl
         compute_s = 3.0 * sum(gpu_op_time_s(hardware, op) for op in ops)
     hw.check_bytes(compute_s, "compute_s", "seconds")
     buckets = max(1, int(-(-grad // bucket_bytes))) if overlap else 1
-    sizes = [min(bucket_bytes, grad - i * bucket_bytes) for i in range(buckets)] if overlap else [grad]
+    sizes = ([min(bucket_bytes, grad - i * bucket_bytes) for i in range(buckets)]
+             if overlap else [grad])
     times = {}
     for b in set(sizes):
         times[b] = collective(s, "allreduce", b, algo=algo, ranks=names)["time_s"] if n > 1 else 0.0
@@ -306,8 +309,10 @@ def tensor_parallel_layer(system: System | str, *, hidden: int, seq: int, batch:
         from accelsim.workload.ops import Gemm
 
         gemms = [Gemm(name="qkv", m=tokens, n=3 * hidden // k, k=hidden),
-                 Gemm(name="scores", m=seq, n=seq, k=hidden // k, batch=batch, shared_weights=False),
-                 Gemm(name="context", m=seq, n=hidden // k, k=seq, batch=batch, shared_weights=False),
+                 Gemm(name="scores", m=seq, n=seq, k=hidden // k, batch=batch,
+                      shared_weights=False),
+                 Gemm(name="context", m=seq, n=hidden // k, k=seq, batch=batch,
+                      shared_weights=False),
                  Gemm(name="proj", m=tokens, n=hidden, k=hidden // k),
                  Gemm(name="mlp_up", m=tokens, n=4 * hidden // k, k=hidden),
                  Gemm(name="mlp_down", m=tokens, n=hidden, k=4 * hidden // k)]

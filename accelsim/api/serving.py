@@ -5,8 +5,8 @@ discrete-event serving engine of :mod:`accelsim.serve.simulator` with the engine
 ``configs/engines/`` (``engine="vllm"``; ``overrides`` change any field) on ``replicas``
 data-parallel copies of a ``tp x pp`` group of the system's GPUs (a GPU name stands for the
 built-in node of that GPU; a GPU config object, e.g. ``load_machine("h200", {...})`` with
-more HBM, runs on that node's topology). The result has the summary (``summary``: throughput, TTFT, TPOT,
-ITL and end-to-end latency with mean/p50/p90/p99, goodput under ``slo``, KV-cache use,
+more HBM, runs on that node's topology). The result has the summary (``summary``: throughput,
+TTFT, TPOT, ITL and end-to-end latency with mean/p50/p90/p99, goodput under ``slo``, KV-cache use,
 preemptions, GPU busy share, energy per token), one row per request (``requests``) and per
 iteration (``iterations``), ``timeline_figure()`` (batch size and KV use over time) and
 ``perfetto()`` (a trace of the iterations). Units: seconds, tokens, joules.

@@ -46,9 +46,10 @@ def simulate(hw: Any, workload: Any, *, dataflow: str | None = None, mode: str =
     ``breakdown()``), ``.machine``, ``.workload``, ``.params`` (what ran) and a short repr. A
     systolic machine gives a :class:`Result` (also per-layer action records, ``.actions``); a
     GPU or CPU a :class:`~accelsim.devices.results.ModelRun` (as
-    :func:`accelsim.api.model_run.run_model`; on a GPU also ``.calls`` and ``.breakdown``). An option the machine's kind does not take
-    (``dataflow`` on a GPU, ``exec_mode`` on a systolic array) is a one-line
-    :class:`ConfigError`; a system or node (several devices) too (:mod:`accelsim.api.links`).
+    :func:`accelsim.api.model_run.run_model`; on a GPU also ``.calls`` and ``.breakdown``). An
+    option the machine's kind does not take (``dataflow`` on a GPU, ``exec_mode`` on a systolic
+    array) is a one-line :class:`ConfigError`; a system or node (several devices) too
+    (:mod:`accelsim.api.links`).
 
     ``mode``: ``"auto"`` (default: the exact recurrence wherever it is proven equal to the
     event replay, which on systolic machines is every run; see

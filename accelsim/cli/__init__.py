@@ -19,8 +19,8 @@ from accelsim.safe_text import EscapingStream
 COMMANDS = ["run", "list"]
 """Subcommand modules under ``accelsim.cli``, in the order ``--help`` lists them."""
 
-OPTIONAL_COMMANDS = ["scalesim", "op", "energy", "roofline", "validate", "sweep", "compare", "place",
-                     "capture", "show", "serve", "serve_search"]
+OPTIONAL_COMMANDS = ["scalesim", "op", "energy", "roofline", "validate", "sweep", "compare",
+                     "place", "capture", "show", "serve", "serve_search"]
 """Subcommand modules that are registered when present."""
 
 

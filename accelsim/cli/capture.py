@@ -31,7 +31,8 @@ from accelsim.files import locate
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``capture`` subcommand."""
-    p = sub.add_parser("capture", help="capture a PyTorch program (needs torch) into a program file",
+    p = sub.add_parser("capture",
+                       help="capture a PyTorch program (needs torch) into a program file",
                        description=__doc__.split("\n\n")[0])
     p.add_argument("target", metavar="FILE.py:FACTORY", nargs="?",
                    help="a Python file and the factory in it that returns (callable, args)")

@@ -1,7 +1,9 @@
-"""``accelsim op SYSTEM OP ...`` for multi-device systems (``kind: system``): copies and collectives.
+"""``accelsim op SYSTEM OP ...`` for multi-device systems (``kind: system``): copies and
+collectives.
 
     accelsim op h200x2 copy --src host --dst gpu0 --bytes 1GiB [--pageable] --json
-    accelsim op h200x2 allreduce --bytes 1e9 [--algo ring|tree|direct] [--protocol LL|LL128|Simple] --json
+    accelsim op h200x2 allreduce --bytes 1e9 [--algo ring|tree|direct]
+        [--protocol LL|LL128|Simple] --json
 
 Prints one JSON document with ``time_s`` and ``bytes_per_s`` (decimal bytes per second; for
 collectives the NCCL algorithm bandwidth, with ``busbw_bytes_per_s`` beside it; the GB/s
@@ -43,7 +45,8 @@ def _bytes(text: str) -> float:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of system operations to ``parser`` (which already takes SYSTEM and OP)."""
-    g = parser.add_argument_group("system operations (copy, allreduce, allgather, reducescatter, alltoall)")
+    g = parser.add_argument_group("system operations (copy, allreduce, allgather, "
+                                  "reducescatter, alltoall)")
     g.add_argument("--src", help="copy source: host, gpu0, gpu1, ...")
     g.add_argument("--dst", help="copy destination: host, gpu0, gpu1, ...")
     g.add_argument("--bytes", dest="nbytes", type=_bytes, metavar="N",
@@ -64,7 +67,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def execute(system: str, op: str, args: argparse.Namespace) -> dict:
     """Run operation ``op`` on ``system`` with parsed ``args``; the result document."""
     if op not in OPS:
-        raise ConfigError(system, "op", op, f"not an operation of a system (known: {', '.join(OPS)})")
+        raise ConfigError(system, "op", op,
+                          f"not an operation of a system (known: {', '.join(OPS)})")
     nbytes = getattr(args, "nbytes", None)
     if nbytes is None:
         raise ConfigError(system, "--bytes", None, f"'{op}' needs --bytes N")
@@ -74,10 +78,12 @@ def execute(system: str, op: str, args: argparse.Namespace) -> dict:
                 raise ConfigError(system, f"--{opt}", None, "a copy needs --src and --dst")
         for opt in ("algo", "protocol"):
             if getattr(args, opt, None):
-                raise ConfigError(system, f"--{opt}", getattr(args, opt), f"only collectives take --{opt}")
+                raise ConfigError(system, f"--{opt}", getattr(args, opt),
+                                  f"only collectives take --{opt}")
         return api.transfer(system, args.src, args.dst, nbytes, pageable=bool(args.pageable))
     if getattr(args, "src", None) or getattr(args, "dst", None) or getattr(args, "pageable", False):
-        raise ConfigError(system, "--src/--dst/--pageable", None, f"'{op}' is a collective: use --ranks")
+        raise ConfigError(system, "--src/--dst/--pageable", None,
+                          f"'{op}' is a collective: use --ranks")
     ranks = [r.strip() for r in args.ranks.split(",")] if getattr(args, "ranks", None) else None
     return api.collective(system, op, nbytes, algo=getattr(args, "algo", None), ranks=ranks,
                           protocol=getattr(args, "protocol", None))

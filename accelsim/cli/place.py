@@ -55,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
         print(dumps(r.to_dict()))
         return 0
     pins = f", pins {' '.join(args.pin)}" if args.pin else ""
-    print(show(f"{r.graph.name} ({len(r.graph.nodes)} ops) on {r.node.name}, policy {policy}{pins}"))
+    print(show(f"{r.graph.name} ({len(r.graph.nodes)} ops) on {r.node.name}, "
+               f"policy {policy}{pins}"))
     rows = [["device", "hardware", "ops", "busy_ms", "idle_ms", "util"]]
     for d in r.devices.itertuples(index=False):
         hw = r.node.device(d.device).hardware

@@ -47,7 +47,8 @@ DEFAULT_TOP = 15
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``run`` subcommand: what to run, machine-kind options, engine, outputs."""
-    p = sub.add_parser("run", help=f"simulate a workload on a machine (default: {DEFAULT_WORKLOAD} on tpu_v4)",
+    p = sub.add_parser("run", help=f"simulate a workload on a machine (default: "
+                                   f"{DEFAULT_WORKLOAD} on tpu_v4)",
                        description="Simulate WORKLOAD on HW; print a per-layer table and totals; "
                                    "write layers.csv (and more) under --out. `accelsim run HW "
                                    "--help` lists only the options HW's kind takes.",
@@ -62,7 +63,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         f"(FILE.json:mode=decode,batch=8,context=4096), captured program or "
                         f"torch.profiler trace (TRACE.json.gz[:host=measured]) "
                         f"(default {DEFAULT_WORKLOAD})")
-    add_kind_options(p.add_argument_group("machine-kind options (refused by kinds they do not apply to)"))
+    add_kind_options(p.add_argument_group("machine-kind options (refused by kinds they do not "
+                                          "apply to)"))
     add_engine_options(p.add_argument_group("engine"))
     add_output_options(p.add_argument_group("output"))
     p.set_defaults(func=run)
@@ -106,12 +108,14 @@ def add_output_options(g: argparse._ArgumentGroup) -> None:
     g.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
     g.add_argument("--top", type=int, metavar="N",
                    help=f"show the N slowest layers (0: every layer; default: all up to "
-                        f"{SUMMARY_ABOVE} layers, else a per-op summary and the {DEFAULT_TOP} slowest)")
+                        f"{SUMMARY_ABOVE} layers, else a per-op summary and the {DEFAULT_TOP} "
+                        f"slowest)")
     g.add_argument("--wide", action="store_true",
                    help="print every column at full width (default: the most relevant columns "
                         "of the machine's kind, within 120 columns)")
     g.add_argument("--columns", metavar="A,B,...",
-                   help="print these columns of the layer table (the names of layers.csv), in order")
+                   help="print these columns of the layer table (the names of layers.csv), "
+                        "in order")
     g.add_argument("--trace", metavar="FILE.json", help="write a Chrome/Perfetto timeline")
     g.add_argument("--trace-detail", choices=["auto", "full", "layers"], default="auto",
                    help=f"auto (default): every fold and transfer up to about "
@@ -167,7 +171,8 @@ def progress_printer(after_s: float = 1.0):
         if elapsed < after_s:
             return
         eta = elapsed / done * (total - done)
-        sys.stderr.write(f"\r[{done}/{total}] {show(name)[:30]:<30} {elapsed:5.1f}s, eta {eta:4.1f}s")
+        sys.stderr.write(f"\r[{done}/{total}] {show(name)[:30]:<30} "
+                         f"{elapsed:5.1f}s, eta {eta:4.1f}s")
         if done == total:
             sys.stderr.write("\r" + " " * 70 + "\r")
         sys.stderr.flush()
@@ -207,7 +212,8 @@ def print_device(r: ModelRun, info: RunInfo, args: argparse.Namespace) -> None:
     print_energy_flag(r)
     if not r.calls.empty:
         print()
-        print("where the time goes (GPU time per kernel class; host-idle: GPU waiting for the host)")
+        print("where the time goes (GPU time per kernel class; host-idle: GPU waiting for the "
+              "host)")
         print(unit_table(r.breakdown, BREAKDOWN_COLUMNS))
         mem = r.memory
         if mem is not None:
@@ -353,8 +359,9 @@ def run_across_gpus(machine: object, spec: str, args: argparse.Namespace) -> int
                f"({t['gpus']} GPUs, {t['exec_mode']})"))
     for s, stage in enumerate(result.stages):
         st = stage.totals
+        coll_s = float(stage.layers.loc[stage.layers["op"] == "collective", "time_s"].sum())
         print(show(f"  stage {s}: {len(stage.layers)} ops, {scaled(st['time_s'], 's')} "
-                   f"(collectives {scaled(float(stage.layers.loc[stage.layers['op'] == 'collective', 'time_s'].sum()), 's')})"))
+                   f"(collectives {scaled(coll_s, 's')})"))
     print(show(f"  step {scaled(t['time_s'], 's')}, pipeline interval "
                f"{scaled(t['pipeline_interval_s'], 's')}, collectives "
                f"{scaled(t['collective_s'], 's')}, energy {scaled(t['energy_j'], 'j')} "
@@ -365,7 +372,8 @@ def run_across_gpus(machine: object, spec: str, args: argparse.Namespace) -> int
     if out is not None:
         from accelsim.report.export import write_table
 
-        path = out / f"{safe_name(t['system'])}-{safe_name(str(result.workload))}-tp{t['tp']}-pp{t['pp']}-layers.csv"
+        path = out / (f"{safe_name(t['system'])}-{safe_name(str(result.workload))}"
+                      f"-tp{t['tp']}-pp{t['pp']}-layers.csv")
         print(wrap(f"wrote {show(write_table(result.layers, path))}"), file=sys.stderr)
     return 0
 
@@ -382,7 +390,8 @@ def output_stem(result: object) -> str:
     return f"{safe_name(result.machine.name)}-{safe_name(result.workload.name)}"
 
 
-def write_outputs(result: object, args: argparse.Namespace, info: RunInfo | None = None) -> list[str]:
+def write_outputs(result: object, args: argparse.Namespace,
+                  info: RunInfo | None = None) -> list[str]:
     """The files ``--out``, ``--trace`` and ``--report`` ask for, as printable descriptions
     (a trace with its size and detail). A per-op run
     (:class:`~accelsim.devices.results.ModelRun`) writes its layer table and its host/stream
@@ -395,8 +404,10 @@ def write_outputs(result: object, args: argparse.Namespace, info: RunInfo | None
     written: list[str] = []
     per_op = isinstance(result, ModelRun)
     if out is not None:
-        stem = output_stem(result) if per_op else f"{output_stem(result)}-{safe_name(result.dataflow)}"
-        written.append(show(write_table(named_table(result.layers, result), out / f"{stem}-layers.csv")))
+        stem = (output_stem(result) if per_op
+                else f"{output_stem(result)}-{safe_name(result.dataflow)}")
+        written.append(show(write_table(named_table(result.layers, result),
+                                        out / f"{stem}-layers.csv")))
         if not per_op:
             written.append(show(write_table(named_table(result.actions, result),
                                             out / f"{stem}-actions.csv")))

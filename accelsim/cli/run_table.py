@@ -98,7 +98,8 @@ def device_view(layers: pd.DataFrame) -> pd.DataFrame:
     view = layers.copy()
     if "flop_per_s" not in view and {"flops", "time_s"} <= set(view.columns):
         t = view["time_s"].astype(float)
-        view["flop_per_s"] = np.where(t > 0, view["flops"].astype(float) / t.where(t > 0, 1.0), np.nan)
+        view["flop_per_s"] = np.where(t > 0, view["flops"].astype(float) / t.where(t > 0, 1.0),
+                                      np.nan)
     return view
 
 
@@ -132,7 +133,8 @@ def parse_columns(text: str | None) -> list[str] | None:
         return None
     names = [c.strip() for c in text.split(",") if c.strip()]
     if not names:
-        raise ConfigError("--columns", "--columns", text, "expected a comma-separated list of columns")
+        raise ConfigError("--columns", "--columns", text,
+                          "expected a comma-separated list of columns")
     return names
 
 

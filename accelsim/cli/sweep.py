@@ -1,4 +1,5 @@
-"""``accelsim sweep SPEC.yaml --out results.parquet [--workers N] [--scheduler ADDRESS] [--resume]``.
+"""``accelsim sweep SPEC.yaml --out results.parquet [--workers N] [--scheduler ADDRESS]
+[--resume]``.
 
 Evaluates every design point of a sweep spec (see :mod:`accelsim.sweep.space`) and writes one
 row per point (parameters, metrics, ``point_id``) to Parquet or CSV, incrementally. Local

@@ -162,7 +162,8 @@ def pe_register_actions(actions: pd.DataFrame, layers: pd.DataFrame) -> pd.DataF
     macs = actions[(actions["level"] == "mac") & (actions["direction"] == "compute")]
     if macs.empty:
         return pd.DataFrame(columns=ACTION_COLUMNS)
-    flows = dict(zip(layers["layer"], layers["dataflow"], strict=False)) if "dataflow" in layers else {}
+    flows = (dict(zip(layers["layer"], layers["dataflow"], strict=False))
+             if "dataflow" in layers else {})
     sram_reads = actions[(actions["level"] == "sram") & (actions["direction"] == "read")]
     loaded_words = sram_reads.groupby(["layer", "operand"], sort=False)["count"].sum().to_dict()
     recs = []
@@ -350,7 +351,8 @@ def compute_energy(actions: pd.DataFrame, layers: pd.DataFrame, machine: Any,
         table = dataclasses.replace(table, entries=types.MappingProxyType(
             {**table.entries, "leak.chip": idle_w / clock * 1e12}))
         parts.append(chip_idle_actions(layers, prec))
-    records = pd.concat([p for p in parts if len(p)], ignore_index=True) if len(actions) else actions
+    records = (pd.concat([p for p in parts if len(p)], ignore_index=True)
+               if len(actions) else actions)
     priced = price_actions(records, table,
                            sram_word_bits=getattr(sram, "word_bits", None))
     per_layer = layer_energy(priced, layers)

@@ -65,7 +65,8 @@ def streaming_actions(gemm: Gemm, precision: str) -> pd.DataFrame:
         recs.append({"layer": gemm.name, "level": "dram", "operand": operand,
                      "direction": direction, "count": n, "bits": n * w})
     df = pd.DataFrame(recs)
-    df["precision"], df["technology"], df["capacity_bytes"], df["word_bits"] = precision, "DDR3", 0.0, w
+    (df["precision"], df["technology"], df["capacity_bytes"],
+     df["word_bits"]) = precision, "DDR3", 0.0, w
     return df[ACTION_COLUMNS]
 
 
@@ -84,7 +85,8 @@ def nm1_1(k: int = 65536) -> dict[str, float]:
     layers, actions, rep = run_gemm_energy(machine, gemm, "os")
     macs = float(layers["macs"].sum())
     dram = actions[actions["level"] == "dram"]
-    loads = float(dram[dram["direction"] == "read"]["bits"].sum()) / (8 * machine.array.operand_bytes)
+    loads = (float(dram[dram["direction"] == "read"]["bits"].sum())
+             / (8 * machine.array.operand_bytes))
     base = price_actions(streaming_actions(gemm, "fp32"), rep.table)
     e_base = float(base["pj"].sum()) / macs
     e_sys = rep.summary["pj_per_mac"]
@@ -98,7 +100,8 @@ def _word_pj(table: Any, level: str, bits: float = 32, capacity: float = 64 * 10
     """Price one access of ``bits`` at a level through :func:`price_actions`."""
     rec = pd.DataFrame([{"layer": "x", "level": level, "operand": "input",
                          "direction": direction, "count": 1.0, "bits": float(bits),
-                         "precision": precision, "technology": technology if level == "dram" else "",
+                         "precision": precision,
+                         "technology": technology if level == "dram" else "",
                          "capacity_bytes": capacity if level == "sram" else 0.0,
                          "word_bits": float(bits)}])
     return float(price_actions(rec, table)["pj"].sum())
@@ -144,7 +147,8 @@ def lh1_2(samples: int = 16000, dtype_bytes: int = 2, hbm_pj_per_bit: float = 20
     e_hbm = _word_pj(t, "dram", bits=bits, technology="HBM2")
     e_reg = _word_pj(t, "rf", bits=bits)
     return {"tensor_KB": samples * dtype_bytes / 1e3, "E_HBM_uJ_derived": e_hbm * 1e-6,
-            "E_register_nJ_derived": e_reg * 1e-3, "HBM_over_register_energy_x_derived": e_hbm / e_reg}
+            "E_register_nJ_derived": e_reg * 1e-3,
+            "HBM_over_register_energy_x_derived": e_hbm / e_reg}
 
 
 def operating_energy_kwh(power_w: float, hours: float, count: int = 1) -> float:

@@ -39,18 +39,21 @@ from accelsim.report.plots_run import plot_layer_bars, plot_stream_timeline
 from accelsim.safe_text import html_text, plot_text
 
 _CSS = """
-body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:0;color:#222;background:#f6f7f9}
+body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:0;color:#222;\
+background:#f6f7f9}
 header{background:#23395d;color:#fff;padding:18px 32px}
 header h1{margin:0;font-size:22px} header p{margin:4px 0 0;opacity:.85;font-size:14px}
 main{padding:16px 32px;max-width:1280px}
-section{background:#fff;border-radius:8px;box-shadow:0 1px 3px rgba(0,0,0,.08);padding:14px 20px;margin:14px 0}
+section{background:#fff;border-radius:8px;box-shadow:0 1px 3px rgba(0,0,0,.08);\
+padding:14px 20px;margin:14px 0}
 h2{font-size:17px;margin:4px 0 10px;color:#23395d}
 .cards{display:flex;flex-wrap:wrap;gap:12px}
 .card{background:#eef2f8;border-radius:6px;padding:10px 14px;min-width:150px}
 .card b{display:block;font-size:19px;color:#23395d} .card span{font-size:12px;color:#555}
 table{border-collapse:collapse;font-size:12px;width:100%}
 th{background:#23395d;color:#fff;position:sticky;top:0;text-align:right;padding:4px 8px}
-td{padding:3px 8px;text-align:right;border-bottom:1px solid #e3e6ea;font-variant-numeric:tabular-nums;white-space:nowrap}
+td{padding:3px 8px;text-align:right;border-bottom:1px solid #e3e6ea;\
+font-variant-numeric:tabular-nums;white-space:nowrap}
 td:first-child,th:first-child{text-align:left}
 tr:nth-child(even) td{background:#f8f9fb}
 .scroll{max-height:520px;overflow:auto}
@@ -121,7 +124,8 @@ def table_html(df: pd.DataFrame, columns: list[str] | None = None, max_rows: int
     for rec in df[cols].head(max_rows).itertuples(index=False):
         cells = "".join(f"<td>{_fmt(v.item() if hasattr(v, 'item') else v)}</td>" for v in rec)
         rows.append(f"<tr>{cells}</tr>")
-    more = f'<p class="note">{len(df) - max_rows} more rows not shown</p>' if len(df) > max_rows else ""
+    more = (f'<p class="note">{len(df) - max_rows} more rows not shown</p>'
+            if len(df) > max_rows else "")
     return f'<div class="scroll"><table><tr>{head}</tr>{"".join(rows)}</table></div>{more}'
 
 
@@ -133,8 +137,8 @@ def _layer_ticks(ax: Any, layers: pd.DataFrame) -> None:
     """Layer names under the bars, at most ``MAX_LAYER_TICKS`` of them."""
     step = max(1, math.ceil(len(layers) / MAX_LAYER_TICKS))
     idx = list(range(0, len(layers), step))
-    ax.set_xticks(idx, [plot_text(str(layers["layer"].iloc[i])[:22]) for i in idx], rotation=70, fontsize=7,
-                  ha="right", rotation_mode="anchor")
+    ax.set_xticks(idx, [plot_text(str(layers["layer"].iloc[i])[:22]) for i in idx], rotation=70,
+                  fontsize=7, ha="right", rotation_mode="anchor")
 
 
 def _bar_width(n: int) -> tuple[float, float]:
@@ -167,7 +171,8 @@ def plot_utilization(layers: pd.DataFrame) -> Any:
     """Per-layer utilisation: overall, compute (fill/drain included) and mapping efficiency."""
     ax = new_axes(_bar_width(len(layers)), offscreen=True)
     fig = ax.figure
-    cols = [c for c in ("mapping_efficiency", "compute_util", "overall_util", "util") if c in layers]
+    cols = [c for c in ("mapping_efficiency", "compute_util", "overall_util", "util")
+            if c in layers]
     w = 0.8 / max(1, len(cols))
     for i, c in enumerate(cols):
         ax.bar([j + (i - (len(cols) - 1) / 2) * w for j in range(len(layers))], 100 * layers[c],
@@ -338,7 +343,8 @@ def write_html_report(result: Any, path: str | Path, *,
             or f"exec {getattr(result, 'exec_mode', '-')}"))
     sub = " · ".join(html_text(str(x)) for x in (*how, getattr(machine, "description", "")) if x)
     parts = [f"<header><h1>{html_text(title)}</h1><p>{sub}</p></header><main>",
-             f'<section><h2>Summary</h2><div class="cards">{"".join(_cards(result))}</div></section>',
+             f'<section><h2>Summary</h2><div class="cards">{"".join(_cards(result))}</div>'
+             '</section>',
              _info_section(info)]
     figs = []
     if "compute_cycles" in layers and "total_cycles" in layers:
@@ -357,7 +363,8 @@ def write_html_report(result: Any, path: str | Path, *,
                      "level); bound = the roof that limits the layer (compute or a memory "
                      "level).</p>" + table_html(roofline_display(points)) + "</section>")
     if "total_cycles" in layers:
-        fig = plot_timeline(layers, getattr(result, "runs", None), getattr(machine, "clock_hz", None))
+        fig = plot_timeline(layers, getattr(result, "runs", None),
+                            getattr(machine, "clock_hz", None))
         parts.append(f"<section><h2>Timeline</h2>{_img(_png(fig), 'timeline')}</section>")
     etext, epng = _energy_section(energy) if "total_cycles" in layers else ("", None)
     if epng:

@@ -193,7 +193,8 @@ def _grouped_events(schedule: FoldSchedule, clock_hz: float, layer: str, offset_
     return ev, 1
 
 
-def _layer_chunks(result: Any, pid: int, grouped: bool, lanes: list[int]) -> Iterator[list[dict[str, Any]]]:
+def _layer_chunks(result: Any, pid: int, grouped: bool,
+                  lanes: list[int]) -> Iterator[list[dict[str, Any]]]:
     """The events of each layer in turn (layers in sequence), then the closing counter;
     ``lanes[0]`` ends as the number of DMA lanes used."""
     machine = result.machine
@@ -229,7 +230,8 @@ def _metadata(result: Any, pid: int, lanes: int) -> list[dict[str, Any]]:
     wl = getattr(result.workload, "name", "workload")
     meta = _meta(pid, None, "process_name", f"{machine.name}: {wl} ({result.dataflow})")
     meta += _meta(pid, LAYER_TID, "thread_name", "layers", 0)
-    meta += [m for a in range(arrays) for m in _meta(pid, 1 + a, "thread_name", f"array {a}", 1 + a)]
+    meta += [m for a in range(arrays)
+             for m in _meta(pid, 1 + a, "thread_name", f"array {a}", 1 + a)]
     meta += [m for k in range(lanes)
              for m in _meta(pid, 1 + arrays + k, "thread_name", f"DMA lane {k}", 1 + arrays + k)]
     return meta

@@ -78,7 +78,8 @@ def plot_roofline(roofs: pd.DataFrame, points: pd.DataFrame, *, level: str | Non
         bw = float(r["bandwidth_bytes_per_s"])
         ax.plot(grid, np.minimum(peak, bw * grid), ls=_LEVEL_STYLE.get(r["level"], "-"),
                 lw=1.6 if r["level"] == level else 1.0,
-                label=f"{r['level']} {bw / 1e9:.4g} GB/s, ridge {r['ridge_flop_per_byte']:.3g} FLOP/B")
+                label=f"{r['level']} {bw / 1e9:.4g} GB/s, "
+                      f"ridge {r['ridge_flop_per_byte']:.3g} FLOP/B")
         ridge = float(r["ridge_flop_per_byte"])
         if math.isfinite(ridge):
             ax.plot([ridge], [peak], "kv", ms=6)
@@ -96,7 +97,8 @@ def plot_roofline(roofs: pd.DataFrame, points: pd.DataFrame, *, level: str | Non
                        edgecolors="tab:gray", alpha=0.7, zorder=2,
                        label=f"same layers at {other} intensity")
         ax.scatter(pts[col], pts[y], s=28, c="tab:blue", zorder=3,
-                   label=f"layers ({'simulated' if y.startswith('achieved') else 'bound'}, {level})")
+                   label=f"layers ({'simulated' if y.startswith('achieved') else 'bound'}, "
+                         f"{level})")
         _label_points(ax, pts, col, y, label_points)
     if measured is not None and len(measured):
         ax.scatter(measured["intensity"], measured["flops_per_s"], marker="x", s=40,

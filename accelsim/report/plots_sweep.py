@@ -190,7 +190,8 @@ def plot_pareto(df: pd.DataFrame, x: str, y: str, *, front: str = "pareto",
     if color is not None:
         cats = data[color].astype("category").cat.categories
         handles = [ax.scatter([], [], color=sc.cmap(sc.norm(i)), s=12) for i in range(len(cats))]
-        ax.legend(handles, [f"{axis_label(color)} = {v}" for v in cats], fontsize="small", loc="best")
+        ax.legend(handles, [f"{axis_label(color)} = {v}" for v in cats], fontsize="small",
+                  loc="best")
     if front in data.columns:
         f = data[data[front].astype(bool)].sort_values(x)
         ax.plot(f[x], f[y], "-o", color="crimson", ms=5, lw=1.5, label="Pareto front")

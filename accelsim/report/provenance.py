@@ -221,4 +221,5 @@ def run_info(result: Any, *, hw: Any, workload: Any, graph_params: dict[str, Any
                    validation=str(getattr(m, "validation", "") or ""))
 
 
-__all__ = ["RunInfo", "machine_file", "run_info", "spec_parameters", "spec_source", "workload_source"]
+__all__ = ["RunInfo", "machine_file", "run_info", "spec_parameters", "spec_source",
+           "workload_source"]

@@ -1,4 +1,5 @@
-"""Spatial (row-stationary, no-local-reuse) runs -> tables: a ``Result.layers`` row and the action records per layer.
+"""Spatial (row-stationary, no-local-reuse) runs -> tables: a ``Result.layers`` row and the
+action records per layer.
 
 The row has every column of :data:`accelsim.report.tables.LAYER_COLUMNS` (``m, n, k`` are the
 layer's im2col GEMM; ``sram_*`` count global-buffer words; ``folds`` are processing passes)

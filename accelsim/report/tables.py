@@ -235,7 +235,8 @@ def actions_table(machine: Any, runs: list[LayerRun]) -> pd.DataFrame:
     df = pd.DataFrame(recs, columns=list(ACTION_KEYS))
     if not df.empty:
         df = df.groupby(["layer", "level", "operand", "direction", "precision", "technology",
-                         "capacity_bytes", "word_bits"], sort=False, as_index=False)[["count", "bits"]].sum()
+                         "capacity_bytes", "word_bits"],
+                        sort=False, as_index=False)[["count", "bits"]].sum()
         df = df[list(ACTION_KEYS)]
         df = df[(df["count"] > 0) | (df["direction"] == "compute")].reset_index(drop=True)
     return df

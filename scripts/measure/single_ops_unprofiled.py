@@ -135,7 +135,8 @@ def main(argv: list[str] | None = None) -> None:
     harness.cli(__doc__, argv)
     torch.manual_seed(0)
     t0 = time.time()
-    doc = {"run": int(SET.removeprefix("run")), "shape_set": SET, "device": torch.cuda.get_device_name(0), "torch": torch.__version__,
+    doc = {"run": int(SET.removeprefix("run")), "shape_set": SET,
+           "device": torch.cuda.get_device_name(0), "torch": torch.__version__,
            "cuda": torch.version.cuda, "about": __doc__.split("\n\n")[0],
            "protocol": __doc__.split("\n\n")[2].replace("\n", " "),
            "eager_calls": EAGER_CALLS, "graph_calls": GRAPH_CALLS, "rounds": ROUNDS,

@@ -37,7 +37,8 @@ def test_the_measured_rows_add_up_to_the_papers_totals(data):
     the latency-weighted power and active PEs are its 278 mW and 148 PE averages."""
     m, t = data["measured"], data["totals"]
     assert sum(r["total_latency_ms"] for r in m) == pytest.approx(t["total_latency_ms"], abs=0.05)
-    assert sum(r["processing_latency_ms"] for r in m) == pytest.approx(t["processing_latency_ms"], abs=0.05)
+    assert sum(r["processing_latency_ms"] for r in m) == pytest.approx(t["processing_latency_ms"],
+                                                                        abs=0.05)
     assert sum(r["dram_accesses_mb"] for r in m) == pytest.approx(t["dram_accesses_mb"], abs=0.05)
     assert sum(r["glb_accesses_mb"] for r in m) == pytest.approx(t["glb_accesses_mb"], abs=0.15)
     power = sum(r["power_mw"] * r["total_latency_ms"] for r in m) / t["total_latency_ms"]
@@ -118,7 +119,8 @@ def test_zeros_gate_energy_and_shrink_dram_but_not_time(data):
     assert (sparse.layers["compute_cycles"] >= 0.95 * dense.layers["compute_cycles"]).all()
     assert sparse.energy.summary["by_level_pj"]["mac"] < dense.energy.summary["by_level_pj"]["mac"]
     # the first layer's input is not coded; every other fmap shrinks
-    assert sparse.layers["dram_ifmap_read_bytes"].iloc[0] == dense.layers["dram_ifmap_read_bytes"].iloc[0]
+    assert (sparse.layers["dram_ifmap_read_bytes"].iloc[0]
+            == dense.layers["dram_ifmap_read_bytes"].iloc[0])
     assert (sparse.layers["dram_ofmap_write_bytes"] < dense.layers["dram_ofmap_write_bytes"]).all()
 
 

@@ -87,7 +87,8 @@ def test_data_parallel_compute_can_come_from_the_gpu_model():
 
 def test_tensor_parallel_efficiency_falls_as_the_layer_is_split_further():
     kw = dict(hidden=4096, seq=1024, batch=1, flops_per_s=600e12)
-    effs = [api.tensor_parallel_layer("hgx_h200_x8", tp=tp, **kw)["efficiency"] for tp in (1, 2, 4, 8)]
+    effs = [api.tensor_parallel_layer("hgx_h200_x8", tp=tp, **kw)["efficiency"]
+            for tp in (1, 2, 4, 8)]
     assert effs[0] == pytest.approx(1.0)
     assert effs == sorted(effs, reverse=True)
     with pytest.raises(ConfigError, match="tp = 16"):

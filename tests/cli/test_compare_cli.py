@@ -33,7 +33,8 @@ def test_unknown_hw_is_one_line_exit_2(cli):
 
 
 def test_the_issues_command_with_aliases_shows_alias_and_config(cli):
-    r = cli("compare", "workloads/kernels/multikernelbench.yaml", "--hw", "a100,h100,tpu_v4,npu,cpu")
+    r = cli("compare", "workloads/kernels/multikernelbench.yaml",
+            "--hw", "a100,h100,tpu_v4,npu,cpu")
     assert r.returncode == 0, r.stderr
     body = [line for line in r.stdout.splitlines()[3:] if not line.startswith("! ")]
     assert len(body) == 35

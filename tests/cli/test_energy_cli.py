@@ -30,7 +30,8 @@ def test_energy_prints_one_row_per_dataflow_and_writes_plot_and_csv(cli, tmp_pat
 
 
 def test_energy_json_and_table_swap(cli):
-    r = cli("energy", "tpu_v4", "resnet18", "--dataflows", "ws,os", "--json", "--table", "scaled_7nm")
+    r = cli("energy", "tpu_v4", "resnet18", "--dataflows", "ws,os", "--json",
+            "--table", "scaled_7nm")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["table"] == "scaled_7nm"
@@ -50,7 +51,8 @@ def test_run_json_includes_energy(cli, tmp_path):
 @pytest.mark.parametrize("args, needle", [
     (["energy", "tpu_v4", "alexnet", "--dataflows", "rs"],
      "tpu_v4: compute.array.scratchpads: row-stationary (rs) needs per-PE scratchpads"),
-    (["energy", "eyeriss", "alexnet", "--dataflows", "os,xs"], "'xs': must be among os, ws, is, rs"),
+    (["energy", "eyeriss", "alexnet", "--dataflows", "os,xs"],
+     "'xs': must be among os, ws, is, rs"),
     (["energy", "eyeriss", "alexnet", "--table", "horowitz"], "did you mean"),
     (["energy", "tpu_v4", "alexnet", "--set", "energy.overrides={mac.bf16: -1 pJ}"], ">= 0"),
 ])

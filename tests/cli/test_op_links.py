@@ -14,7 +14,8 @@ def run(capsys, system, op, *argv):
 
 
 def test_copy_json(capsys):
-    doc = run(capsys, "h200x2", "copy", "--src", "host", "--dst", "gpu1", "--bytes", "1GiB", "--json")
+    doc = run(capsys, "h200x2", "copy", "--src", "host", "--dst", "gpu1", "--bytes", "1GiB",
+              "--json")
     assert doc["bytes"] == 2**30 and doc["route"] == ["pcie1"]
     assert doc["gbps"] == pytest.approx(2**30 / doc["time_s"] / 1e9)
     assert 50 < doc["gbps"] < 64
@@ -44,13 +45,15 @@ def test_algo_and_ranks(capsys):
 
 def test_protocol_can_be_forced_like_nccl_proto(capsys):
     auto = run(capsys, "h200x2", "allreduce", "--bytes", "64KiB", "--json")
-    forced = run(capsys, "h200x2", "allreduce", "--bytes", "64KiB", "--protocol", "Simple", "--json")
+    forced = run(capsys, "h200x2", "allreduce", "--bytes", "64KiB", "--protocol", "Simple",
+                 "--json")
     assert auto["protocol"] == "LL" and forced["protocol"] == "Simple"
     assert forced["time_s"] > auto["time_s"]
 
 
 def test_text_summary(capsys):
-    assert op_links.run_argv("h200x2", "copy", ["--src", "gpu0", "--dst", "gpu1", "--bytes", "1e9"]) == 0
+    assert op_links.run_argv("h200x2", "copy",
+                             ["--src", "gpu0", "--dst", "gpu1", "--bytes", "1e9"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("h200x2 copy gpu0->gpu1") and "via nvl0+nvl1" in out
 

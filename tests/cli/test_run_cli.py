@@ -14,7 +14,8 @@ def test_run_prints_a_table_and_writes_csv(cli, tmp_path):
 
 
 def test_run_json_is_one_document(cli, tmp_path):
-    r = cli("run", "scalesim_default", "alexnet", "--dataflow", "os", "--json", "--out", str(tmp_path))
+    r = cli("run", "scalesim_default", "alexnet", "--dataflow", "os", "--json",
+            "--out", str(tmp_path))
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["machine"] == "scalesim_default" and doc["dataflow"] == "os"
@@ -70,7 +71,8 @@ def test_bad_topology_csv(cli, tmp_path):
 def test_bad_yaml_config(cli, tmp_path):
     hw = tmp_path / "hw.yaml"
     hw.write_text("kind: systolic\nname: x\nclock_hz: 1 GHz\ncompute: {array: {rows: 0, cols: 4}}\n"
-                  "memory: {sram: {capacity_bytes: 1 MiB}, dram: {bandwidth_bytes_per_s: 1 GB/s}}\n")
+                  "memory: {sram: {capacity_bytes: 1 MiB}, "
+                  "dram: {bandwidth_bytes_per_s: 1 GB/s}}\n")
     r = cli("run", str(hw), "resnet18", "--out", str(tmp_path))
     assert r.returncode == 2 and "compute.array.rows = 0: must be > 0" in r.stderr
 

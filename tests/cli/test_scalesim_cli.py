@@ -77,7 +77,8 @@ def test_depthwise_layers_become_one_report_row_per_channel(files):
 def test_topology_quirks(tmp_path):
     """Header always skipped; trailing comma optional; an N:M column is ignored; ceil outputs."""
     p = tmp_path / "t.csv"
-    p.write_text("name,H,W,R,S,C,K,stride\nodd, 10, 10, 3, 3, 2, 5, 2, 1:1,\nnocomma,5,5,1,1,1,1,1\n")
+    p.write_text("name,H,W,R,S,C,K,stride\nodd, 10, 10, 3, 3, 2, 5, 2, 1:1,\n"
+                 "nocomma,5,5,1,1,1,1,1\n")
     odd, nocomma = scalesim_layers(p, "conv")
     assert odd.m == 5 * 5           # ceil((10 - 3 + 2) / 2) = 5 (floor would give 4)
     assert odd.input_hw == (10, 10)

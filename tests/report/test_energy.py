@@ -146,17 +146,20 @@ def test_mac_energy_is_macs_times_the_table(run_tpu):
     r = run_tpu
     mac = r.energy.priced.query("level == 'mac'")
     dynamic = (mac["pj"] - mac["static_pj"]).sum()  # the PEs' leakage is the rest
-    assert dynamic == pytest.approx(r.layers["macs"].sum() * load_energy_table("scaled_7nm").require("mac.bf16"))
+    assert dynamic == pytest.approx(r.layers["macs"].sum()
+                                    * load_energy_table("scaled_7nm").require("mac.bf16"))
     assert mac["static_pj"].sum() > 0
 
 
 def test_dram_energy_is_bytes_moved_times_pj_per_bit(run_tpu):
     """HBM2 at 3.9 pJ/bit: DRAM energy = 8 x dram_bytes x 3.9 (the engine's own byte count)."""
     r = run_tpu
-    assert r.energy.summary["by_level_pj"]["dram"] == pytest.approx(8 * r.layers["dram_bytes"].sum() * 3.9)
+    assert r.energy.summary["by_level_pj"]["dram"] == pytest.approx(
+        8 * r.layers["dram_bytes"].sum() * 3.9)
 
 
-@pytest.mark.parametrize("hw, wl, flow", [("tpu_v4", "resnet18", "ws"), ("eyeriss", "alexnet", "os"),
+@pytest.mark.parametrize("hw, wl, flow", [("tpu_v4", "resnet18", "ws"),
+                                          ("eyeriss", "alexnet", "os"),
                                           ("scalesim_default", "alexnet", "is"),
                                           ("tpu_v1", "bert_base_encoder", "ws")])
 def test_bytes_that_leave_dram_arrive_in_sram(hw, wl, flow):

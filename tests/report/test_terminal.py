@@ -48,7 +48,8 @@ def _layers(n: int) -> pd.DataFrame:
                      "m": 0 if vector else 64, "n": 0 if vector else 64, "k": 0 if vector else 64,
                      "dataflow": "vector" if vector else "ws", "folds": 1,
                      "total_cycles": 100 + i, "stall_cycles": 0, "time_s": (100 + i) * 1e-9,
-                     "overall_util": 0.0 if vector else 0.5, "mapping_efficiency": 0.0 if vector else 1.0,
+                     "overall_util": 0.0 if vector else 0.5,
+                     "mapping_efficiency": 0.0 if vector else 1.0,
                      "sram_reads": 0 if vector else 4096, "sram_writes": 0 if vector else 64,
                      "dram_bytes": 1000.0})
     return pd.DataFrame(rows)
@@ -119,6 +120,6 @@ def test_prose_wraps_after_commas_and_keeps_clauses_whole():
             "484.7 tokens/s, 16.5 ms per output token")
     lines = wrap_clauses(text, 60)
     assert all(len(line) <= 60 for line in lines) and len(lines) > 1
-    assert any(line.strip() == "16.5 ms per output token" or line.endswith("16.5 ms per output token")
-               for line in lines)
+    assert any(line.strip() == "16.5 ms per output token"
+               or line.endswith("16.5 ms per output token") for line in lines)
     assert " ".join(line.strip() for line in lines) == text
