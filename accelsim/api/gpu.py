@@ -133,13 +133,51 @@ def simulate_op(hw: str | os.PathLike | GpuMachine, op: Any, *, mode: str = "eve
                 precision: str | None = None, sparsity: str | None = None,
                 exec: str | None = None, call: str | None = None,  # noqa: A002 - the CLI's name
                 **fields: Any) -> dict:
-    """Time one operator on a GPU (name, path or object); ``op`` an operator object or an op
-    name with its ``fields`` (:func:`make_op`, as ``accelsim op`` takes them). ``exec``
-    (``eager``, ``graph``; ``call``): the op as users call it in that mode, back to back. See
-    the module docstring for the document's keys. Seconds, FLOP, bytes. Other kinds run one
-    op through ``simulate(hw, make_op(...))`` (a whole-run result)."""
-    machine = load_gpu(hw)
+    """Time one operator on a machine (name, path or object); ``op`` an operator object or an
+    op name with its ``fields`` (:func:`make_op`, as ``accelsim op`` takes them). On a GPU:
+    ``exec`` (``eager``, ``graph``; ``call``) times the op as users call it in that mode, back
+    to back; see the module docstring for the document's keys. On a systolic array or a CPU
+    the op runs as a one-layer workload (``simulate(hw, make_op(...))``, which gives the whole
+    result) and the document carries the keys every kind shares (:func:`other_kind_document`).
+    Seconds, FLOP, bytes."""
+    m = hw if isinstance(hw, GpuMachine) else load_machine(hw)
+    if not isinstance(m, GpuMachine) and getattr(m, "kind", "") in ("systolic", "cpu"):
+        if exec is not None or call is not None:
+            flag = "exec" if exec is not None else "call"
+            raise UnsupportedError(f"{m.name}: {flag} times an op as a framework's host issues "
+                                   "it to a GPU; this machine runs the op as one layer")
+        if isinstance(op, str) and precision is not None:
+            fields.setdefault("dtype", precision)
+        return other_kind_document(m, make_op(op, **fields) if isinstance(op, str) else op,
+                                   mode=mode, sparsity=sparsity)
+    machine = m if isinstance(m, GpuMachine) else load_gpu(hw)  # else: the one-line refusal
     if isinstance(op, str) and precision is not None:
         fields.setdefault("dtype", precision)
     return op_document(machine, make_op(op, **fields), mode=mode, precision=precision,
                        sparsity=sparsity, exec_mode=exec, call=call)
+
+
+def other_kind_document(machine: Any, op: Any, *, mode: str = "event",
+                        sparsity: Any = None) -> dict:
+    """One op on a systolic array or a CPU as :func:`simulate_op`'s document: ``machine``,
+    ``kind``, ``op``, ``precision``, ``mode``, ``time_s`` (s), ``flops``, ``macs``,
+    ``flop_per_s``, ``bytes`` (DRAM bytes, decimal), ``energy_j`` and, where the kind has
+    them, ``cycles`` and ``utilization`` (MACs over PEs x cycles)."""
+    from accelsim.api.simulate import simulate
+
+    frac = None if sparsity is None else float(sparsity)
+    r = simulate(machine, op, mode="auto" if mode == "analytic" else mode, sparsity=frac)
+    t = r.totals
+    precision = (machine.array.precision if getattr(machine, "kind", "") == "systolic"
+                 else getattr(op, "dtype", None))
+    doc = {"machine": machine.name, "kind": machine.kind, "op": getattr(op, "name", str(op)),
+           "precision": precision, "mode": getattr(r, "mode", mode),
+           "time_s": float(t["time_s"]), "flops": float(t["flops"]),
+           "macs": float(t.get("macs", t["flops"] / 2)),
+           "flop_per_s": float(t["flop_per_s"]), "bytes": float(t.get("dram_bytes", 0.0)),
+           "energy_j": float(r.energy.total_pj) / 1e12 if r.energy is not None else None}
+    if "total_cycles" in t:
+        doc["cycles"] = int(t["total_cycles"])
+    if "overall_util" in t:
+        doc["utilization"] = float(t["overall_util"])
+    return doc

@@ -11,7 +11,7 @@ import pytest
 
 from accelsim.api import RunResult, make_op, simulate, simulate_op
 from accelsim.api.links import collective, transfer
-from accelsim.errors import ConfigError
+from accelsim.errors import ConfigError, UnsupportedError
 from accelsim.workload.nn_ops import Attention
 from accelsim.workload.ops import Gemm
 
@@ -107,3 +107,23 @@ def test_sizes_take_the_command_lines_strings():
     assert a["time_s"] == b["time_s"]
     with pytest.raises(ConfigError, match="nbytes"):
         transfer("h200x2", "host", "gpu0", "1 GHz")
+
+
+@pytest.mark.parametrize("hw", ["tpu_v4", "spr_cpu", "h200"])
+def test_simulate_op_takes_names_and_fields_on_every_kind(hw):
+    """``simulate_op(hw, "gemm", m=, n=, k=)`` answers on arrays and CPUs as on GPUs, with
+    the keys every kind shares; an array's or a CPU's figures are the one-layer run's."""
+    doc = simulate_op(hw, "gemm", m=512, n=256, k=1024)
+    assert doc["machine"] == hw and doc["flops"] == 2 * 512 * 256 * 1024
+    assert doc["time_s"] > 0 and doc["flop_per_s"] == pytest.approx(doc["flops"] / doc["time_s"])
+    if hw != "h200":
+        r = simulate(hw, make_op("gemm", m=512, n=256, k=1024))
+        assert doc["time_s"] == pytest.approx(float(r.totals["time_s"]))
+        assert doc["energy_j"] == pytest.approx(r.energy.total_pj / 1e12)
+        with pytest.raises(UnsupportedError, match="exec"):
+            simulate_op(hw, "gemm", m=8, n=8, k=8, exec="eager")
+
+
+def test_simulate_op_on_a_system_is_one_line():
+    with pytest.raises(UnsupportedError, match="not a GPU"):
+        simulate_op("h200x2", "gemm", m=8, n=8, k=8)
