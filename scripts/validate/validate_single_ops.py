@@ -80,6 +80,12 @@ RUN12 = "h200_single_ops_run12.json"
 back-to-back calls in interleaved rounds, no profiler in the process (run 11 profiled each case
 in the process that timed the next, which slows eager dispatch); graphs of 20 calls for every
 op. Scored once held out with the model frozen at e00d880; dev since 2026-12-02."""
+RUN15 = "h200_single_ops_run15.json"
+"""Run 15 (``measure/single_ops_unprofiled.py`` ``MEASURE_SET=run15``): shapes neither run 11
+nor run 12 timed, same protocol as run 12; its split fixed before it was measured (every op
+held out), measured after the session's model was frozen and scored once."""
+RUNS = (HELD_OUT, RUN12, RUN15)
+"""The single-op sets, scored by :func:`fidelity_rows` when present."""
 FAMILY_TARGET_PCT = 10.0
 """MAPE target per family, percent (issue 23 point 4: single ops as users call them)."""
 
@@ -215,7 +221,10 @@ def fidelity_rows() -> list[dict]:
     offset = time_op_offset_s(json.loads((DATA / "h200_kernel_floor_run4.json").read_text()))
     machine = load_machine("h200")
     out = []
-    for name in (HELD_OUT, RUN12):
+    for name in RUNS:
+        if not (DATA / name).is_file():
+            continue
+        role = fidelity.role_of_sources([name])
         data = json.loads((DATA / name).read_text())
         for r in data["ops"]:
             r.setdefault("run", data.get("run", 11))
@@ -225,7 +234,7 @@ def fidelity_rows() -> list[dict]:
             for mode in ("eager", "graph"):
                 errs = [100 * r[f"{mode}_err"] for r in sel if r[f"{mode}_err"] is not None]
                 out.append(fidelity.row(
-                    "validate_single_ops", [fidelity.source_of(name, "dev")],
+                    "validate_single_ops", [fidelity.source_of(name, role)],
                     f"{fam} ({mode})", errors_pct=errs, target_pct=FAMILY_TARGET_PCT,
                     metric=f"per call, {mode}, back to back (accelsim op --exec {mode})"))
     return out
@@ -235,14 +244,15 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--json", metavar="FILE", help="write the rows and the summary as JSON")
     p.add_argument("--quiet", action="store_true", help="the family table only")
-    p.add_argument("--data", choices=(HELD_OUT, RUN12), default=HELD_OUT,
-                   help=f"the run to score (default {HELD_OUT}; {RUN12}: other "
+    p.add_argument("--data", choices=RUNS, default=HELD_OUT,
+                   help=f"the run to score (default {HELD_OUT}; {RUN12}, {RUN15}: other "
                         "shapes, timed in a process that never profiles)")
     a = p.parse_args(argv)
     data = json.loads((DATA / a.data).read_text())
     for r in data["ops"]:
         r.setdefault("run", data.get("run", 11))
-    print(f"{a.data}: {len(data['ops'])} ops (dev)")
+    role = "held-out" if a.data == RUN15 else "dev"
+    print(f"{a.data}: {len(data['ops'])} ops ({role})")
     offset = time_op_offset_s(json.loads((DATA / "h200_kernel_floor_run4.json").read_text()))
     rows = evaluate(data, offset, load_machine("h200"))
     if not a.quiet:
@@ -280,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"    {fam:22s} {v['eager_mape']:5.1f}% (bias {v['eager_bias']:+5.1f}%)")
     all_e = mape([r["eager_err"] for r in rows])
     all_g = mape([r["graph_err"] for r in rows if r["graph_err"] is not None])
-    print(f"{'all (dev)':22s} {len(rows):3d} {all_e:9.1f}% {'':7s} {all_g:9.1f}%")
+    print(f"{f'all ({role})':22s} {len(rows):3d} {all_e:9.1f}% {'':7s} {all_g:9.1f}%")
     if a.json:
         Path(a.json).write_text(json.dumps({"rows": rows, "summary": s}, indent=1))
     return 1 if miss else 0
