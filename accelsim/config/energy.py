@@ -65,7 +65,7 @@ from typing import Any
 from accelsim.config.memory import DRAM_TECHNOLOGIES
 from accelsim.errors import ConfigError
 from accelsim.files import read_yaml, resolve_path
-from accelsim.precision import PRECISION_BYTES
+from accelsim.precision import MAC_ENERGY_AS, PRECISION_BYTES
 from accelsim.units import UnitError, parse_bytes, parse_energy, parse_power
 
 PRECISIONS = tuple(PRECISION_BYTES)
@@ -291,6 +291,9 @@ def table_from_dict(data: Mapping[str, Any], *, file: str = "") -> EnergyTable:
                 raise ConfigError(file, f"{family}.{prec}", value,
                                   f"unknown precision (known: {', '.join(PRECISIONS)})")
             entries[f"{family}.{prec}"] = _energy(value, file, f"{family}.{prec}", name)
+    for prec, proxy in MAC_ENERGY_AS.items():  # block-scaled MACs priced as their proxy's
+        if f"mac.{prec}" not in entries and f"mac.{proxy}" in entries:
+            entries[f"mac.{prec}"] = entries[f"mac.{proxy}"]
     for direction, value in _mapping(data.get("register", {}), file, "register").items():
         if direction not in ("read_per_bit", "write_per_bit"):
             raise ConfigError(file, f"register.{direction}", value,

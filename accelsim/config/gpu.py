@@ -26,14 +26,16 @@ from accelsim.errors import ConfigError, UnsupportedError
 from accelsim.precision import PRECISION_BYTES, sizes_of
 from accelsim.units import UnitError, parse_frequency, parse_time
 
-GPU_PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8")
-"""Operand precisions the GPU model knows. fp32 runs on CUDA cores; the rest on tensor cores."""
+GPU_PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8", "mxfp8", "nvfp4", "mxfp4")
+"""Operand precisions the GPU model knows. fp32 runs on CUDA cores; the rest on tensor cores
+(the block-scaled ones, :data:`accelsim.precision.BLOCK_SCALED`, on Blackwell's)."""
 
 OPERAND_BYTES = sizes_of(GPU_PRECISIONS)
 """Bytes per input element, per precision (from :data:`accelsim.precision.PRECISION_BYTES`)."""
 
 OUTPUT_PRECISION = {"fp32": "fp32", "tf32": "fp32", "fp16": "fp16", "bf16": "bf16",
-                    "fp8": "bf16", "int8": "int32"}
+                    "fp8": "bf16", "int8": "int32", "mxfp8": "bf16", "nvfp4": "bf16",
+                    "mxfp4": "bf16"}
 """Precision of the output a GEMM of each input precision writes (fp8 GEMMs write bf16,
 int8 GEMMs write int32)."""
 

@@ -23,7 +23,7 @@ from accelsim.config.inherit import Provenance, resolve_file
 from accelsim.config.schema import build, param, positive
 from accelsim.errors import ConfigError
 
-STACK_PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8")
+STACK_PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8", "mxfp8", "nvfp4", "mxfp4")
 """Precisions a stack may name (the GPU model's, :data:`accelsim.config.gpu.GPU_PRECISIONS`)."""
 ARCHITECTURES = ("volta", "turing", "ampere", "ada", "hopper", "blackwell")
 """NVIDIA architecture generations a GPU config and a stack may name."""

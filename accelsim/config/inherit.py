@@ -8,6 +8,8 @@ is on the parsed mappings, for every machine kind alike:
   string, a list) replaces the parent's value whole;
 * every key the child writes must exist in the parent (an override of a key the parent lacks
   is a :class:`ConfigError` naming file, field and value): a typo never adds a silent value;
+  the one exception is a known precision name added to a per-precision table (a new
+  generation's number format: ``tensor_flop_per_clk_per_sm.nvfp4`` in ``b200.yaml``);
 * ``remove: [compute.tensor_flop_per_clk_per_sm.fp8, ...]`` deletes parent keys the child
   does not have (a precision the chip lacks); each must exist in the parent;
 * the chain ends in a file with no ``inherit``; a loop is refused, naming the chain.
@@ -21,7 +23,7 @@ Kinds (:data:`KIND_PATTERN`): ``datasheet``, ``estimated``, ``measured on X``, `
 sets is refused. A value the child does not write is ``inherited from PARENT`` and keeps the
 parent's kind. Files of the kinds in :data:`PROVENANCE_REQUIRED` must give every value a kind.
 
-Imports: errors, files.
+Imports: errors, files, precision.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from typing import Any
 
 from accelsim.errors import ConfigError
 from accelsim.files import read_yaml, resolve_path
+from accelsim.precision import PRECISIONS
 
 KIND_PATTERN = re.compile(r"^(datasheet|estimated|(measured|fitted) on [A-Za-z0-9_.+-]+)$")
 """The provenance kinds a file may write (``inherited`` is never written: it is derived)."""
@@ -207,11 +210,19 @@ def _delete(data: dict[str, Any], dotted: str, file: str, parent: str) -> None:
     del node[last]
 
 
+def _adds_a_precision(base: Mapping[str, Any], key: Any) -> bool:
+    """A child may add a key its parent lacks only to a per-precision table (every key of
+    ``base`` a precision name, ``tensor_flop_per_clk_per_sm``, ``k_block``...) and only a
+    known precision name (:data:`accelsim.precision.PRECISIONS`): a new generation's new
+    number format is YAML, a typo is still refused."""
+    return bool(base) and key in PRECISIONS and all(k in PRECISIONS for k in base)
+
+
 def _merge(base: dict[str, Any], over: Mapping[str, Any], prefix: str, file: str,
            parent: str) -> None:
     for key, value in over.items():
         path = f"{prefix}.{key}" if prefix else str(key)
-        if key not in base:
+        if key not in base and not _adds_a_precision(base, key):
             raise ConfigError(file, path, value,
                               f"override of a key {parent} lacks (write it in {parent} first)")
         if isinstance(value, Mapping) and isinstance(base[key], dict):

@@ -97,9 +97,11 @@ def test_bad_input_is_one_line_and_exit_2(capsys, argv, needle):
     assert needle in err
 
 
-def test_api_rejects_a_non_gpu_machine():
+def test_api_rejects_a_machine_that_is_not_one_device():
+    """An array or a CPU runs the op as one layer (tests/api/test_result_protocol.py); a
+    system of several devices is refused in one line."""
     with pytest.raises(UnsupportedError, match="not a GPU"):
-        simulate_op("tpu_v4", Gemm(name="g", m=8, n=8, k=8))
+        simulate_op("h200x2", Gemm(name="g", m=8, n=8, k=8))
 
 
 def test_the_console_script_exits_2_with_one_line(cli):
