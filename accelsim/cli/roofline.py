@@ -27,19 +27,45 @@ import pandas as pd
 
 from accelsim import safe_text
 from accelsim.analysis import roofline as rl
+from accelsim.cli.run_help import KindHelp
 from accelsim.devices import device_for
 from accelsim.errors import ConfigError
+
+ROOFLINE_FLAGS = {"precision": "--precision", "dataflow": "--dataflow"}
+"""``roofline``'s machine-kind options: option name -> flag."""
+
+
+def roofline_options(device: Any) -> frozenset[str]:
+    """The machine-kind options of ``roofline`` a device (or its class) takes: ``dataflow``
+    where it runs dataflows (arrays), ``precision`` elsewhere (GPUs, CPUs: the roofs'
+    precision; an array's roofs are its own precision)."""
+    return frozenset({"dataflow" if "dataflow" in device.run_flags else "precision"})
+
+
+class RooflineHelp(KindHelp):
+    """``accelsim roofline HW --help``: only the options HW's kind takes."""
+
+    command = "roofline"
+    lead = "The roofline of WORKLOAD on"
+    flags = ROOFLINE_FLAGS
+    taken = staticmethod(roofline_options)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``roofline`` subcommand."""
     p = sub.add_parser("roofline", help="roofline table and plot of a workload on a machine",
-                       description=__doc__.split("\n\n")[0])
+                       description=__doc__.split("\n\n")[0] + " `accelsim roofline HW --help` "
+                       "lists only the options HW's kind takes.", add_help=False)
+    p.add_argument("-h", "--help", action=RooflineHelp, help="show this help (with HW: the "
+                   "options that machine's kind takes) and exit")
     p.add_argument("hw", metavar="HW", help="machine: built-in name or YAML path")
     p.add_argument("workload", metavar="WORKLOAD", help="workload: built-in name or file")
-    p.add_argument("--precision", default=None,
-                   help="precision of the roofs (GPU: default fp16; CPU: the machine's default)")
-    p.add_argument("--dataflow", default=None, help="systolic dataflow (default: the machine's)")
+    g = p.add_argument_group("machine-kind options (refused by kinds they do not apply to)")
+    g.add_argument("--precision", default=None,
+                   help="GPUs and CPUs: precision of the roofs (GPU: default fp16; CPU: the "
+                   "machine's default)")
+    g.add_argument("--dataflow", default=None,
+                   help="systolic machines: dataflow (default: the machine's)")
     p.add_argument("--plot", metavar="PNG", default=None, help="write the roofline plot here")
     p.add_argument("--measured", metavar="CSV", default=None,
                    help="measured per-layer times (columns: layer, time_s or flops_per_s)")
@@ -154,6 +180,16 @@ def run(args: argparse.Namespace) -> int:
 
     machine = load_hw(args.hw)
     device = device_for(machine, source=args.hw)
+    taken = roofline_options(device)
+    for name, flag in ROOFLINE_FLAGS.items():
+        value = getattr(args, name, None)
+        if value is not None and name not in taken:
+            from accelsim.devices import KINDS
+
+            who = " and ".join(c.noun or c.kind for c in KINDS.values()
+                               if name in roofline_options(c))
+            raise ConfigError("command line", flag, value,
+                              f"applies to {who}, not {device.noun or device.kind}")
     workload = load_wl(args.workload)
     layers, precision = device.layer_table(workload.ops, precision=args.precision,
                                            dataflow=args.dataflow)

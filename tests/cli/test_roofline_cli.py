@@ -170,3 +170,25 @@ def test_non_numeric_measured_values_name_file_row_and_column(cli_in_process, tm
     lines = r.stderr.strip().splitlines()
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert len(lines) == 1 and str(csv) in lines[0] and field in lines[0], lines
+
+
+@pytest.mark.parametrize("hw, flag, value, who", [
+    ("h200", "--dataflow", "os", "applies to systolic machines, not GPUs"),
+    ("spr_cpu", "--dataflow", "ws", "not CPUs"),
+    ("tpu_v4", "--precision", "fp16", "applies to GPUs and CPUs, not systolic machines")])
+def test_an_option_of_another_kind_is_refused_in_one_line(cli, hw, flag, value, who):
+    r = cli("roofline", hw, "resnet50_convs", flag, value)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and who in r.stderr
+
+
+def test_help_with_a_machine_lists_only_its_kinds_options(capsys):
+    from accelsim.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["roofline", "h200", "--help"])
+    out = capsys.readouterr().out
+    assert "[--precision PRECISION]" in out and "[--dataflow" not in out
+    with pytest.raises(SystemExit):
+        main(["roofline", "tpu_v4", "--help"])
+    out = capsys.readouterr().out
+    assert "[--dataflow DATAFLOW]" in out and "[--precision" not in out
