@@ -80,4 +80,11 @@ def not_applicable(parser: argparse.ArgumentParser, taken: frozenset[str],
         if names and names[0] not in taken:
             action.help = argparse.SUPPRESS
             hidden.append(action.option_strings[0])
+    for action in parser._actions:  # an option that only refines a hidden one goes too
+        if DEPENDS_ON.get(next(iter(action.option_strings), "")) in hidden:
+            action.help = argparse.SUPPRESS
     return hidden
+
+
+DEPENDS_ON = {"--trace-detail": "--trace"}
+"""Options that only refine another (flag -> the flag it refines): hidden with it."""

@@ -96,6 +96,8 @@ def test_help_offers_only_the_options_of_the_machines_kind(cli):
     assert "--dataflow" in array and "--sparsity" in array and "--exec MODE" not in array
     assert all(flag in every for flag in ("--exec", "--dataflow", "--sparsity", "--report"))
     assert "--report" in gpu and "--report" in array
+    cpu = cli("run", "spr_cpu", "--help").stdout  # no traces on CPUs: nor their detail option
+    assert "--trace-detail" not in cpu and "--trace-detail" in gpu
 
 
 @pytest.mark.parametrize("hw, workload", [("h200", "gpt2_small_decode"), ("spr_cpu", "resnet18")])
