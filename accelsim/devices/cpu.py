@@ -51,6 +51,7 @@ class CpuDevice(DeviceBase):
 
     kind: ClassVar[str] = "cpu"
     noun: ClassVar[str] = "CPUs"
+    run_flags: ClassVar[frozenset[str]] = frozenset({"trace"})
     levels: ClassVar[tuple[str, ...]] = ("l1", "l2", "l3", "dram")
 
     def prepare_workload(self, workload: Any) -> Any:

@@ -1,4 +1,5 @@
-"""Chrome/Perfetto timeline of a GPU model run: a host track and a GPU stream track.
+"""Chrome/Perfetto timeline of a GPU model run: a host track and a GPU stream track (and of a
+CPU run: its ops one after another, :func:`op_trace_events`).
 
 Made from :attr:`accelsim.devices.results.ModelRun.calls` (the per-call timeline, a DataFrame):
 
@@ -111,4 +112,32 @@ def write_stream_trace(run: Any, path: str | os.PathLike, *, detail: str = "full
     return TraceWritten(Path(path), size, grouped, GROUPED_NOTE if grouped else "")
 
 
-__all__ = ["full_stream_trace_bytes", "stream_trace_events", "write_stream_trace"]
+def op_trace_events(run: Any) -> list[dict[str, Any]]:
+    """Trace events of a CPU :class:`~accelsim.devices.results.ModelRun`: the ops one after
+    another, as the CPU model runs them (each op on every core, no overlap), one slice each
+    on thread ``ops`` of process ``CPU (NAME)``, with its FLOP, DRAM bytes and bound."""
+    us = 1e6
+    ev: list[dict[str, Any]] = [_meta(GPU_PID, None, f"CPU ({run.machine.name})", "process_name"),
+                                _meta(GPU_PID, 1, "ops", "thread_name")]
+    t = 0.0
+    for row in run.layers.itertuples(index=False):
+        dur = float(row.time_s)
+        ev.append({"ph": "X", "pid": GPU_PID, "tid": 1, "name": str(row.layer), "ts": t * us,
+                   "dur": dur * us, "cat": str(row.op),
+                   "args": {"op": str(row.op), "flops": float(row.flops),
+                            "dram_bytes": float(row.dram_bytes), "bound": str(row.bound)}})
+        t += dur
+    return ev
+
+
+def write_op_trace(run: Any, path: str | os.PathLike, *, detail: str = "full",
+                   limit_bytes: float | None = None) -> TraceWritten:
+    """Write a CPU run's timeline (:func:`op_trace_events`: one slice per op, already the
+    per-layer form, so ``detail`` changes nothing)."""
+    check_detail(detail)
+    size = write_events(path, iter([op_trace_events(run)]))
+    return TraceWritten(Path(path), size, False, "")
+
+
+__all__ = ["full_stream_trace_bytes", "op_trace_events", "stream_trace_events",
+           "write_op_trace", "write_stream_trace"]

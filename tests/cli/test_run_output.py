@@ -96,8 +96,38 @@ def test_help_offers_only_the_options_of_the_machines_kind(cli):
     assert "--dataflow" in array and "--sparsity" in array and "--exec MODE" not in array
     assert all(flag in every for flag in ("--exec", "--dataflow", "--sparsity", "--report"))
     assert "--report" in gpu and "--report" in array
-    cpu = cli("run", "spr_cpu", "--help").stdout  # no traces on CPUs: nor their detail option
-    assert "--trace-detail" not in cpu and "--trace-detail" in gpu
+    cpu = cli("run", "spr_cpu", "--help").stdout
+    assert "--trace FILE.json" in cpu and "--exec MODE" not in cpu
+
+
+def test_an_option_that_refines_a_hidden_one_is_hidden_with_it():
+    import argparse
+
+    from accelsim.cli.run_help import not_applicable
+
+    p = argparse.ArgumentParser()
+    p.add_argument("--trace")
+    p.add_argument("--trace-detail")
+    p.add_argument("--exec")
+    assert not_applicable(p, frozenset({"exec_mode"})) == ["--trace"]
+    helps = {a.option_strings[0]: a.help for a in p._actions if a.option_strings}
+    assert helps["--trace-detail"] == argparse.SUPPRESS and helps["--exec"] != argparse.SUPPRESS
+
+
+def test_a_cpu_trace_has_one_slice_per_op_back_to_back(tmp_path):
+    import json
+
+    from accelsim.api import simulate
+    from accelsim.cli.run import write_run_trace
+
+    r = simulate("spr_cpu", "resnet18")
+    write_run_trace(r, str(tmp_path / "t.json"), "auto")
+    doc = json.loads((tmp_path / "t.json").read_text())
+    ev = doc["traceEvents"] if isinstance(doc, dict) else doc
+    slices = [e for e in ev if e["ph"] == "X"]
+    assert [e["name"] for e in slices] == list(r.layers["layer"])
+    end = max(e["ts"] + e["dur"] for e in slices)
+    assert end == pytest.approx(r.totals["time_s"] * 1e6, rel=1e-9)
 
 
 @pytest.mark.parametrize("hw, workload", [("h200", "gpt2_small_decode"), ("spr_cpu", "resnet18")])

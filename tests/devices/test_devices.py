@@ -89,8 +89,7 @@ def test_an_op_a_device_cannot_run_is_inf_in_op_times():
     ("spr_cpu", "exec_mode", "graph", "--exec = 'graph': applies to GPUs, not CPUs"),
     ("h200", "dataflow", "os", "--dataflow = 'os': applies to systolic machines, not GPUs"),
     ("h200", "report", "r.html", "--report = 'r.html': applies to systolic machines, not GPUs"),
-    ("spr_cpu", "trace", "t.json",
-     "--trace = 't.json': applies to systolic machines and GPUs, not CPUs"),
+    ("spr_cpu", "sparsity", 0.5, "--sparsity = 0.5: applies to systolic machines, not CPUs"),
 ])
 def test_a_run_option_a_kind_does_not_take_is_one_line_naming_who_takes_it(
         name, option, value, message):
