@@ -10,7 +10,18 @@ from accelsim.safe_text import show
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``list`` subcommand."""
     p = sub.add_parser("list", help="name the built-in hardware, workloads and energy tables")
+    p.add_argument("--wide", action="store_true",
+                   help=f"whole descriptions (default: lines cut at {WIDTH} columns)")
     p.set_defaults(func=run)
+
+
+WIDTH = 120
+"""Columns a machine's line of ``accelsim list`` is cut at without ``--wide``."""
+
+
+def _fit(line: str, wide: bool) -> str:
+    """``line``, cut to :data:`WIDTH` columns with an ellipsis unless ``wide``."""
+    return line if wide or len(line) <= WIDTH else line[:WIDTH - 1] + "…"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -27,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
             kind = getattr(m, "kind", "")
         except AccelsimError as exc:
             kind, desc = "?", f"(invalid: {exc})"
-        print(show(f"  {name:<20} {kind:<9} {desc}"))
+        print(_fit(show(f"  {name:<20} {kind:<9} {desc}"), getattr(args, "wide", False)))
     print("workloads:")
     for name in builtin_names("workloads", (".yaml", ".yml", ".csv")):
         print(f"  {show(name)}")

@@ -70,6 +70,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--measured", metavar="CSV", default=None,
                    help="measured per-layer times (columns: layer, time_s or flops_per_s)")
     p.add_argument("--json", action="store_true", help="print one JSON document")
+    p.add_argument("--wide", action="store_true",
+                   help="every level's bytes and intensity (default: the off-chip level's)")
     p.set_defaults(func=run)
 
 
@@ -144,7 +146,9 @@ def roofline_tables(machine: Any, workload: Any, *, precision: str | None = None
 
 
 def _text(roofs: rl.MachineRoofs, table: pd.DataFrame, measured: pd.DataFrame | None,
-          title: str) -> str:
+          title: str, *, wide: bool = False) -> str:
+    """The ridge table and the per-layer table; the per-level bytes and intensities of the
+    on-chip levels only with ``wide`` (the off-chip level's always: what binds most layers)."""
     from accelsim.report.export import text_table
 
     lines = [safe_text.show(title), ""]
@@ -155,6 +159,8 @@ def _text(roofs: rl.MachineRoofs, table: pd.DataFrame, measured: pd.DataFrame | 
         "ridge FLOP/B": rt["ridge_flop_per_byte"]})))
     lines.append("")
     levels = [lv for lv in rl.levels_sorted(roofs.levels) if f"intensity_{lv}" in table]
+    hidden = [lv for lv in levels if lv != roofs.offchip_level] if not wide else []
+    levels = [lv for lv in levels if lv not in hidden]
     show = pd.DataFrame({"layer": table["layer"], "op": table["op"],
                          "GFLOP": table["flops"] / 1e9})
     for lv in levels:
@@ -171,6 +177,8 @@ def _text(roofs: rl.MachineRoofs, table: pd.DataFrame, measured: pd.DataFrame | 
         mmap = dict(zip(measured["layer"], measured["flops_per_s"], strict=True))
         show["meas TFLOP/s"] = [mmap.get(str(n), math.nan) / 1e12 for n in table["layer"]]
     lines.append(text_table(show))
+    if hidden:
+        lines.append(f"(bytes and intensity at {', '.join(hidden)}: --wide, or --json)")
     return "\n".join(lines)
 
 
@@ -218,7 +226,7 @@ def run(args: argparse.Namespace) -> int:
                json.loads(measured.to_json(orient="records"))}
         print(dumps(doc))
         return 0
-    print(_text(roofs, table, measured, title))
+    print(_text(roofs, table, measured, title, wide=args.wide))
     if args.plot:
         print(f"\nplot: {safe_text.show(Path(args.plot))}")
     return 0

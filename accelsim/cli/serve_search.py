@@ -116,10 +116,11 @@ def run(args: argparse.Namespace) -> int:
                 f"TPOT p50 {format_time(r['tpot_p50_s'])}, {r['slo_attainment']:.0%} within SLO")
 
     if res.best is not None:
-        print(show("cheapest meeting the SLO: " + line(res.best)))
+        print(show("cheapest meeting the SLO:\n  " + line(res.best), keep="\n"))
     else:
         print(show("no configuration meets the SLO"
-                   + (f"; closest: {line(res.closest)}" if res.closest is not None else "")))
+                   + (f"; closest:\n  {line(res.closest)}" if res.closest is not None else ""),
+                   keep="\n"))
     print(show("Pareto front (cost, TTFT p90, throughput):"))
     for _, r in res.front.iterrows():
         print(show("  " + line(r)))

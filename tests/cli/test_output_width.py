@@ -14,6 +14,10 @@ COMMANDS = [
     ("show", "tpu_v4"), ("op", "h200", "gemm", "--m", "4096", "--n", "4096", "--k", "4096"),
     ("op", "tpu_v4", "gemm", "--m", "4096", "--n", "4096", "--k", "4096"),
     ("compare",), ("validate",), ("serve", "h200", "llama3_8b", "--requests", "50"),
+    ("list",), ("roofline", "tpu_v4", "resnet50_convs"), ("roofline", "h200", "resnet50"),
+    ("roofline", "spr_cpu", "resnet50"),
+    ("serve-search", "llama3_8b", "--gpus", "h200", "--tp", "1,2", "--rate", "20",
+     "--requests", "40", "--slo", "ttft=1s,tpot=40ms"),
 ]
 
 

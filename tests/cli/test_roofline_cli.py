@@ -40,10 +40,14 @@ def test_table_lists_roofs_and_one_row_per_layer(run, tmp_path):
     assert lines[0].startswith("roofline: resnet18 on tpu_v4 (bf16), peak 137.6 TFLOP/s")
     assert any(line.split()[:3] == ["dram", "600", "229.4"] for line in lines)
     header = next(line for line in lines if line.startswith("layer "))
-    for col in ("I dram", "I sram", "I min", "bound", "sim TFLOP/s", "% of bound"):
+    for col in ("I dram", "I min", "bound", "sim TFLOP/s", "% of bound"):
         assert col in header
+    assert "I sram" not in header and "(bytes and intensity at sram: --wide" in r.stdout
     body = lines[lines.index(header) + 2:]
-    assert sum(1 for line in body if line.strip() and not line.startswith("plot:")) == 21
+    assert sum(1 for line in body if line.strip() and not line.startswith(("plot:", "("))) == 21
+    assert max(len(line) for line in lines) <= 120
+    wide = run("roofline", "tpu_v4", "resnet18", "--wide").stdout
+    assert "I sram" in next(line for line in wide.splitlines() if line.startswith("layer "))
     assert png.stat().st_size > 20_000 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -138,7 +142,8 @@ def test_cpu_roofline_uses_the_cpu_model(run, tmp_path):
     r = run("roofline", "spr_cpu", "resnet18", "--precision", "fp32",
             "--plot", str(tmp_path / "cpu.png"))
     assert r.returncode == 0 and "on spr_cpu (fp32)" in r.stdout.splitlines()[0]
-    assert "I l3" in r.stdout and (tmp_path / "cpu.png").stat().st_size > 10_000
+    assert "I dram" in r.stdout and (tmp_path / "cpu.png").stat().st_size > 10_000
+    assert "I l3" in run("roofline", "spr_cpu", "resnet18", "--wide").stdout
 
 
 @pytest.mark.parametrize("hw, kind", [("h200x2", "system"), ("node_gpu_npu", "node")])

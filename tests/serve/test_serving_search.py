@@ -63,7 +63,7 @@ def test_the_command_line_search(capsys, tmp_path):
                "--isl", "200", "--osl", "20", "--requests", "30", "--rate", "100",
                "--slo", "ttft=10s", "--out", str(tmp_path / "rows.csv")])
     out = capsys.readouterr().out
-    assert rc == 0 and "cheapest meeting the SLO: h200 tp=1" in out
+    assert rc == 0 and "cheapest meeting the SLO:\n  h200 tp=1" in out
     assert (tmp_path / "rows.csv").read_text().count("\n") == 3
     assert main(["serve-search", MODEL, "--tp", "x", "--slo", "ttft=1s"]) == 2
     assert main(["serve-search", MODEL, "--tp", "1", "--replicas", "1", "--isl", "200",
