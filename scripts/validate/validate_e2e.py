@@ -466,9 +466,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fit-stream", action="store_true",
                     help="re-fit kernel_tail_s and strided_instr_per_element together "
                     "(calibration-run2)")
-    ap.add_argument("--zoo-lowering", choices=("ops", "calls"), default=None,
-                    help="how zoo Llama-family decoders lower (devices/gpu_model.py "
-                    "ZOO_LOWERING): op by op, or as Hugging Face's calls")
+    ap.add_argument("--zoo-lowering", choices=("auto", "ops", "calls"), default=None,
+                    help="how zoo decoders lower (devices/gpu_model.py ZOO_LOWERING, default "
+                    "auto: Llama-family eager/graph steps as their model code's calls, the "
+                    "rest op by op): op by op, or as their model code's calls")
     args = ap.parse_args(argv)
     if args.zoo_lowering:
         from accelsim.devices import gpu_model

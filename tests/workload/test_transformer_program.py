@@ -381,3 +381,60 @@ def test_zoo_decoder_on_a_gpu_lowers_as_its_program():
     ops = run_gpu_model(m, g, exec_mode="graph", zoo_lowering="ops")
     assert "layers.0.q_proj" in set(ops.calls["layer"])
     assert "layers.0.q_proj.linear" in set(zoo.calls["layer"])  # e2e.py's module paths
+
+
+def test_zoo_lowering_auto_routes_llama_eager_and_graph_through_calls():
+    from accelsim.api.simulate import load_hw
+    from accelsim.devices import gpu_model
+    from accelsim.devices.gpu_model import run_gpu_model
+    from accelsim.workload.models.transformer import build_transformer
+
+    assert gpu_model.ZOO_LOWERING == "auto"
+    m = load_hw("h200")
+    llama = build_transformer(dataclasses.replace(LLAMA3_8B, layers=1), batch=2,
+                              mode="decode", context=64)
+    gpt2 = build_transformer(dataclasses.replace(GPT2_SMALL, layers=1), batch=2, seq=16)
+
+    def layers(g, exec_mode, how=None):
+        return list(run_gpu_model(m, g, exec_mode=exec_mode, zoo_lowering=how).calls["layer"])
+
+    for exec_mode in ("eager", "graph"):  # Llama family: the measured code's calls
+        assert layers(llama, exec_mode) == layers(llama, exec_mode, "calls")
+        assert layers(llama, exec_mode) != layers(llama, exec_mode, "ops")
+        assert layers(gpt2, exec_mode) == layers(gpt2, exec_mode, "ops")  # GPT-2: op by op
+    assert layers(llama, "compiled") == layers(llama, "compiled", "ops")  # compiled: op by op
+    assert layers(llama, "compiled", "calls") != layers(llama, "compiled", "ops")
+    with pytest.raises(ValueError, match="zoo_lowering='op'"):
+        run_gpu_model(m, llama, zoo_lowering="op")
+
+
+def test_a_linear_module_call_costs_the_whole_nn_linear():
+    """A captured ``nn.Linear`` call (module site, then ``F.linear``) costs the host class
+    measured for the whole module call in eager mode, as a one-op program charges it."""
+    from accelsim.api.simulate import load_hw
+    from accelsim.devices.gpu_model import run_gpu_model
+    from accelsim.workload.models.transformer import build_transformer
+
+    m = load_hw("h200")
+    g = build_transformer(dataclasses.replace(LLAMA3_8B, layers=1), batch=1, mode="decode",
+                          context=64)
+    c = run_gpu_model(m, g, exec_mode="eager", zoo_lowering="calls").calls
+    extra = m.host.call_s("python")
+    for path in ("layers.0.q_proj", "lm_head"):
+        mod = c[c["layer"] == f"{path}.module"]["host_s"].iloc[0]
+        lin = c[c["layer"] == f"{path}.linear"]["host_s"].iloc[0]
+        assert lin == pytest.approx(m.host.call_s("f_linear") + extra)
+        assert mod + lin == pytest.approx(m.host.call_s("linear") + 2 * extra)
+    other = c[c["layer"] == "layers.0.module"]["host_s"].iloc[0]  # the decoder layer's own
+    assert other == pytest.approx(m.host.call_s("module") + extra)
+
+
+def test_casts_take_pytorchs_copy_kernels():
+    """RMSNorm's bf16 -> fp32 cast copies with a dynamic cast (strided family:
+    ``unrolled_elementwise_kernel<direct_copy_kernel_cuda>`` in run 1's profiles), its
+    fp32 -> bf16 cast is ``bfloat16_copy_kernel_cuda`` (vectorized)."""
+    p = llama_program(_spec(layers=1), mode="prefill", batch=2, seq=32)
+    sites = call_sites(p)
+    norm = [s for s in sites if s.name.startswith("layers.0.input_layernorm.to")]
+    assert [(p.calls[s.index].inputs[0].dtype, s.family) for s in norm] == [
+        ("bfloat16", "strided"), ("float32", "vectorized")]
