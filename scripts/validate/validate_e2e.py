@@ -467,9 +467,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="re-fit kernel_tail_s and strided_instr_per_element together "
                     "(calibration-run2)")
     ap.add_argument("--zoo-lowering", choices=("auto", "ops", "calls"), default=None,
-                    help="how zoo decoders lower (devices/gpu_model.py ZOO_LOWERING, default "
-                    "auto: Llama-family eager/graph steps as their model code's calls, the "
-                    "rest op by op): op by op, or as their model code's calls")
+                    help="how zoo decoders lower (devices/gpu_model.py ZOO_LOWERING): op by "
+                    "op, as their model code's calls, or auto (Llama-family eager/graph steps "
+                    "as calls, the rest op by op)")
     args = ap.parse_args(argv)
     if args.zoo_lowering:
         from accelsim.devices import gpu_model

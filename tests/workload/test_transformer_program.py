@@ -389,13 +389,13 @@ def test_zoo_lowering_auto_routes_llama_eager_and_graph_through_calls():
     from accelsim.devices.gpu_model import run_gpu_model
     from accelsim.workload.models.transformer import build_transformer
 
-    assert gpu_model.ZOO_LOWERING == "auto"
+    assert gpu_model.ZOO_LOWERINGS == ("auto", "calls", "ops")
     m = load_hw("h200")
     llama = build_transformer(dataclasses.replace(LLAMA3_8B, layers=1), batch=2,
                               mode="decode", context=64)
     gpt2 = build_transformer(dataclasses.replace(GPT2_SMALL, layers=1), batch=2, seq=16)
 
-    def layers(g, exec_mode, how=None):
+    def layers(g, exec_mode, how="auto"):
         return list(run_gpu_model(m, g, exec_mode=exec_mode, zoo_lowering=how).calls["layer"])
 
     for exec_mode in ("eager", "graph"):  # Llama family: the measured code's calls
