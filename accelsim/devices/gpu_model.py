@@ -51,13 +51,12 @@ DEFAULT_EXEC = "eager"
 """Execution mode of ``accelsim run`` on a GPU when none is given: what a user gets from
 plain PyTorch."""
 
-ZOO_LOWERING = "ops"
+ZOO_LOWERING = "auto"
 """How a zoo decoder lowers on a GPU when a run names no ``zoo_lowering``:
 
-* ``ops`` (the default): op by op through the op-level entries (``rmsnorm``,
-  ``elementwise.rope``, ...);
-* ``auto``: a Llama-family decoder (``llama3_8b``, the ``workloads/hf`` Llama and Qwen2
-  configs) in eager and CUDA-graph mode as the program its measured model code makes
+* ``ops``: op by op through the op-level entries (``rmsnorm``, ``elementwise.rope``, ...);
+* ``auto`` (the default): a Llama-family decoder (``llama3_8b``, the ``workloads/hf`` Llama
+  and Qwen2 configs) in eager and CUDA-graph mode as the program its measured model code makes
   (:func:`accelsim.workload.models.transformer_program.graph_program`, ``hf_style``:
   ``scripts/measure/e2e.py``'s HF-style ``Llama``) through the ``call.*`` entries a captured
   program takes; every other model, and every model in compiled mode, op by op;
@@ -67,9 +66,7 @@ ZOO_LOWERING = "ops"
 Tensor- and pipeline-parallel ranks, serving steps and chunked prefill always lower op by
 op. ``validate_e2e.py --zoo-lowering`` on the calibration and dev sets: ``auto`` is within
 0.5 points of ``ops`` or better on every Llama-family eager and graph group (the calls path
-is worse in compiled mode, ``program_fusion`` against Inductor, and on GPT-2). ``ops`` stays
-the default while tests outside ``devices/`` hold the zoo's default to the op path (a run's
-``layers`` one row per graph op, the launch-family count, the tensor-parallel reference)."""
+is worse in compiled mode, ``program_fusion`` against Inductor, and on GPT-2)."""
 
 ZOO_LOWERINGS = ("auto", "calls", "ops")
 
