@@ -51,18 +51,24 @@ DEFAULT_EXEC = "eager"
 """Execution mode of ``accelsim run`` on a GPU when none is given: what a user gets from
 plain PyTorch."""
 
-ZOO_LOWERING = "ops"
-"""How a zoo decoder of the Llama family (``llama3_8b``, the ``workloads/hf`` Llama and Qwen2
-configs) lowers on a GPU when a run names no ``zoo_lowering``: ``calls``, as the program
-Hugging Face's ``LlamaForCausalLM`` makes for it
-(:func:`accelsim.workload.models.transformer_program.graph_program`; a GPT-2 prefill as
-``GPT2LMHeadModel``'s) through the ``call.*`` entries a captured program takes, or ``ops``, op
-by op through the op-level entries (``rmsnorm``, ``elementwise.rope``, ...). Tensor- and
-pipeline-parallel ranks, serving steps, chunked prefill and every other model always lower op
-by op. ``ops`` is the default: the calls path scores worse on the calibration and dev
-whole-model sets (``validate_e2e.py --zoo-lowering calls``)."""
+ZOO_LOWERING = "auto"
+"""How a zoo decoder lowers on a GPU when a run names no ``zoo_lowering``:
 
-ZOO_LOWERINGS = ("calls", "ops")
+* ``ops``: op by op through the op-level entries (``rmsnorm``, ``elementwise.rope``, ...);
+* ``auto`` (the default): a Llama-family decoder (``llama3_8b``, the ``workloads/hf`` Llama
+  and Qwen2 configs) in eager and CUDA-graph mode as the program its measured model code makes
+  (:func:`accelsim.workload.models.transformer_program.graph_program`, ``hf_style``:
+  ``scripts/measure/e2e.py``'s HF-style ``Llama``) through the ``call.*`` entries a captured
+  program takes; every other model, and every model in compiled mode, op by op;
+* ``calls``: every decoder the emitter writes (Llama family, GPT-2) in every mode as its
+  program.
+
+Tensor- and pipeline-parallel ranks, serving steps and chunked prefill always lower op by
+op. ``validate_e2e.py --zoo-lowering`` on the calibration and dev sets: ``auto`` is within
+0.5 points of ``ops`` or better on every Llama-family eager and graph group (the calls path
+is worse in compiled mode, ``program_fusion`` against Inductor, and on GPT-2)."""
+
+ZOO_LOWERINGS = ("auto", "calls", "ops")
 
 CALL_COLUMNS = ["call", "layer", "op", "call_class", "kernel_class", "kernels", "host_s",
                 "gpu_s", "host_start_s", "host_end_s", "gpu_start_s", "gpu_end_s"]
@@ -231,6 +237,56 @@ def _given_host(calls: list[LoweredCall], host_s: Any, table: Any) -> list[float
     return out
 
 
+_NORM_MODULES = ("Norm", "Norm1d", "Norm2d", "Norm3d")
+"""Module class name endings of normalisation modules (``RMSNorm``, ``LlamaRMSNorm``,
+``LayerNorm``, ``BatchNorm2d``...)."""
+
+
+def _in_norms(program: Any, sites: list, calls: list[LoweredCall]) -> list[LoweredCall]:
+    """``calls`` with the pointwise, copy and reduction kernels a normalisation module launches
+    (a captured ``LlamaRMSNorm``'s eight calls) in kernel class ``norm``, as the op path counts
+    them (reporting only: no cost depends on a kernel's class)."""
+    norms = {c.module for c in program.calls
+             if c.fn == "module" and c.qualname.endswith(_NORM_MODULES)}
+    if not norms:
+        return calls
+    out = []
+    for c in calls:
+        site = sites[c.op_index]
+        if (c.work is not None and c.kernel_class in ("elementwise", "copy", "reduction")
+                and program.calls[site.index].module in norms):
+            c = dataclasses.replace(c, kernel_class="norm")
+        out.append(c)
+    return out
+
+
+def _module_host(m: GpuMachine, program: Any, sites: list, calls: list[LoweredCall],
+                 table: Any) -> list[float | None] | None:
+    """Per lowered call of a program, host seconds of a parameterised ``nn`` module call whose
+    whole call the machine measured (:data:`~accelsim.workload.op_calls.MODULE_HOST_CLASS`:
+    ``nn.Linear``, ``nn.LayerNorm``...): its module site costs that class less its inner call
+    (the next call, in the module; never below zero), plus the table's ``per_call_extra``, as
+    a one-op program charges it (:func:`accelsim.devices.gpu_op_program.host_seconds`);
+    ``None`` for every other call (the host table). None in graph mode."""
+    from accelsim.workload.op_calls import MODULE_HOST_CLASS
+
+    if table.submit == "graph":
+        return None
+    extra = m.host.call_s(table.per_call_extra) if table.per_call_extra else 0.0
+    out: list[float | None] = [None] * len(calls)
+    for i, c in enumerate(calls[:-1]):
+        if c.call != "module":
+            continue
+        call = program.calls[sites[c.op_index].index]
+        whole = MODULE_HOST_CLASS.get("nn." + call.qualname)
+        inner = calls[i + 1]
+        if (whole is None or whole not in m.host.eager_call_s or inner.call == "module"
+                or program.calls[sites[inner.op_index].index].module != call.module):
+            continue
+        out[i] = max(0.0, m.host.call_s(whole) - m.host.call_s(inner.call)) + extra
+    return out
+
+
 @dataclass
 class _Replayed:
     """A step lowered, costed and replayed: what the tables and the totals are made of."""
@@ -252,10 +308,16 @@ def _zoo_program(graph: Any, table: Any, zoo_lowering: str | None) -> Any:
     how = ZOO_LOWERING if zoo_lowering is None else zoo_lowering
     if how not in ZOO_LOWERINGS:
         raise ValueError(f"zoo_lowering={how!r}: expected one of {', '.join(ZOO_LOWERINGS)}")
-    if how != "calls" or graph is None or table.merge_projections:
+    if how == "ops" or graph is None or table.merge_projections:
         return None
-    from accelsim.workload.models.transformer_program import graph_program
+    from accelsim.workload.models.transformer import TransformerSpec
+    from accelsim.workload.models.transformer_program import graph_program, is_llama_family
 
+    spec = getattr(graph, "spec", None)
+    if how == "auto" and (table.fuse or table.mode not in ("eager", "graph")
+                          or not isinstance(spec, TransformerSpec)
+                          or not is_llama_family(spec)):
+        return None
     return graph_program(graph)
 
 
@@ -280,8 +342,11 @@ def _replay(m: GpuMachine, workload: Any, *, exec_mode: str, replay: str,
         reduce_rows = [s.rows > 0 for s in sites]
         if memory is None:
             memory = check_program_memory(m, wl, program)
-        calls = fuse_sites(program, sites, table) if table.fuse else lower_sites(sites, table)
+        calls = fuse_sites(program, sites, table) if table.fuse else _in_norms(
+            program, sites, lower_sites(sites, table))
         given = _given_host(calls, getattr(wl, "host_s", None), table)
+        if given is None:
+            given = _module_host(m, program, sites, calls, table)
     else:
         memory = check_memory(m, wl, ops, graph=graph, refuse=check_fit)
         calls = lower(ops, table)
@@ -332,8 +397,8 @@ def run_gpu_model(m: GpuMachine, workload: Any, *, exec_mode: str = DEFAULT_EXEC
     parallel`); ``cost_cache`` keeps kernel costs by shape across runs on the same ``m``
     (a serving simulation evaluates many steps); ``check_fit=False`` reports the memory check
     without refusing a step that does not fit (the caller owns capacity, e.g. a KV-cache
-    manager); ``zoo_lowering`` (``calls``, ``ops``; None: :data:`ZOO_LOWERING`) how a zoo
-    Llama-family decoder lowers."""
+    manager); ``zoo_lowering`` (``auto``, ``calls``, ``ops``; None: :data:`ZOO_LOWERING`) how
+    a zoo decoder lowers."""
     r = _replay(m, workload, exec_mode=exec_mode, replay=replay, progress=progress,
                 collective=collective, cost_cache=cost_cache, check_fit=check_fit,
                 zoo_lowering=zoo_lowering)

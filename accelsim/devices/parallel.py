@@ -14,8 +14,8 @@ a point-to-point copy (:func:`accelsim.engine.links.run_copy`).
 
 Totals: ``time_s`` is one step through every stage (its latency); ``pipeline_interval_s``
 the slowest stage (the step rate of a full pipeline); energy is every GPU's (a rank's energy, its
-share of the links' wire energy included, x ``tp``, summed over stages). Memory is checked per GPU (weights of its
-shard, KV cache of its heads, activations, workspace). ``tp=1, pp=1`` is exactly the
+share of the links' wire energy included, x ``tp``, summed over stages). Memory is checked per GPU
+(weights of its shard, KV cache of its heads, activations, workspace). ``tp=1, pp=1`` is exactly the
 single-GPU run. Units: seconds, bytes (decimal), joules.
 
 Imports: config, engine, errors, workload, devices.gpu_model, devices.results.

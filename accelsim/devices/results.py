@@ -152,7 +152,8 @@ class RunEnergy:
 
 def run_params(workload: Any, options: Any, result: Any) -> dict[str, Any]:
     """What ran, for a result's ``params``: the workload's parameters
-    (:func:`~accelsim.workload.models.zoo.workload_params`), the engine ``mode`` and the run options given, and what the
+    (:func:`~accelsim.workload.models.zoo.workload_params`), the engine ``mode`` and the run
+    options given, and what the
     device chose where they were not (a systolic run's ``dataflow``, a GPU's ``exec_mode``)."""
     from accelsim.workload.models.zoo import workload_params
 
@@ -226,7 +227,8 @@ class Result:
             "resolved_machine": to_dict(self.machine),
         }
         if self.energy is not None:
-            doc["energy"] = self.energy.to_dict() if hasattr(self.energy, "to_dict") else self.energy
+            doc["energy"] = (self.energy.to_dict() if hasattr(self.energy, "to_dict")
+                             else self.energy)
             if isinstance(doc["energy"], dict):
                 doc["energy"]["flag"] = self.energy_flag
         return doc
@@ -307,7 +309,8 @@ class ModelRun:
         if not len(self.layers):
             return head
         lay = self.layers
-        util = float((lay["util"].fillna(0.0) * lay["time_s"]).sum()) / t["time_s"] if t["time_s"] else 0.0
+        util = (float((lay["util"].fillna(0.0) * lay["time_s"]).sum()) / t["time_s"]
+                if t["time_s"] else 0.0)
         return "\n".join([
             head,
             f"  time: {format_time(t['time_s'])}, {t['tflops_per_s']:.4g} TFLOP/s, "

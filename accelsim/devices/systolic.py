@@ -97,7 +97,8 @@ def _plan(machine: SystolicMachine, piece: Any, dataflow: str, loop_order: str) 
     if hasattr(piece, "tensor_elements"):
         return plan_vector(machine, piece)
     raise UnsupportedError(f"{getattr(piece, 'name', piece)}: operator kind "
-                           f"'{getattr(piece, 'kind', type(piece).__name__)}' has no systolic model")
+                           f"'{getattr(piece, 'kind', type(piece).__name__)}' has no "
+                           "systolic model")
 
 
 def plan_ops(machine: SystolicMachine, ops: Sequence[object], dataflow: str,
@@ -373,7 +374,8 @@ class SystolicDevice(DeviceBase):
         if opts.energy:
             from accelsim.report.energy_batch import price_batch
 
-            totals.update({k: float(v[0]) for k, v in price_batch([(self.machine, actions)]).items()})
+            priced = price_batch([(self.machine, actions)])
+            totals.update({k: float(v[0]) for k, v in priced.items()})
         return totals
 
     def workload_actions(self, workload: Any, options: RunOptions | None = None, *,

@@ -6,9 +6,10 @@ it): the cores work on disjoint slices of the layer at once, each with its own a
 SRAM (VMEM), all sharing the chip's DRAM (HBM). A GEMM's output is cut along the dimension of
 more tiles of ``call.tile`` (the MXU side; rows ``m`` with shared-weight batches folded in,
 or columns ``n``), in whole tiles: a core gets ``ceil(ceil(m / tile) / cores) * tile`` rows
-at most, padding included, so a GEMM of one tile runs on one core while the other idles; a batched GEMM with its own weights per entry
-(attention) is cut by batch entries; a convolution by images of its batch (one image: one
-core). Every core runs the same slice (the largest one), so the chip's time is one core's.
+at most, padding included, so a GEMM of one tile runs on one core while the other idles; a
+batched GEMM with its own weights per entry (attention) is cut by batch entries; a convolution
+by images of its batch (one image: one core). Every core runs the same slice (the largest one),
+so the chip's time is one core's.
 
 What one call pays (:class:`accelsim.config.systolic.CallCosts`, each with its source in the
 YAML):

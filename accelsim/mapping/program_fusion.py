@@ -1,4 +1,5 @@
-"""A compiler's fusion of a captured program: TorchInductor's pointwise/reduction fusion, approximated.
+"""A compiler's fusion of a captured program: TorchInductor's pointwise/reduction fusion,
+approximated.
 
 ``torch.compile`` (Inductor, default mode) runs a captured program's calls as far fewer
 kernels than eager PyTorch: chains of pointwise calls, reductions with their pointwise
@@ -167,7 +168,8 @@ def _numels(site: CallSite, call: Call) -> set[int]:
 
 
 def _dataflow(program: Program, sites: Sequence[CallSite], kinds: list[str]
-              ) -> tuple[list[list[_Read]], list[list[int]], dict[int, list[tuple[Any, TensorInfo]]]]:
+              ) -> tuple[list[list[_Read]], list[list[int]],
+                         dict[int, list[tuple[Any, TensorInfo]]]]:
     """Per call: its reads (with their producers), its producers, and per producing call the
     tensors it writes (key, tensor)."""
     writers: dict[Any, list[tuple[int | None, TensorInfo | None]]] = {}

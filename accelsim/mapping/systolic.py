@@ -82,7 +82,8 @@ def plan_layer(machine: SystolicMachine, op: object, dataflow: str | None = None
     """
     df = dataflow or machine.array.dataflow
     if df not in DATAFLOWS:
-        raise ConfigError(None, "dataflow", df, f"unknown dataflow (use one of {', '.join(DATAFLOWS)})")
+        raise ConfigError(None, "dataflow", df,
+                          f"unknown dataflow (use one of {', '.join(DATAFLOWS)})")
     if not hasattr(op, "lower"):
         raise ConfigError(None, "op", getattr(op, "name", op),
                           f"operator kind '{getattr(op, 'kind', type(op).__name__)}' does not run "

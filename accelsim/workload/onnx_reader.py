@@ -315,7 +315,8 @@ def read_onnx_graph(path: str | os.PathLike, dims: dict[str, int] | None = None)
         raise WorkloadError(file, None, None, "no computing ops found")
     outs = [alias[o.name] for o in g.output if o.name in alias]
     graph = b.build(outs)
-    listed = [{"op": k, "count": len(v), "nodes": ", ".join(v[:3]) + (", ..." if len(v) > 3 else "")}
+    listed = [{"op": k, "count": len(v),
+               "nodes": ", ".join(v[:3]) + (", ..." if len(v) > 3 else "")}
               for k, v in sorted(unsupported.items())]
     return dataclasses.replace(graph, params={**graph.params, "unmodelled": listed})
 
@@ -371,7 +372,8 @@ def _conv(node: Any, name: str, shape: dict, need) -> Conv2d | None:
     return None
 
 
-def _attention_matmuls(nodes, consumers, shape, inits) -> tuple[dict[str, dict[str, Any]], set[str]]:
+def _attention_matmuls(nodes, consumers, shape, inits
+                       ) -> tuple[dict[str, dict[str, Any]], set[str]]:
     """For each ``MatMul -> [pointwise] -> Softmax -> MatMul``: the QK^T output name -> the
     attention's facts; and the output names of every node of the patterns."""
     found: dict[str, dict[str, Any]] = {}

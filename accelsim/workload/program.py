@@ -14,8 +14,9 @@ view of an input, whether an input is a parameter), its scalar arguments and the
 path that made it (``layers.3.attn.q_proj``). It is written as JSON (``FORMAT``, one object,
 ``"format"`` first so the file is recognised by its first bytes) and read back with every
 field checked (each tensor may carry an ``id``: the same tensor object has the same
-number in every call, the dataflow between calls): a bad file is a one-line :class:`~accelsim.errors.WorkloadError` naming the
-file, the field and the value. Sizes in elements; bytes are decimal.
+number in every call, the dataflow between calls): a bad file is a one-line
+:class:`~accelsim.errors.WorkloadError` naming the file, the field and the value. Sizes in
+elements; bytes are decimal.
 
 Imports: errors, limits, precision, files.
 """

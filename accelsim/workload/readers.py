@@ -1,5 +1,5 @@
-"""Workload readers: accelsim YAML, SCALE-Sim topology CSVs (:mod:`accelsim.workload.scalesim_topology`)
-and ONNX files, by suffix or built-in name.
+"""Workload readers: accelsim YAML, SCALE-Sim topology CSVs
+(:mod:`accelsim.workload.scalesim_topology`) and ONNX files, by suffix or built-in name.
 
 accelsim YAML::
 
@@ -112,7 +112,8 @@ def read_yaml_workload(path: str | os.PathLike) -> Workload:
     unknown = set(data) - {"name", "description", "defaults", "ops", "sources"}
     if unknown:
         key = sorted(unknown)[0]
-        raise WorkloadError(file, key, data[key], "unknown key (known: name, description, defaults, ops, sources)")
+        raise WorkloadError(file, key, data[key], "unknown key (known: name, description, "
+                            "defaults, ops, sources)")
     ops_data = data.get("ops")
     if not isinstance(ops_data, list) or not ops_data:
         raise WorkloadError(file, "ops", ops_data, "expected a non-empty list of operators")
@@ -139,7 +140,8 @@ def read_yaml_workload(path: str | os.PathLike) -> Workload:
 
 
 def _check_defaults(defaults: dict[str, Any], ops_data: list[Any], file: str) -> None:
-    """A ``defaults`` key that no operator of the file takes would be silently ignored: refuse it."""
+    """A ``defaults`` key that no operator of the file takes would be silently ignored: refuse
+    it."""
     taken: set[str] = set()
     for d in ops_data:
         cls = OP_TYPES.get(d.get("op")) if isinstance(d, dict) and isinstance(d.get("op"), str) \
@@ -203,7 +205,8 @@ def load_workload(name_or_path: str | os.PathLike, mode: str = "auto") -> Worklo
             if len(value.strip()) > 19:
                 raise WorkloadError(text, key.strip(), value, "out of range (beyond int64)")
             dims[key.strip()] = check_number(int(value), file=text, field=key.strip(),
-                                             integer=True, positive=True, maximum=MAX_DIM, error=WorkloadError)
+                                             integer=True, positive=True, maximum=MAX_DIM,
+                                             error=WorkloadError)
         name_or_path = text
     try:
         path = resolve_path(name_or_path, "workloads", suffixes=(".yaml", ".yml", ".csv", ".onnx"))
@@ -216,7 +219,8 @@ def load_workload(name_or_path: str | os.PathLike, mode: str = "auto") -> Worklo
         near = closest(text.partition(":")[0], names)
         hint = (f"did you mean '{near}'?" if near
                 else "see `accelsim list` for built-in workloads and zoo models")
-        raise WorkloadError(text, None, None, f"no such file, built-in workload or zoo model ({hint})") from None
+        raise WorkloadError(text, None, None,
+                            f"no such file, built-in workload or zoo model ({hint})") from None
     suffix = path.suffix.lower()
     if suffix == ".csv":
         return read_scalesim_topology(path, mode)

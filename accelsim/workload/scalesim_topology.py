@@ -84,7 +84,8 @@ def _positive_int(file: str, line: int, column: str, text: str) -> int:
         return int(check_number(v, file=file, field=field, integer=True, positive=True,
                                 maximum=MAX_DIM, shown=text))
     except ConfigError as exc:
-        raise WorkloadError(file, field, text, f"must be a positive integer ({exc.reason})") from None
+        raise WorkloadError(file, field, text,
+                            f"must be a positive integer ({exc.reason})") from None
 
 
 def _read_lines(path: str | os.PathLike, file: str) -> list[str]:

@@ -91,7 +91,7 @@ from accelsim.api.model_run import run_model
 from accelsim.workload.models.transformer import LLAMA3_8B, build_transformer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from data_registry import fit_data  # noqa: E402
+from data_registry import fit_data, role_of  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 DEV = ("llama3_8b", "resnet50")
@@ -477,9 +477,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fit-stream", action="store_true",
                     help="re-fit kernel_tail_s and strided_instr_per_element together "
                     "(calibration-run2)")
-    ap.add_argument("--zoo-lowering", choices=("ops", "calls"), default=None,
-                    help="how zoo Llama-family decoders lower (devices/gpu_model.py "
-                    "ZOO_LOWERING): op by op, or as Hugging Face's calls")
+    ap.add_argument("--zoo-lowering", choices=("auto", "ops", "calls"), default=None,
+                    help="how zoo decoders lower (devices/gpu_model.py ZOO_LOWERING): op by "
+                    "op, as their model code's calls, or auto (Llama-family eager/graph steps "
+                    "as calls, the rest op by op)")
+    ap.add_argument("--no-held-out", action="store_true",
+                    help="score only the calibration and dev sets (a held-out file, by "
+                    "scripts/data/REGISTRY.yaml, is not read)")
     args = ap.parse_args(argv)
     if args.zoo_lowering:
         from accelsim.devices import gpu_model
@@ -512,7 +516,8 @@ def main(argv: list[str] | None = None) -> int:
         print(fams.pivot(index="case", columns="family", values="median_us").to_string(
             float_format=lambda v: f"{v:6.2f}"))
         return 0
-    df = validate()
+    df = validate(tuple(name for name, _ in DATASETS if role_of(DATA / name) != "held-out")
+                  if args.no_held_out else None)
     pd.set_option("display.width", 200)
     show = df.assign(measured_ms=df["measured_s"] * 1e3, predicted_ms=df["predicted_s"] * 1e3,
                      error_pct=df["error"] * 100, host_idle_pct=df["host_idle"] * 100)

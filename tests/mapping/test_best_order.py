@@ -33,7 +33,8 @@ def _extra_bytes(df, sr, sc, t, rows, cols, word, out, psum, ci, cf, co, sr_oute
     """DRAM bytes beyond compulsory traffic of one fold order (fold_traffic's arrays)."""
     a = fold_traffic(df, sr, sc, t, rows, cols, word, out, psum, ci, cf, co, sr_outer, block, 1.0)
     inputs = {0: (sr * t, t * sc), 1: (sr * t, sr * sc), 2: (sr * sc, sr * t)}[df]
-    return (a[0].sum() - inputs[0] * word) + (a[1].sum() - inputs[1] * word) + a[2].sum() + a[4].sum()
+    return ((a[0].sum() - inputs[0] * word) + (a[1].sum() - inputs[1] * word) + a[2].sum()
+            + a[4].sum())
 
 
 def test_compulsory_matches_the_traffic_it_stands_for():

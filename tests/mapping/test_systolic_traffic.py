@@ -24,7 +24,8 @@ def test_big_sram_reads_each_operand_once(df):
 
 
 def test_os_small_sram_rereads_the_filter_every_row_fold():
-    # the filter (64 kB) does not fit in 16 kB, its 8 kB column tiles fit a half: reread per row fold
+    # the filter (64 kB) does not fit in 16 kB, its 8 kB column tiles fit a half: reread per
+    # row fold
     t = traffic("os", cap=16 * 1024)
     fr = 256 // 32
     assert t.filter_bytes.sum() == fr * 256 * 256

@@ -131,7 +131,8 @@ def test_a_workload_default_no_operator_takes_is_refused(tmp_path):
 def test_missing_fields_are_all_named(tmp_path):
     p = tmp_path / "w.yaml"
     p.write_text("ops:\n  - {op: gemm, name: g, m: 1}\n")
-    with pytest.raises(WorkloadError, match=r"ops\[0\]\.n: missing required field \(a gemm needs n, k\)"):
+    with pytest.raises(WorkloadError,
+                       match=r"ops\[0\]\.n: missing required field \(a gemm needs n, k\)"):
         read_yaml_workload(p)
 
 

@@ -30,7 +30,8 @@ def test_gpt2_is_gpt2_small():
 
 @pytest.mark.parametrize("typed, meant", [
     ("gpt", "gpt2"), ("llama3-8b-decode", "llama3_8b_decode"), ("resnet50_conv", "resnet50_convs"),
-    ("Bert_Base", "bert_base"), ("llama3_8b_decod", "llama3_8b_decode"), ("mobilenet", "mobilenet_v2"),
+    ("Bert_Base", "bert_base"), ("llama3_8b_decod", "llama3_8b_decode"),
+    ("mobilenet", "mobilenet_v2"),
 ])
 def test_suggestions_pick_the_closest_name(typed, meant):
     names = builtin_names("workloads", (".yaml", ".yml", ".csv")) + zoo.names()

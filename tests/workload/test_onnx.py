@@ -78,7 +78,8 @@ def test_conv_with_padding_stride_and_groups(tmp_path) -> None:
                  [_init("w", 16, 3, 3, 3), _init("dw", 16, 1, 3, 3)], name="convs")
     conv, dw, add = read_onnx(path).ops
     assert isinstance(conv, Conv2d)
-    assert (conv.n, conv.c, conv.h, conv.k, conv.r, conv.stride, conv.pad) == (2, 3, 32, 16, 3, 2, 1)
+    assert (conv.n, conv.c, conv.h, conv.k, conv.r, conv.stride, conv.pad) == (
+        2, 3, 32, 16, 3, 2, 1)
     assert (conv.out_h, conv.out_w) == (16, 16)
     assert isinstance(dw, Conv2d) and dw.groups == 16 and dw.macs == 2 * 16 * 16 * 16 * 9
     assert isinstance(add, Elementwise) and add.fn == "add"

@@ -14,7 +14,8 @@ def write(tmp_path, name, text):
 
 
 def test_conv_rows_lower_like_scalesim(tmp_path):
-    p = write(tmp_path, "t.csv", "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, "
+    p = write(tmp_path, "t.csv", "Layer name, IFMAP Height, IFMAP Width, Filter Height, "
+              "Filter Width, "
               "Channels, Num Filter, Strides,\nConv2_1a, 56, 56, 3, 3, 64, 64, 1,\n")
     wl = read_scalesim_topology(p)
     op = wl.ops[0]
@@ -33,7 +34,8 @@ def test_depthwise_layers_by_name(tmp_path):
     """SCALE-Sim's ``DP`` layer: every channel convolved with its own ``Nf`` filters."""
     from accelsim.workload.scalesim_topology import scalesim_layers
 
-    p = write(tmp_path, "d.csv", "Layer name, H, W, R, S, C, Nf, S,\nDP_conv, 16, 16, 3, 3, 32, 2, 1,\n")
+    p = write(tmp_path, "d.csv",
+              "Layer name, H, W, R, S, C, Nf, S,\nDP_conv, 16, 16, 3, 3, 32, 2, 1,\n")
     op = read_scalesim_topology(p).ops[0]
     assert op.groups == 32 and op.k == 64
     assert op.lower().repeat == 32 and op.lower().n == 2 and op.lower().k == 9
@@ -69,7 +71,8 @@ def test_yaml_workload_and_defaults(tmp_path):
 
 def test_yaml_misspelt_field(tmp_path):
     p = write(tmp_path, "w.yaml", "ops:\n  - {op: gemm, name: g, m: 4, nn: 10, k: 8}\n")
-    with pytest.raises(WorkloadError, match=r"ops\[0\].nn = 10: unknown field \(did you mean 'n'\?\)"):
+    with pytest.raises(WorkloadError,
+                       match=r"ops\[0\].nn = 10: unknown field \(did you mean 'n'\?\)"):
         read_yaml_workload(p)
 
 

@@ -78,10 +78,13 @@ def bert_layer_macs(seq: int = 512, d: int = 768, ffn: int = 3072) -> int:
 CASES = {
     # name: (independent count, published figure, source of the figure)
     "resnet18": (resnet_macs([2, 2, 2, 2], False), 1.814e9, "torchvision: 1.81 GFLOPS (MACs)"),
-    "resnet50_convs": (resnet_macs([3, 4, 6, 3], True), 4.09e9, "torchvision v1.5: 4.09 GFLOPS (MACs)"),
+    "resnet50_convs": (resnet_macs([3, 4, 6, 3], True), 4.09e9,
+                       "torchvision v1.5: 4.09 GFLOPS (MACs)"),
     "alexnet": (alexnet_macs(), 0.714e9, "torchvision: 0.71 GFLOPS (MACs)"),
-    "mobilenet_v2_convs": (mobilenet_v2_macs(), 300e6, "Sandler et al. 2018 Table 4: 300M multiply-adds"),
-    "bert_base_encoder": (bert_layer_macs(), 4.03e9, "12 layers x 4.03 G ~ BERT-base 48 GMAC at 512"),
+    "mobilenet_v2_convs": (mobilenet_v2_macs(), 300e6,
+                           "Sandler et al. 2018 Table 4: 300M multiply-adds"),
+    "bert_base_encoder": (bert_layer_macs(), 4.03e9,
+                          "12 layers x 4.03 G ~ BERT-base 48 GMAC at 512"),
 }
 
 

@@ -3,7 +3,8 @@
 Each factory builds a model on ``device`` (``"meta"`` to capture without memory or weights)
 and returns ``(callable, args)``: what one step runs. Capture one with
 
-    accelsim capture workloads/programs/plain.py:decoder mode=decode batch=8 context=4096 -o dec.json
+    accelsim capture workloads/programs/plain.py:decoder mode=decode batch=8 context=4096 \
+        -o dec.json
     accelsim run h200 dec.json --exec graph
 
 ``scripts/measure/plain_programs.py`` times the same factories on a GPU.

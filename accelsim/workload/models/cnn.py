@@ -16,8 +16,8 @@ Every op is its own node, as eager PyTorch launches it: BatchNorm is a
 parameters are read, but not counted as weights: the parameter counts are the conv and fc
 weights), ReLU and ReLU6 are ``relu`` elementwise ops (ReLU6 is the same clamp kernel),
 residual adds are ``add`` ops, pools are :class:`~accelsim.workload.nn_ops.Pool2d`. The conv
-and fc shapes equal ``workloads/resnet50_convs.yaml`` and ``workloads/mobilenet_v2_convs.yaml``, which
-list only those (no pools, BN, ReLU or adds).
+and fc shapes equal ``workloads/resnet50_convs.yaml`` and
+``workloads/mobilenet_v2_convs.yaml``, which list only those (no pools, BN, ReLU or adds).
 
 Imports: workload.ops, workload.nn_ops, workload.graph.
 """

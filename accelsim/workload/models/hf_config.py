@@ -223,5 +223,5 @@ def config_model(path: str | os.PathLike, **params: Any) -> ModelGraph:
     return build_checked(build, params, file=file, label=Path(file).stem)
 
 
-__all__ = ["MODEL_TYPES", "PARAMETERS", "config_builder", "config_model", "is_config_path", "read_config",
-           "spec_from_config"]
+__all__ = ["MODEL_TYPES", "PARAMETERS", "config_builder", "config_model", "is_config_path",
+           "read_config", "spec_from_config"]

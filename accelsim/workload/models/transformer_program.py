@@ -1,31 +1,34 @@
-"""The programs Hugging Face's ``LlamaForCausalLM`` (and GPT-2) make, emitted without torch.
+"""The programs the zoo's Llama-family decoders and GPT-2 run as, emitted without torch.
 
 :func:`llama_program` writes, call by call, the :class:`~accelsim.workload.program.Program`
-that capturing Hugging Face's model (``transformers`` 5, SDPA attention, built on ``meta``
-from the config: ``workloads/programs/hf_llama.py``) records for a
-:class:`~accelsim.workload.models.transformer.TransformerSpec` of the Llama family (RMSNorm,
-rotary, SwiGLU, separate q/k/v projections, grouped-query attention, optional biases): the
-same functions in the same order, the same module calls, shapes, dtypes, strides, view and
-parameter flags and tensor numbers, so a zoo decoder and a captured one lower through the
-same tables (:func:`accelsim.mapping.gpu_lowering.lower_sites`) to the same kernels.
-``tests/workload/test_transformer_program.py`` holds it equal to a real capture.
+that capturing a Llama-family decoder's model code records for a
+:class:`~accelsim.workload.models.transformer.TransformerSpec` (RMSNorm, rotary, SwiGLU,
+separate q/k/v projections, grouped-query attention, optional biases): the same functions in
+the same order, the same module calls, shapes, dtypes, strides, view and parameter flags and
+tensor numbers, so a zoo decoder and a captured one lower through the same tables
+(:func:`accelsim.mapping.gpu_lowering.lower_sites`) to the same kernels. Two model codes
+(``flavour``, :data:`FLAVOURS`):
 
-The two steps are the ones ``hf_llama.py`` drives:
+* ``hf_style`` (the default): ``scripts/measure/e2e.py``'s ``Llama``, the code every H200
+  whole-model set timed (Hugging Face's eager code, written out: RMSNorm as eight calls,
+  ``rotate_half`` rotary on a table of ``inv_freq @ positions``, SDPA with ``enable_gqa``,
+  ``nn.Linear``; a static cache written by slice assignment). The position ids are an
+  input (an expanded ``arange`` in prefill), nothing else is computed from them;
+* ``transformers5``: Hugging Face's ``LlamaForCausalLM`` (``transformers`` 5, SDPA attention,
+  built on ``meta`` from the config: ``workloads/programs/hf_llama.py``), with its
+  bookkeeping: the position ids and packed-sequence check (prefill), the boolean mask of a
+  ``StaticCache``'s positions and each layer's cache counter and ``index_copy_`` writes
+  (decode; a single grouped query packed to ``(batch, kv_heads, groups, dim)`` first,
+  Hugging Face's ``pack_gqa``).
 
-* ``prefill``: ``model(ids, use_cache=False, logits_to_keep=1)`` on ``batch x seq`` tokens:
-  the position ids and Hugging Face's packed-sequence check, the rotary table, per layer
-  RMSNorm as eight calls (``to``, ``pow``, ``mean``, ``add``, ``rsqrt``, ``mul``, ``to``,
-  ``mul``), the projections, the rotary embedding of q and k (``mul``, two slices, ``neg``,
-  ``cat``, ``mul``, ``add``), causal SDPA (``enable_gqa`` when KV heads are grouped), the
-  output projection and the residual adds, the MLP; the final norm, the last position, the
-  LM head;
-* ``decode``: one token per sequence against a ``StaticCache`` of ``context`` positions: the
-  boolean mask of the cache positions, per layer the cache write (``index_copy_`` of k and
-  v) and SDPA with the mask (a single grouped query is packed to ``(batch, kv_heads,
-  groups, dim)`` first, Hugging Face's ``pack_gqa``).
+``tests/workload/test_transformer_program.py`` holds each equal to a real capture of its code
+on tiny configs (lowered kernels too). Steps: ``prefill`` of ``batch x seq`` tokens (logits
+of the last position), ``decode`` of one token per sequence against a cache of ``context``
+positions.
 
-:func:`gpt2_program` does the same for ``GPT2LMHeadModel``'s prefill (GPT-2 decode on a
-cache is not emitted: it lowers op by op).
+:func:`gpt2_program` does the same for GPT-2: ``hf_style``, ``e2e.py``'s ``GPT2`` (prefill
+and decode; the tanh GELU one ``F.gelu`` call), ``transformers5``, ``GPT2LMHeadModel``'s
+prefill (its GELU eight pointwise calls).
 
 Strides of pointwise results follow PyTorch's TensorIterator (a fast path when every operand
 has the result's shape and one layout, else dimensions ordered by the operands' strides);
@@ -48,7 +51,18 @@ TORCH_DTYPE = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 """accelsim precision -> the torch dtype the model is cast to."""
 
 FRAMEWORK = "torch 2.13.0 + transformers 5.24 (emitted)"
-"""What :func:`llama_program` stands for (the versions its call sequence was taken from)."""
+"""What the ``transformers5`` flavour stands for (the versions its call sequence was taken
+from)."""
+
+HF_STYLE_FRAMEWORK = "torch 2.13.0 + scripts/measure/e2e.py HF-style model code (emitted)"
+"""What the ``hf_style`` flavour stands for."""
+
+FLAVOURS = ("hf_style", "transformers5")
+"""Model code a Llama program is emitted for: ``hf_style``, ``scripts/measure/e2e.py``'s
+``Llama``/``GPT2`` (Hugging Face's eager code as the H200 whole-model sets ran it: no position
+ids, packed-sequence check, cache mask or cache counter; a static cache written by slice
+assignment), the zoo's default; ``transformers5``, Hugging Face's ``LlamaForCausalLM``
+(``workloads/programs/hf_llama.py``)."""
 
 
 class _T:
@@ -370,6 +384,12 @@ def _sdpa(e: _Emitter, q: _T, k: _T, v: _T, mask: _T | None, scale: float,
     args.update({"dropout_p": 0.0, "scale": scale, "is_causal": causal})
     if gqa:
         args["enable_gqa"] = True
+    return _sdpa_call(e, q, k, v, mask, args)
+
+
+def _sdpa_call(e: _Emitter, q: _T, k: _T, v: _T, mask: _T | None, args: dict) -> _T:
+    """``F.scaled_dot_product_attention`` with ``args`` as recorded; its result takes the
+    query's layout as cuDNN allocates it."""
     b, h, s, d = q.shape
     if not _is_contiguous(q) and _is_contiguous(_T((b, s, h, d), q.dtype,
                                                    (q.stride[0], q.stride[2], q.stride[1],
@@ -384,18 +404,25 @@ def _sdpa(e: _Emitter, q: _T, k: _T, v: _T, mask: _T | None, scale: float,
 
 def llama_program(spec: TransformerSpec, *, mode: str = "decode", batch: int = 1,
                   seq: int = 512, context: int | None = None, dtype: str = "bf16",
-                  eps: float = 1e-5) -> Program:
-    """The program capturing Hugging Face's ``LlamaForCausalLM`` of ``spec`` records (module
-    doc): ``prefill`` of ``batch x seq`` tokens, or ``decode`` of one token per sequence
-    against a static cache of ``context`` positions (default ``seq``), weights, activations
-    and cache in ``dtype`` (``bf16``, ``fp16``, ``fp32``). ``eps``: RMSNorm's epsilon (an
-    argument only)."""
+                  eps: float = 1e-5, flavour: str = "hf_style") -> Program:
+    """The program of a Llama-family decoder of ``spec`` (module doc): ``prefill`` of
+    ``batch x seq`` tokens, or ``decode`` of one token per sequence against a static cache
+    of ``context`` positions (default ``seq``), weights, activations and cache in ``dtype``
+    (``bf16``, ``fp16``, ``fp32``). ``flavour`` (:data:`FLAVOURS`): ``hf_style``, the calls
+    of ``scripts/measure/e2e.py``'s HF-style ``Llama`` (the code the H200 whole-model sets
+    timed), or ``transformers5``, those of Hugging Face's ``LlamaForCausalLM``. ``eps``:
+    RMSNorm's epsilon (an argument only)."""
     if not is_llama_family(spec):
         raise ValueError(f"{spec.name} is not a Llama-family decoder")
     if mode not in ("prefill", "decode"):
         raise ValueError(f"mode={mode!r}: expected prefill or decode")
     if dtype not in TORCH_DTYPE:
         raise ValueError(f"dtype={dtype!r}: expected one of {', '.join(TORCH_DTYPE)}")
+    if flavour not in FLAVOURS:
+        raise ValueError(f"flavour={flavour!r}: expected one of {', '.join(FLAVOURS)}")
+    if flavour == "hf_style":
+        return _hf_style_llama(spec, mode=mode, batch=batch, seq=seq, context=context,
+                               dtype=dtype, eps=eps)
     tdt = TORCH_DTYPE[dtype]
     e = _Emitter()
     w = _Params(tdt)
@@ -456,6 +483,108 @@ def llama_program(spec: TransformerSpec, *, mode: str = "decode", batch: int = 1
                    source=f"llama_program({spec.name}, mode={mode}, batch={batch}, "
                    f"{'context=' + str(ctx) if mode == 'decode' else 'seq=' + str(seq)}, "
                    f"dtype={dtype})")
+
+
+def _hf_style_llama(spec: TransformerSpec, *, mode: str, batch: int, seq: int,
+                    context: int | None, dtype: str, eps: float) -> Program:
+    """``scripts/measure/e2e.py``'s ``Llama`` as its measurement drives it:
+    ``model(ids, pos_ids)`` (prefill; ``pos_ids`` an expanded ``arange``) or
+    ``model(ids, pos_ids, caches, context - 1)`` (decode, caches allocated before the step,
+    written by slice assignment)."""
+    tdt = TORCH_DTYPE[dtype]
+    e = _Emitter()
+    w = _Params(tdt)
+    d, h, kv, dh, f = spec.hidden, spec.heads, spec.kv, spec.dh, spec.ffn
+    sq = 1 if mode == "decode" else seq
+    ctx = (context or seq) if mode == "decode" else seq
+    embed = w(spec.vocab, d)
+    lm_head = embed if spec.tied_embeddings else None
+    with e.module("", "Llama"):
+        ids = _T((batch, sq), "int64")
+        with e.module("embed_tokens", "Embedding"):
+            x = _T((batch, sq, d), tdt)
+            e.call("embedding", [ids, embed], [x],
+                   {"padding_idx": None, "max_norm": None, "norm_type": 2.0,
+                    "scale_grad_by_freq": False, "sparse": False})
+        if mode == "decode":  # torch.full((batch, 1), context - 1)
+            pos = _T((batch, 1), "int64")
+        else:  # torch.arange(seq)[None].expand(batch, seq)
+            pos = _T((batch, sq), "int64", (0 if batch > 1 else sq, 1), is_view=True)
+        cos, sin = _hf_style_rope(e, pos, dh, tdt)
+        for i in range(spec.layers):
+            p = f"layers.{i}"
+            with e.module(p, "LlamaLayer"):
+                r = x
+                with e.module(f"{p}.input_layernorm", "RMSNorm"):
+                    hn = _rms_norm(e, x, w(d), eps)
+                heads = []
+                for name, n in (("q_proj", h), ("k_proj", kv), ("v_proj", kv)):
+                    y = _linear(e, f"{p}.{name}", hn, w(n * dh, d),
+                                w(n * dh) if spec.qkv_bias else None)
+                    y = e.view("view", y, (batch, sq, n, dh),
+                               {"arg1": batch, "arg2": sq, "arg3": n, "arg4": dh})
+                    heads.append(e.transpose(y, 1, 2))
+                q, k, v = heads
+                c = e.unsqueeze(cos, 1)
+                s = e.unsqueeze(sin, 1)
+                q = _rope(e, q, c, s)
+                k = _rope(e, k, c, s)
+                if mode == "decode":  # kc[:, :, pos:pos + 1] = k; vc[...] = v
+                    caches = []
+                    for new in (k, v):
+                        cache = _T((batch, kv, ctx, dh), tdt)
+                        e.call("setitem", [cache, new], [], None, "TensorBase.__setitem__")
+                        caches.append(cache)
+                    k, v = caches
+                o = _sdpa_call(e, q, k, v, None,
+                               {"has_query": True, "has_key": True, "has_value": True,
+                                "is_causal": mode == "prefill" and sq > 1,
+                                "enable_gqa": True})
+                o = e.transpose(o, 1, 2)
+                o = e.view("reshape", o, (batch, sq, d),
+                           {"arg1": batch, "arg2": sq, "arg3": d})
+                a = _linear(e, f"{p}.o_proj", o, w(d, h * dh), w(d) if spec.out_bias else None)
+                x = e.pointwise("add", [r, a])
+                r = x
+                with e.module(f"{p}.post_attention_layernorm", "RMSNorm"):
+                    hn = _rms_norm(e, x, w(d), eps)
+                mlp_bias = spec.mlp_bias
+                g = _linear(e, f"{p}.gate_proj", hn, w(f, d), w(f) if mlp_bias else None)
+                g2 = _T(g.shape, tdt)
+                e.call("silu", [g], [g2], {"inplace": False})
+                u = _linear(e, f"{p}.up_proj", hn, w(f, d), w(f) if mlp_bias else None)
+                m = e.pointwise("mul", [g2, u])
+                y = _linear(e, f"{p}.down_proj", m, w(d, f), w(d) if mlp_bias else None)
+                x = e.pointwise("add", [r, y])
+        with e.module("norm", "RMSNorm"):
+            x = _rms_norm(e, x, w(d), eps)
+        last = e.slice(x, 1, 1)
+        _linear(e, "lm_head", last, lm_head or w(spec.vocab, d), None)
+    tokens = "context=" + str(ctx) if mode == "decode" else "seq=" + str(seq)
+    return Program(name=f"{spec.name}_{mode}", calls=tuple(e.calls),
+                   framework=HF_STYLE_FRAMEWORK,
+                   source=f"llama_program({spec.name}, mode={mode}, batch={batch}, {tokens}, "
+                   f"dtype={dtype}, flavour=hf_style)")
+
+
+def _hf_style_rope(e: _Emitter, pos: _T, dh: int, tdt: str) -> tuple[_T, _T]:
+    """``Llama.rope``: ``(inv_freq[None, :, None].float() @ pos_ids[:, None, :].float())``
+    transposed, concatenated with itself, cos and sin cast to ``tdt``; ``inv_freq`` an fp32
+    buffer."""
+    inv = _T((dh // 2,), "float32", param=True)
+    inv = e.index_none(inv, (0, 2))
+    e.call("float", [inv], [inv], None, "TensorBase.float")
+    p = e.index_none(pos, (1,))
+    pf = _T(p.shape, "float32", p.stride if _dense(p) else _pointwise_stride([p], p.shape))
+    e.call("float", [p], [pf], None, "TensorBase.float")
+    freqs = _T((pf.shape[0], dh // 2, pf.shape[2]), "float32")
+    e.call("matmul", [inv, pf], [freqs], None, "TensorBase.matmul")
+    freqs = e.transpose(freqs, 1, 2)
+    emb = _T((*freqs.shape[:-1], dh), "float32")
+    e.call("cat", [freqs, freqs], [emb], {"dim": -1}, "_VariableFunctionsClass.cat")
+    cos = e.to(e.pointwise("cos", [emb]), tdt, {"has_dtype": True, "arg1": tdt})
+    sin = e.to(e.pointwise("sin", [emb]), tdt, {"has_dtype": True, "arg1": tdt})
+    return cos, sin
 
 
 def _prefill_positions(e: _Emitter, batch: int, seq: int) -> _T:
@@ -612,7 +741,8 @@ def _gelu_new(e: _Emitter, x: _T) -> _T:
 
 
 def gpt2_program(spec: TransformerSpec, *, batch: int = 1, seq: int = 512,
-                 dtype: str = "bf16", eps: float = 1e-5) -> Program:
+                 dtype: str = "bf16", eps: float = 1e-5, flavour: str = "hf_style",
+                 mode: str = "prefill", context: int | None = None) -> Program:
     """The program capturing Hugging Face's ``GPT2LMHeadModel`` of ``spec`` records for a
     prefill of ``batch x seq`` tokens (``model(ids, use_cache=False, logits_to_keep=1)``,
     SDPA attention): token and position embeddings, per block LayerNorm, ``Conv1D`` q/k/v
@@ -624,6 +754,16 @@ def gpt2_program(spec: TransformerSpec, *, batch: int = 1, seq: int = 512,
         raise ValueError(f"{spec.name} is not a GPT-2 decoder")
     if dtype not in TORCH_DTYPE:
         raise ValueError(f"dtype={dtype!r}: expected one of {', '.join(TORCH_DTYPE)}")
+    if flavour not in FLAVOURS:
+        raise ValueError(f"flavour={flavour!r}: expected one of {', '.join(FLAVOURS)}")
+    if mode not in ("prefill", "decode"):
+        raise ValueError(f"mode={mode!r}: expected prefill or decode")
+    if flavour == "hf_style":
+        return _hf_style_gpt2(spec, mode=mode, batch=batch, seq=seq,
+                              ctx=(context or seq) if mode == "decode" else seq, dtype=dtype,
+                              eps=eps)
+    if mode != "prefill":
+        raise ValueError("gpt2_program(flavour='transformers5') emits a prefill only")
     tdt = TORCH_DTYPE[dtype]
     e = _Emitter()
     w = _Params(tdt)
@@ -691,13 +831,86 @@ def gpt2_program(spec: TransformerSpec, *, batch: int = 1, seq: int = 512,
                    f"dtype={dtype})")
 
 
-def graph_program(graph: Any) -> Program | None:
-    """The program of a zoo graph's model (:func:`llama_program` with the graph's mode,
-    batch, tokens and dtype; :func:`gpt2_program` for a GPT-2 prefill), or None when the
-    graph is no such step of a decoder built by
-    :func:`~accelsim.workload.models.transformer.build_transformer` that Hugging Face's
-    model runs as one step (a pass's output, a tensor-parallel rank, a serving batch, a
-    prefill chunk after cached positions, another dtype)."""
+def _hf_style_gpt2(spec: TransformerSpec, *, mode: str, batch: int, seq: int, ctx: int,
+                   dtype: str, eps: float) -> Program:
+    """``scripts/measure/e2e.py``'s ``GPT2`` as its measurement drives it (prefill
+    ``model(ids, pos_ids)``, decode ``model(ids, pos_ids, caches, context - 1)``): token and
+    position embeddings added, per block ``nn.LayerNorm``, the fused q/k/v ``nn.Linear``
+    split into three views, causal SDPA, ``F.gelu(approximate="tanh")`` (one call), the
+    last position before the final LayerNorm, the tied LM head as ``F.linear``."""
+    tdt = TORCH_DTYPE[dtype]
+    e = _Emitter()
+    w = _Params(tdt)
+    d, h, dh, f = spec.hidden, spec.heads, spec.dh, spec.ffn
+    sq = 1 if mode == "decode" else seq
+    wte = w(spec.vocab, d)
+    emb_args = {"padding_idx": None, "max_norm": None, "norm_type": 2.0,
+                "scale_grad_by_freq": False, "sparse": False}
+    with e.module("", "GPT2"):
+        ids = _T((batch, sq), "int64")
+        if mode == "decode":
+            pos = _T((batch, 1), "int64")
+        else:
+            pos = _T((batch, sq), "int64", (0 if batch > 1 else sq, 1), is_view=True)
+        with e.module("wte", "Embedding"):
+            tok = _T((batch, sq, d), tdt)
+            e.call("embedding", [ids, wte], [tok], emb_args)
+        with e.module("wpe", "Embedding"):
+            pe = _T((batch, sq, d), tdt)
+            e.call("embedding", [pos, w(spec.max_positions, d)], [pe], emb_args)
+        x = e.pointwise("add", [tok, pe])
+        for i in range(spec.layers):
+            p = f"h.{i}"
+            with e.module(p, "GPT2Block"):
+                hn = _layer_norm(e, f"{p}.ln_1", x, w, eps)
+                qkv = _linear(e, f"{p}.c_attn", hn, w(3 * d, d), w(3 * d))
+                parts = [_T((batch, sq, d), tdt, qkv.stride, is_view=True) for _ in range(3)]
+                e.call("split", [qkv], parts, {"arg1": d, "dim": 2}, "Tensor.split")
+                heads = []
+                for t in parts:
+                    y = e.view("view", t, (batch, sq, h, dh),
+                               {"arg1": batch, "arg2": sq, "arg3": h, "arg4": dh})
+                    heads.append(e.transpose(y, 1, 2))
+                q, k, v = heads
+                if mode == "decode":  # kc[:, :, pos:pos + 1] = k; vc[...] = v
+                    caches = []
+                    for new in (k, v):
+                        cache = _T((batch, h, ctx, dh), tdt)
+                        e.call("setitem", [cache, new], [], None, "TensorBase.__setitem__")
+                        caches.append(cache)
+                    k, v = caches
+                o = _sdpa_call(e, q, k, v, None,
+                               {"has_query": True, "has_key": True, "has_value": True,
+                                "is_causal": mode == "prefill" and sq > 1})
+                o = e.view("reshape", e.transpose(o, 1, 2), (batch, sq, d),
+                           {"arg1": batch, "arg2": sq, "arg3": d})
+                a = _linear(e, f"{p}.c_proj", o, w(d, d), w(d))
+                x = e.pointwise("add", [x, a])
+                hn = _layer_norm(e, f"{p}.ln_2", x, w, eps)
+                y = _linear(e, f"{p}.c_fc", hn, w(f, d), w(f))
+                g = _T(y.shape, tdt)
+                e.call("gelu", [y], [g], {"has_input": True, "approximate": "tanh"})
+                y = _linear(e, f"{p}.mlp_proj", g, w(d, f), w(d))
+                x = e.pointwise("add", [x, y])
+        last = e.slice(x, 1, 1)
+        x = _layer_norm(e, "ln_f", last, w, eps)
+        e.call("linear", [x, wte], [_T((batch, 1, spec.vocab), tdt)], None)
+    tokens = "context=" + str(ctx) if mode == "decode" else "seq=" + str(seq)
+    return Program(name=f"{spec.name}_{mode}", calls=tuple(e.calls),
+                   framework=HF_STYLE_FRAMEWORK,
+                   source=f"gpt2_program({spec.name}, mode={mode}, batch={batch}, {tokens}, "
+                   f"dtype={dtype}, flavour=hf_style)")
+
+
+def graph_program(graph: Any, flavour: str = "hf_style") -> Program | None:
+    """The program of a zoo graph's model in ``flavour`` (:data:`FLAVOURS`;
+    :func:`llama_program` with the graph's mode, batch, tokens and dtype; :func:`gpt2_program`
+    for a GPT-2 prefill), or None when the graph is no such step of a decoder built by
+    :func:`~accelsim.workload.models.transformer.build_transformer` that the model code runs
+    as one step (a pass's output, a tensor-parallel rank, a serving batch, a prefill chunk
+    after cached positions, another dtype)."""
+    if flavour not in FLAVOURS:
+        raise ValueError(f"flavour={flavour!r}: expected one of {', '.join(FLAVOURS)}")
     spec = getattr(graph, "spec", None)
     if not isinstance(spec, TransformerSpec):
         return None
@@ -706,15 +919,20 @@ def graph_program(graph: Any) -> Program | None:
     if dtype not in TORCH_DTYPE or not isinstance(batch, int):
         return None
     if is_gpt2(spec) and mode == "prefill" and p.get("context") == p.get("seq"):
-        return gpt2_program(spec, batch=batch, seq=p["seq"], dtype=dtype)
+        return gpt2_program(spec, batch=batch, seq=p["seq"], dtype=dtype, flavour=flavour)
+    if is_gpt2(spec) and mode == "decode" and p.get("seq") == 1 and flavour == "hf_style":
+        return gpt2_program(spec, mode=mode, batch=batch, context=p["context"], dtype=dtype,
+                            flavour=flavour)
     if not is_llama_family(spec):
         return None
     if mode == "prefill" and p.get("context") == p.get("seq"):
-        return llama_program(spec, mode=mode, batch=batch, seq=p["seq"], dtype=dtype)
+        return llama_program(spec, mode=mode, batch=batch, seq=p["seq"], dtype=dtype,
+                             flavour=flavour)
     if mode == "decode" and p.get("seq") == 1:
-        return llama_program(spec, mode=mode, batch=batch, context=p["context"], dtype=dtype)
+        return llama_program(spec, mode=mode, batch=batch, context=p["context"], dtype=dtype,
+                             flavour=flavour)
     return None
 
 
-__all__ = ["FRAMEWORK", "TORCH_DTYPE", "gpt2_program", "graph_program", "is_gpt2",
-           "is_llama_family", "llama_program"]
+__all__ = ["FLAVOURS", "FRAMEWORK", "HF_STYLE_FRAMEWORK", "TORCH_DTYPE", "gpt2_program",
+           "graph_program", "is_gpt2", "is_llama_family", "llama_program"]

@@ -151,8 +151,8 @@ def workload(name: str, **params: Any):
     return from_spec(name).to_workload()
 
 
-__all__ = ["MODELS", "SPECS", "build_checked", "from_spec", "get", "is_zoo_spec", "names", "parameters", "parse_spec",
-           "workload"]
+__all__ = ["MODELS", "SPECS", "build_checked", "from_spec", "get", "is_zoo_spec", "names",
+           "parameters", "parse_spec", "workload"]
 
 
 def workload_params(workload: Any) -> dict[str, Any]:

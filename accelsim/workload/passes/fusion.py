@@ -254,7 +254,8 @@ def fuse(graph: ModelGraph, *, attention: bool = True, horizontal: bool = True,
             if j in attn_groups:
                 _record_attention(saved_rows, graph, attn_groups[j], nodes[j])
         outs = tuple(t for n in node_list for t in n.outputs
-                     if t in outputs or t in persistent or any(r not in members for r in readers[t]))
+                     if t in outputs or t in persistent
+                     or any(r not in members for r in readers[t]))
         ins = tuple(dict.fromkeys(t for n in node_list for t in n.inputs if t not in produced))
         new_nodes.append(Node(op=fop, inputs=ins, outputs=outs, component=node_list[0].component,
                               layer=node_list[0].layer))

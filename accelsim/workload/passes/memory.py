@@ -103,7 +103,8 @@ def plan_memory(graph: ModelGraph) -> MemoryPlan:
             live_bytes += size
         if live_bytes > peak:
             peak = live_bytes
-            peak_step = graph.nodes[step].name if 0 <= step < n else ("<inputs>" if step < 0 else "<outputs>")
+            peak_step = (graph.nodes[step].name if 0 <= step < n
+                         else ("<inputs>" if step < 0 else "<outputs>"))
         for name in deaths.get(step, []):
             b = assignment[name]
             bisect.insort(free, (buffers[b], b))
