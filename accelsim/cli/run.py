@@ -427,7 +427,7 @@ def write_outputs(result: object, args: argparse.Namespace,
 def write_run_trace(result: object, path: str, detail: str) -> str:
     """Write the run's Perfetto timeline (``detail``: ``auto``, ``full`` or ``layers``, see
     ``--trace-detail``); ``PATH (SIZE[, grouped ...])`` for the ``wrote`` line."""
-    if isinstance(result, ModelRun) and getattr(result.machine, "kind", "") == "cpu":
+    if isinstance(result, ModelRun) and result.calls.empty:  # no per-call timeline (a CPU)
         from accelsim.report.stream_trace import write_op_trace as write
     elif isinstance(result, ModelRun):
         from accelsim.report.stream_trace import write_stream_trace as write

@@ -36,6 +36,9 @@ has the method):
 * ``h200_e2e_run14.json``: run 14 (group ``held-out-run14``, **held out**): new shapes of every
   model and of the ``workloads/hf`` configs, eager and CUDA graph, interleaved protocol, never
   profiled; split fixed before it was measured, first scored once at 38d9387.
+* ``h200_e2e_run15.json``: run 15 (group ``held-out-run15``, **held out**): shapes no earlier
+  run timed, of every model and of the ``workloads/hf`` configs, same protocol as run 14; split
+  fixed before it was measured, measured after the model was frozen (0920997), scored once.
 * ``h200_e2e_run7c.json``: run 7c, ``torch.compile`` (``dynamic=False``) of the 4-layer Llama's
   calibration shapes and of the ``workloads/hf`` models, every case compiled first and then all
   timed together in interleaved rounds for 40 s (groups ``dev-run7c-calshapes``,
@@ -403,7 +406,7 @@ def run15_group(case: dict) -> str:
 DATASETS = (("h200_e2e_run2.json", run2_group), ("h200_e2e_run3.json", run3_group),
             ("h200_e2e_run4.json", run4_group), ("h200_e2e_run4c.json", run4c_group),
             ("h200_e2e_run7.json", run7_group), ("h200_e2e_run7c.json", run7c_group),
-            ("h200_e2e_run14.json", run14_group))
+            ("h200_e2e_run14.json", run14_group), ("h200_e2e_run15.json", run15_group))
 """The whole-model sets scored by default and the group function of each (a set whose file
 is not there yet is skipped)."""
 
