@@ -85,8 +85,12 @@ def _factory(target: str) -> Any:
     sys.path.insert(0, str(path.resolve().parent))
     try:
         spec.loader.exec_module(module)
-    except ModuleNotFoundError:
-        raise
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] == "torch":
+            raise ConfigError(file, None, None, "capturing needs PyTorch: pip install "
+                              "'accelsim[torch]' (a CPU build is enough: programs are "
+                              "captured on the meta device)") from None
+        raise ConfigError(file, None, None, f"importing it failed: {exc}") from None
     except Exception as exc:  # noqa: BLE001 (the user's file: one line)
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
         raise ConfigError(file, None, None, f"importing it failed: {type(exc).__name__}: "

@@ -208,3 +208,16 @@ def test_cli_capture_finds_the_built_in_example_programs_from_any_folder(tmp_pat
                  "layers=1", "-o", "e.json"]) == 0
     assert "captured" in capsys.readouterr().out and (tmp_path / "e.json").is_file()
     assert main(["capture", "workloads/programs/nothere.py:encoder", "-o", "f.json"]) == 2
+
+
+def test_cli_capture_without_pytorch_says_how_to_get_it(tmp_path, capsys, monkeypatch):
+    """A factory file whose torch import fails (here a torch submodule that does not exist, as
+    a missing torch would) is one line naming the extra to install; another missing module
+    is named as such."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_text("import torch.no_such_part_xyz\ndef f(device='meta'): ...\n")
+    (tmp_path / "b.py").write_text("import no_such_module_xyz\ndef f(device='meta'): ...\n")
+    assert main(["capture", "a.py:f", "-o", "a.json"]) == 2
+    assert "pip install 'accelsim[torch]'" in capsys.readouterr().err
+    assert main(["capture", "b.py:f", "-o", "b.json"]) == 2
+    assert "No module named 'no_such_module_xyz'" in capsys.readouterr().err
