@@ -364,6 +364,19 @@ def _linear(e: _Emitter, path: str, x: _T, weight: _T, bias: _T | None) -> _T:
     return out
 
 
+def _cache_writes(e: Any, new: tuple[Any, Any], shape: tuple[int, ...], dtype: str
+                  ) -> list[Any]:
+    """The static KV cache's slice writes of a decode step (``cache[:, :, pos:pos + 1] =
+    new`` for K and V): one ``setitem`` call each; the caches (``shape``) are what attention
+    reads next."""
+    caches = []
+    for t in new:
+        cache = _T(shape, dtype)
+        e.call("setitem", [cache, t], [], None, "TensorBase.__setitem__")
+        caches.append(cache)
+    return caches
+
+
 def _rope(e: _Emitter, x: _T, cos: _T, sin: _T) -> _T:
     """``apply_rotary_pos_emb`` on one of q, k: ``x * cos + rotate_half(x) * sin``."""
     a = e.pointwise("mul", [x, cos])
@@ -530,12 +543,7 @@ def _hf_style_llama(spec: TransformerSpec, *, mode: str, batch: int, seq: int,
                 q = _rope(e, q, c, s)
                 k = _rope(e, k, c, s)
                 if mode == "decode":  # kc[:, :, pos:pos + 1] = k; vc[...] = v
-                    caches = []
-                    for new in (k, v):
-                        cache = _T((batch, kv, ctx, dh), tdt)
-                        e.call("setitem", [cache, new], [], None, "TensorBase.__setitem__")
-                        caches.append(cache)
-                    k, v = caches
+                    k, v = _cache_writes(e, (k, v), (batch, kv, ctx, dh), tdt)
                 o = _sdpa_call(e, q, k, v, None,
                                {"has_query": True, "has_key": True, "has_value": True,
                                 "is_causal": mode == "prefill" and sq > 1,
@@ -873,12 +881,7 @@ def _hf_style_gpt2(spec: TransformerSpec, *, mode: str, batch: int, seq: int, ct
                     heads.append(e.transpose(y, 1, 2))
                 q, k, v = heads
                 if mode == "decode":  # kc[:, :, pos:pos + 1] = k; vc[...] = v
-                    caches = []
-                    for new in (k, v):
-                        cache = _T((batch, h, ctx, dh), tdt)
-                        e.call("setitem", [cache, new], [], None, "TensorBase.__setitem__")
-                        caches.append(cache)
-                    k, v = caches
+                    k, v = _cache_writes(e, (k, v), (batch, h, ctx, dh), tdt)
                 o = _sdpa_call(e, q, k, v, None,
                                {"has_query": True, "has_key": True, "has_value": True,
                                 "is_causal": mode == "prefill" and sq > 1})
