@@ -364,6 +364,18 @@ def _linear(e: _Emitter, path: str, x: _T, weight: _T, bias: _T | None) -> _T:
     return out
 
 
+def _embedding(e: Any, path: str, ids: Any, table: Any, shape: tuple[int, ...],
+               dtype: str) -> Any:
+    """``nn.Embedding`` at ``path``: the module call and its ``F.embedding`` of ``ids`` into
+    ``table``; the rows (``shape``, ``dtype``)."""
+    with e.module(path, "Embedding"):
+        x = _T(shape, dtype)
+        e.call("embedding", [ids, table], [x],
+               {"padding_idx": None, "max_norm": None, "norm_type": 2.0,
+                "scale_grad_by_freq": False, "sparse": False})
+    return x
+
+
 def _cache_writes(e: Any, new: tuple[Any, Any], shape: tuple[int, ...], dtype: str
                   ) -> list[Any]:
     """The static KV cache's slice writes of a decode step (``cache[:, :, pos:pos + 1] =
@@ -450,11 +462,7 @@ def llama_program(spec: TransformerSpec, *, mode: str = "decode", batch: int = 1
     with e.module("", "LlamaForCausalLM"):
         with e.module("model", "LlamaModel"):
             ids = _T((batch, sq), "int64")
-            with e.module("model.embed_tokens", "Embedding"):
-                x = _T((batch, sq, d), tdt)
-                e.call("embedding", [ids, embed], [x],
-                       {"padding_idx": None, "max_norm": None, "norm_type": 2.0,
-                        "scale_grad_by_freq": False, "sparse": False})
+            x = _embedding(e, "model.embed_tokens", ids, embed, (batch, sq, d), tdt)
             mask = None
             lengths = [_T((), "int64") for _ in range(spec.layers)]
             if mode == "prefill":
@@ -514,11 +522,7 @@ def _hf_style_llama(spec: TransformerSpec, *, mode: str, batch: int, seq: int,
     lm_head = embed if spec.tied_embeddings else None
     with e.module("", "Llama"):
         ids = _T((batch, sq), "int64")
-        with e.module("embed_tokens", "Embedding"):
-            x = _T((batch, sq, d), tdt)
-            e.call("embedding", [ids, embed], [x],
-                   {"padding_idx": None, "max_norm": None, "norm_type": 2.0,
-                    "scale_grad_by_freq": False, "sparse": False})
+        x = _embedding(e, "embed_tokens", ids, embed, (batch, sq, d), tdt)
         if mode == "decode":  # torch.full((batch, 1), context - 1)
             pos = _T((batch, 1), "int64")
         else:  # torch.arange(seq)[None].expand(batch, seq)
