@@ -389,6 +389,23 @@ def _cache_writes(e: Any, new: tuple[Any, Any], shape: tuple[int, ...], dtype: s
     return caches
 
 
+def _rotary_qkv(e: _Emitter, p: str, x: _T, w: Any, dims: tuple[int, int, int, int],
+                bias: bool, cos: _T, sin: _T, view_args: Any) -> tuple[_T, _T, _T]:
+    """The attention block's ``q_proj``, ``k_proj``, ``v_proj`` of ``x`` (``dims``: heads, KV
+    heads, head dim, hidden), each viewed as (batch, seq, heads, head dim) with the call's
+    recorded ``view_args(heads)`` and transposed, then the rotary embedding of q and k."""
+    h, kv, dh, d = dims
+    batch, sq = x.shape[0], x.shape[1]
+    heads = []
+    for name, n in (("q_proj", h), ("k_proj", kv), ("v_proj", kv)):
+        y = _linear(e, f"{p}.{name}", x, w(n * dh, d), w(n * dh) if bias else None)
+        y = e.view("view", y, (batch, sq, n, dh), view_args(n))
+        heads.append(e.transpose(y, 1, 2))
+    q, k, v = heads
+    c, s = e.unsqueeze(cos, 1), e.unsqueeze(sin, 1)
+    return _rope(e, q, c, s), _rope(e, k, c, s), v
+
+
 def _rope(e: _Emitter, x: _T, cos: _T, sin: _T) -> _T:
     """``apply_rotary_pos_emb`` on one of q, k: ``x * cos + rotate_half(x) * sin``."""
     a = e.pointwise("mul", [x, cos])
@@ -534,18 +551,9 @@ def _hf_style_llama(spec: TransformerSpec, *, mode: str, batch: int, seq: int,
                 r = x
                 with e.module(f"{p}.input_layernorm", "RMSNorm"):
                     hn = _rms_norm(e, x, w(d), eps)
-                heads = []
-                for name, n in (("q_proj", h), ("k_proj", kv), ("v_proj", kv)):
-                    y = _linear(e, f"{p}.{name}", hn, w(n * dh, d),
-                                w(n * dh) if spec.qkv_bias else None)
-                    y = e.view("view", y, (batch, sq, n, dh),
-                               {"arg1": batch, "arg2": sq, "arg3": n, "arg4": dh})
-                    heads.append(e.transpose(y, 1, 2))
-                q, k, v = heads
-                c = e.unsqueeze(cos, 1)
-                s = e.unsqueeze(sin, 1)
-                q = _rope(e, q, c, s)
-                k = _rope(e, k, c, s)
+                q, k, v = _rotary_qkv(
+                    e, p, hn, w, (h, kv, dh, d), spec.qkv_bias, cos, sin,
+                    lambda n: {"arg1": batch, "arg2": sq, "arg3": n, "arg4": dh})
                 if mode == "decode":  # kc[:, :, pos:pos + 1] = k; vc[...] = v
                     k, v = _cache_writes(e, (k, v), (batch, kv, ctx, dh), tdt)
                 o = _sdpa_call(e, q, k, v, None,
@@ -668,16 +676,8 @@ def _attention(e: _Emitter, w: _Params, p: str, x: _T, cos: _T, sin: _T, mask: _
                o_bias: bool) -> _T:
     """``LlamaAttention.forward`` (SDPA), with the static cache's update in decode."""
     with e.module(p, "LlamaAttention"):
-        heads = []
-        for name, n in (("q_proj", h), ("k_proj", kv), ("v_proj", kv)):
-            y = _linear(e, f"{p}.{name}", x, w(n * dh, d), w(n * dh) if qkv_bias else None)
-            y = e.view("view", y, (batch, sq, n, dh), {"arg1": [batch, sq, -1, dh]})
-            heads.append(e.transpose(y, 1, 2))
-        q, k, v = heads
-        c = e.unsqueeze(cos, 1)
-        s = e.unsqueeze(sin, 1)
-        q = _rope(e, q, c, s)
-        k = _rope(e, k, c, s)
+        q, k, v = _rotary_qkv(e, p, x, w, (h, kv, dh, d), qkv_bias, cos, sin,
+                              lambda n: {"arg1": [batch, sq, -1, dh]})
         if mode == "decode":
             ar = e.new("arange", (sq,), "int64", {"arg0": sq}, "_VariableFunctionsClass.arange")
             at = e.pointwise("add", [ar, length])
