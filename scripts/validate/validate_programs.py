@@ -8,12 +8,14 @@ eager and CUDA-graph tables and replayed on the ``h200`` machine. Printed apart:
 
 * **calibration** (the smallest shape of each program, whose profiles fixed what each call
   launches): kernel count per class against the profile;
-* **held-out** (every other case, never fitted): step time, eager and CUDA graph, and kernel
-  counts per class.
+* **the other shapes** (never fitted; held out until 2026-12-02, dev since: their per-case
+  rows were read while the captured programs' eager gap was looked into, see
+  ``scripts/data/REGISTRY.yaml``): step time, eager and CUDA graph, and kernel counts per
+  class.
 
-Targets (issue 23): kernel count per class within 2 % of the profile; held-out whole steps
-MAPE <= 5 % in CUDA graphs and <= 10 % in eager (steps of 10 ms and more). Exits 1 when a
-held-out target is missed. Needs torch (``pip install 'accelsim[torch]'``).
+Targets (issue 23): kernel count per class within 2 % of the profile; the other shapes' whole
+steps MAPE <= 5 % in CUDA graphs and <= 10 % in eager (steps of 10 ms and more). Exits 1 when
+one of those targets is missed. Needs torch (``pip install 'accelsim[torch]'``).
 """
 
 from __future__ import annotations
@@ -104,8 +106,8 @@ def kernel_count_err_pct(r: dict) -> float:
 
 def fidelity_rows() -> list[dict]:
     """The fidelity table's rows (``scripts/fidelity.py``): step-time MAPE per role and mode
-    (held-out graph steps and eager steps >= 10 ms with the targets of :func:`main`), and
-    the held-out total kernel count per case (target: the worst case within 2 %)."""
+    (the other shapes' graph steps and eager steps >= 10 ms with the targets of :func:`main`), and
+    their total kernel count per case (target: the worst case within 2 %)."""
     import fidelity
 
     rows = evaluate(json.loads(DATA.read_text()))
@@ -116,7 +118,7 @@ def fidelity_rows() -> list[dict]:
             sel = [r for r in rows if r["role"] == role and r["mode"] == mode]
             long = [r for r in sel if r["measured_s"] >= EAGER_MIN_STEP_S]
             errs = [100 * (r["model_s"] / r["measured_s"] - 1) for r in sel]
-            label = "smallest shapes" if role == "cal" else "held-out shapes"
+            label = "smallest shapes" if role == "cal" else "other shapes"
             if role == "held" and mode == "eager":
                 out.append(fidelity.row(
                     "validate_programs", [src], f"{label} eager, steps ≥ 10 ms",
@@ -130,7 +132,7 @@ def fidelity_rows() -> list[dict]:
     counts = [kernel_count_err_pct(r) for r in rows
               if r["role"] == "held" and r["mode"] == "graph" and r["profile_kernels"]]
     out.append(fidelity.row(
-        "validate_programs", [name], "held-out kernel count (graph)", errors_pct=counts,
+        "validate_programs", [name], "other shapes' kernel count (graph)", errors_pct=counts,
         target_pct=KERNEL_TARGET_PCT, met=max(map(abs, counts), default=0.0) <= KERNEL_TARGET_PCT,
         metric="kernels per step", note="target on the worst case"))
     return out
@@ -173,9 +175,9 @@ def main(argv: list[str] | None = None) -> int:
     held_graph = _mape([r for r in rows if r["role"] == "held" and r["mode"] == "graph"])
     held_eager = _mape([r for r in rows if r["role"] == "held" and r["mode"] == "eager"
                         and r["measured_s"] >= EAGER_MIN_STEP_S])
-    for label, value, target in (("held-out graph", held_graph, GRAPH_TARGET_PCT),
-                                 ("held-out eager (>= 10 ms)", held_eager, EAGER_TARGET_PCT),
-                                 ("held-out kernel count (worst)", worst, KERNEL_TARGET_PCT)):
+    for label, value, target in (("other shapes graph", held_graph, GRAPH_TARGET_PCT),
+                                 ("other shapes eager (>= 10 ms)", held_eager, EAGER_TARGET_PCT),
+                                 ("other shapes kernel count (worst)", worst, KERNEL_TARGET_PCT)):
         met = value <= target
         ok &= met
         print(f"target {label}: {value:.1f}% <= {target}%: {'met' if met else 'MISSED'}")
