@@ -44,9 +44,12 @@ def _stack(ax: Any, wide: pd.DataFrame, unit: float, unit_name: str, xlabel: str
         bottom = vals if bottom is None else bottom + vals
     step = max(1, math.ceil(len(wide) / MAX_TICKS))  # long models: every k-th name
     ticks = list(range(0, len(wide), step))
+    labels = [plot_text(wide.index[i]) for i in ticks]
+    crowded = sum(len(t) for t in labels) > 36  # ~9-point characters a 5-inch axis holds
     ax.set_xticks(ticks)
-    ax.set_xticklabels([plot_text(wide.index[i]) for i in ticks],
-                       rotation=90 if len(wide) > 8 else 0, fontsize=7 if len(wide) > 20 else 9)
+    ax.set_xticklabels(labels, rotation=90 if len(wide) > 8 else (30 if crowded else 0),
+                       ha="right" if crowded and len(wide) <= 8 else "center",
+                       fontsize=7 if len(wide) > 20 else 9)
     ax.set_ylabel(f"energy ({unit_name})")
     ax.set_xlabel(xlabel)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # beside the bars
