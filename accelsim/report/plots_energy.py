@@ -45,7 +45,9 @@ def _stack(ax: Any, wide: pd.DataFrame, unit: float, unit_name: str, xlabel: str
     step = max(1, math.ceil(len(wide) / MAX_TICKS))  # long models: every k-th name
     ticks = list(range(0, len(wide), step))
     labels = [plot_text(wide.index[i]) for i in ticks]
-    crowded = sum(len(t) for t in labels) > 36  # ~9-point characters a 5-inch axis holds
+    # slanted when the names overrun a 5-inch axis (~36 characters at 9 points) and each is
+    # short enough for the margin a slant needs below the axis
+    crowded = sum(len(t) for t in labels) > 36 and max(map(len, labels), default=0) <= 24
     ax.set_xticks(ticks)
     ax.set_xticklabels(labels, rotation=90 if len(wide) > 8 else (30 if crowded else 0),
                        ha="right" if crowded and len(wide) <= 8 else "center",
