@@ -34,7 +34,7 @@ from accelsim.engine import gpu_stream
 from accelsim.errors import UnsupportedError
 from accelsim.hw.gpu import plan_op
 from accelsim.hw.gpu.kernel import bound_of, estimate_s
-from accelsim.hw.gpu.memory import stream_kernel
+from accelsim.hw.gpu.memory import l2_hit_fraction, stream_kernel
 from accelsim.hw.gpu.reduce import row_mean_kernel
 from accelsim.mapping.gpu_lowering import LoweredCall, StreamWork, lower, lower_sites
 from accelsim.mapping.program_fusion import fuse_sites
@@ -156,19 +156,21 @@ def _collective_cost(work: Collective, collective: CollectiveCost | None) -> _Co
 
 def _kernel_cost(m: GpuMachine, work: Any, table: Any, cache: dict,
                  reduce_shape: tuple[int, int] | None = None,
-                 family: str = "vectorized") -> _Cost:
+                 family: str = "vectorized", cold_weights: float = 0.0) -> _Cost:
     """GPU time, traffic and energy of one call's kernels (memoised by shape).
     ``reduce_shape``: the (rows, cols) a ``reduce`` stream call reduces row by row.
     ``family``: the call's launch family; ``strided`` kernels each start
     ``host.strided_kernel_s`` later and spend ``compute.strided_instr_per_element`` FP32/INT-lane
-    instructions per element on index arithmetic (non-vectorized TensorIterator / cat kernels)."""
+    instructions per element on index arithmetic (non-vectorized TensorIterator / cat kernels).
+    ``cold_weights``: the share of a weight GEMM's or convolution's weights that the step
+    finds outside L2 (:func:`step_cold_weight_fraction`)."""
     if isinstance(work, StreamWork):
         key: Any = ("stream", work.read_bytes, work.write_bytes, work.simt_flops, work.sfu_ops,
                     reduce_shape, family, work.elements, work.sfu_routine)
     else:
         op = device_op(work)
         key = (dataclasses.replace(op, name="") if dataclasses.is_dataclass(op) else op,
-               family)
+               family, cold_weights)
     hit = cache.get(key)
     if hit is not None:
         return hit
@@ -187,7 +189,8 @@ def _kernel_cost(m: GpuMachine, work: Any, table: Any, cache: dict,
                           sfu_ops=work.sfu_ops)
         kernels, prec, flops, macs = (k,), "fp32", work.simt_flops, 0.0
     else:
-        plan = plan_op(m, op, cold_cache=True)  # a step's caches were last touched a step ago
+        # a step's caches and weights were last touched a step ago
+        plan = plan_op(m, op, cold_cache=True, cold_weight_fraction=cold_weights)
         kernels, prec, flops = plan.kernels, plan.precision, float(plan.flops)
         macs = float(getattr(op, "macs", 0))
     if family == "strided" and m.host.strided_kernel_s:
@@ -302,6 +305,20 @@ class _Replayed:
     static_w: float
 
 
+def step_cold_weight_fraction(m: GpuMachine, memory: Any) -> float:
+    """Share (0..1) of a model's weights that one step finds outside L2, having read them a
+    step ago: the miss fraction of L2 over the step's weights and KV cache (each line
+    counted ``compute.gemm_l2_operand_copies`` times, as GEMM operands are cached in both L2
+    partitions), ``hw/gpu/memory.py`` ``l2_hit_fraction``. A model whose weights fit L2 (a
+    small CNN) keeps them there between steps; one that overflows it reads every weight from
+    HBM once per step. No memory check (``None``): every weight is cold."""
+    if memory is None:
+        return 1.0
+    resident = m.compute.gemm_l2_operand_copies * (memory.weights_bytes
+                                                  + memory.kv_cache_bytes)
+    return 1.0 - l2_hit_fraction(m, resident, 0.0)
+
+
 def _zoo_program(graph: Any, table: Any, zoo_lowering: str | None) -> Any:
     """The emitted program of a zoo graph lowered call by call (:data:`ZOO_LOWERING`), else
     None."""
@@ -357,6 +374,7 @@ def _replay(m: GpuMachine, workload: Any, *, exec_mode: str, replay: str,
                  *calls]
         given = None if given is None else [None, *given]
     etab = energy_table_for(m)
+    cold = step_cold_weight_fraction(m, memory)
     cache: dict = {} if cost_cache is None else cost_cache
     costs: list[_Cost | None] = []
     for i, c in enumerate(calls):
@@ -366,7 +384,7 @@ def _replay(m: GpuMachine, workload: Any, *, exec_mode: str, replay: str,
             costs.append(_collective_cost(c.work, collective))
             continue
         costs.append(None if c.work is None else _kernel_cost(m, c.work, etab, cache, row,
-                                                              c.family))
+                                                              c.family, cold))
         if progress is not None and (i % 200 == 0 or i + 1 == len(calls)):
             progress(i + 1, len(calls), c.op_name)
     gpu_s = gpu_stream.hide_dependent_launches(

@@ -102,31 +102,37 @@ def conv_family(op: Conv2d, precision: str) -> str:
     return "implicit_gemm"
 
 
-def plan_conv2d(m: GpuMachine, op: Conv2d, precision: str) -> ConvPlan:
+def plan_conv2d(m: GpuMachine, op: Conv2d, precision: str, *,
+                cold_weight_fraction: float = 0.0) -> ConvPlan:
     """Kernels of one NHWC convolution at ``precision`` (see the module docstring). They pay
     ``host.launch_s`` but not ``host.kernel_tail_s``
-    (:func:`~accelsim.hw.gpu.kernel.without_tail`)."""
-    plan = _plan(m, op, precision)
+    (:func:`~accelsim.hw.gpu.kernel.without_tail`). ``cold_weight_fraction``: the share of
+    the filters not in L2 when the convolution starts (a whole model's step), read from HBM
+    once by the GEMM-lowered families (1x1, implicit GEMM, padded tiny-C;
+    ``hw/gpu/gemm.py`` ``plan_gemm``); Winograd, depthwise, grouped and direct kernels keep
+    their op's own L2 residency (their filters are small or transformed)."""
+    plan = _plan(m, op, precision, cold_weight_fraction)
     return ConvPlan(**{**_fields(plan),
                        "kernels": tuple(without_tail(k, m) for k in plan.kernels)})
 
 
-def _plan(m: GpuMachine, op: Conv2d, precision: str) -> ConvPlan:
+def _plan(m: GpuMachine, op: Conv2d, precision: str, cold: float = 0.0) -> ConvPlan:
     m.check_precision(precision)
     fam = conv_family(op, precision)
     if fam == "gemm_1x1":
         g = op.lower()
-        plan = plan_gemm(m, g.m, g.n, g.k, precision, name="conv2d.gemm")
+        plan = plan_gemm(m, g.m, g.n, g.k, precision, name="conv2d.gemm",
+                         cold_weight_fraction=cold)
         return _from_gemm(fam, plan, with_fixed_cost(plan.kernels[0], m.conv.tile_fixed_s))
     if fam == "implicit_gemm":
-        return _fastest(m, _from_gemm(fam, _implicit(m, op, precision, op.c)),
+        return _fastest(m, _from_gemm(fam, _implicit(m, op, precision, op.c, cold)),
                         _winograd_plans(m, op, precision))
     if fam == "depthwise":
         return _single(m, fam, depthwise_kernel(m, op, precision), op, precision)
     if fam == "grouped":
         return _single(m, fam, grouped_kernel(m, op, precision), op, precision)
     direct = _single(m, "tiny_c_direct", direct_kernel(m, op, precision), op, precision)
-    gemm = _implicit(m, op, precision, padded_channels(op.c, precision))
+    gemm = _implicit(m, op, precision, padded_channels(op.c, precision), cold)
     main = slowed(gemm.kernels[0], m.conv.tiny_c_mma_fraction)
     padded = _from_gemm("tiny_c_padded", gemm, main)
     padded = ConvPlan(**{**_fields(padded), "kernels": (*pad_kernels(m, op, precision),
@@ -161,7 +167,8 @@ def _fastest(m: GpuMachine, first: ConvPlan, others: list[ConvPlan]) -> ConvPlan
     return best
 
 
-def _implicit(m: GpuMachine, op: Conv2d, precision: str, channels: int) -> GemmPlan:
+def _implicit(m: GpuMachine, op: Conv2d, precision: str, channels: int,
+              cold: float = 0.0) -> GemmPlan:
     """Implicit GEMM over ``channels`` input channels (``op.c`` or the padded count)."""
     e = OPERAND_BYTES[precision]
     pixels = op.n * op.out_h * op.out_w
@@ -170,7 +177,8 @@ def _implicit(m: GpuMachine, op: Conv2d, precision: str, channels: int) -> GemmP
     tiles = parse_tiles(m.stack.conv.implicit_gemm_tiles) if precision != "fp32" else None
     return plan_gemm(m, pixels, op.k, k_depth, precision, hbm_unique_bytes=stored,
                      leading_dims=(channels, op.k), name="conv2d.implicit_gemm", tiles=tiles,
-                     max_split=1, cta_fixed_s=m.conv.tile_fixed_s, dependent_launch=False)
+                     max_split=1, cta_fixed_s=m.conv.tile_fixed_s, dependent_launch=False,
+                     cold_weight_fraction=cold)
 
 
 def _from_gemm(family: str, plan: GemmPlan, main: Kernel | None = None) -> ConvPlan:

@@ -48,6 +48,9 @@ How a library (cuBLAS / CUTLASS) runs ``C[M,N] = A[M,K] @ B[K,N]`` and what this
   the miss share of an op that overflows L2, after a dirty line's write-back at HBM's.
   Non-persistent kernels (the CUTLASS 2.x fallback and legacy paths) start one CTA per tile,
   each paying ``compute.gemm_nonpersistent_cta_s`` of pipeline fill and epilogue.
+* **Cold weights** (``cold_weight_fraction``, a whole model's step): that share of B was
+  last touched a step ago and has left L2 since; it comes from HBM once on this call,
+  whatever the op's own footprint (a repeated op's hot-L2 hit applies to the rest).
 * **Streamed operands**: an operand read by a single CTA (one row of tiles: a skinny GEMM's
   weights) is loaded with an evict-first hint and comes from HBM on every call.
 * **Launch**: ``host.launch_s`` per kernel.
@@ -305,7 +308,8 @@ def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: i
               tiles: tuple[tuple[int, int], ...] | None = None,
               max_split: int | None = None, cta_fixed_s: float = 0.0,
               dependent_launch: bool = True, bias: bool = False,
-              out_stored_bytes: float | None = None) -> GemmPlan:
+              out_stored_bytes: float | None = None,
+              cold_weight_fraction: float = 0.0) -> GemmPlan:
     """Plan ``batch`` GEMMs of ``M x N x K`` at ``precision``: the fastest tile and split-K.
 
     ``shared_weights``: B is one ``K x N`` matrix for all batch entries (folded into M).
@@ -321,8 +325,13 @@ def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: i
     ``compute.gemm_bias_epilogue_s`` once.
     ``out_stored_bytes``: bytes of the output as stored, when it is not C itself (a fused
     Winograd kernel writes the inverse-transformed output, not the transformed products).
+    ``cold_weight_fraction``: the share (0..1) of B that is not in L2 when the kernel starts
+    (a whole model's weights, read once per step: ``devices/gpu_model.py``); it is read from
+    HBM once however well the op's own footprint fits L2.
     """
     m.check_precision(precision)
+    if not 0.0 <= cold_weight_fraction <= 1.0:
+        raise ValueError(f"cold_weight_fraction must be in 0..1 (got {cold_weight_fraction})")
     for label, v in (("M", M), ("N", N), ("K", K), ("batch", batch)):
         if v <= 0:
             raise ValueError(f"{label} must be > 0 (got {v})")
@@ -345,6 +354,7 @@ def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: i
     b_bytes = batch * K * N * e * wf
     c_bytes = batch * M * N * oe if out_stored_bytes is None else out_stored_bytes
     unique_in = hbm_unique_bytes if hbm_unique_bytes is not None else a_bytes + b_bytes
+    cold_bytes = cold_weight_fraction * min(b_bytes, unique_in)
     hit = l2_hit_fraction(m, m.compute.gemm_l2_operand_copies * unique_in, c_bytes)
     best: tuple[float, int, GemmPlan] | None = None
     # cuBLASLt's odd-sized tiles fit a GEMM of a few waves into whole waves of the SMs
@@ -380,7 +390,7 @@ def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: i
             for simt in variants:
                 plan = _plan(m, precision, path, bm, bn, bk, split, M, N, K, batch, n_tiles,
                              kc, unique_in, c_bytes, hit, aligned, name, wf, cta_fixed_s,
-                             dependent_launch, epilogue_s, pitch, simt)
+                             dependent_launch, epilogue_s, pitch, simt, cold_bytes)
                 t = sum(estimate_s(k, m) for k in plan.kernels)
                 key = (t * (1 - 1e-9), plan.ctas)
                 if best is None or key < (best[0], best[1]):
@@ -396,7 +406,7 @@ def _plan(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, s
           c_bytes: float, hit: float, aligned: bool, name: str, wf: float = 1.0,
           cta_fixed_s: float = 0.0, dependent_launch: bool = True,
           epilogue_s: float = 0.0, pitch_class: bool = False,
-          simt: SimtKernel | None = None) -> GemmPlan:
+          simt: SimtKernel | None = None, cold_bytes: float = 0.0) -> GemmPlan:
     e = OPERAND_BYTES[precision]
     oe = OUTPUT_BYTES[precision]
     ctas = tiles * split
@@ -413,12 +423,16 @@ def _plan(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, s
     streamed = 0.0
     if M <= m.stack.gemm.stream_max_m and unique_in > a_bytes:
         streamed = unique_in - a_bytes
-    hbm_total = (1.0 - hit) * (reads - streamed + (c_bytes if split == 1 else 0.0)) + streamed
+    # cold weights come from HBM once; a streamed operand already does on every call
+    cold = max(0.0, cold_bytes - streamed)
+    hbm_total = (1.0 - hit) * (reads - streamed - cold + (c_bytes if split == 1 else 0.0)) \
+        + streamed + cold
     partial_bytes = M * N * batch * 4 * split if split > 1 else 0.0
     out_elem = 4.0 if split > 1 else oe
     cta = _cta(m, precision, path, bm, bn, bk, kc, hbm_total / ctas, out_elem, ctas, wf, hit,
                pitch_class, simt)
-    startup = m.memory.hbm.latency_s if hit < 1.0 or streamed else m.memory.l2_latency_s
+    startup = m.memory.hbm.latency_s if hit < 1.0 or streamed or cold \
+        else m.memory.l2_latency_s
     # the producer prefetches the next tile while this one computes; a main loop shorter
     # than the load latency leaves the rest of the latency exposed on every tile
     exposed = max(0.0, startup - cta.compute_s) if ctas > m.sm_count else 0.0

@@ -44,14 +44,18 @@ class OpPlan:
 
 
 def plan_op(m: GpuMachine, op: object, precision: str | None = None, *,
-            sparsity: str | None = None, cold_cache: bool = False) -> OpPlan:
+            sparsity: str | None = None, cold_cache: bool = False,
+            cold_weight_fraction: float = 0.0) -> OpPlan:
     """Plan ``op`` (Gemm, Conv2d, Attention, Elementwise, LayerNorm, Softmax, BatchNorm2d,
     Pool2d) on ``m``.
 
     ``sparsity="2:4"``: the GEMM's weights are 2:4 structured-sparse
     (:mod:`accelsim.hw.gpu.sparsity`); ``bytes`` then counts the compressed weights (values
     and metadata) and ``flops`` stays the dense-equivalent count. ``cold_cache``: an
-    attention's cached K/V come from HBM (a whole model's decode step), not from L2."""
+    attention's cached K/V come from HBM (a whole model's decode step), not from L2.
+    ``cold_weight_fraction``: the share of a weight GEMM's (shared-weight ``Gemm``) or a
+    convolution's weights that a whole model's step finds outside L2 (read a step ago), read
+    from HBM once (``hw/gpu/gemm.py`` ``plan_gemm``)."""
     prec = precision or getattr(op, "dtype", None) or "bf16"
     m.check_precision(prec)
     e = OPERAND_BYTES[prec]
@@ -60,13 +64,15 @@ def plan_op(m: GpuMachine, op: object, precision: str | None = None, *,
                                f"{type(op).__name__}")
     if isinstance(op, Gemm):
         plan = plan_gemm(m, op.m, op.n, op.k, prec, batch=op.batch,
-                         shared_weights=op.shared_weights, sparsity=sparsity, bias=op.bias)
+                         shared_weights=op.shared_weights, sparsity=sparsity, bias=op.bias,
+                         cold_weight_fraction=cold_weight_fraction if op.shared_weights
+                         else 0.0)
         t = op.tensor_elements()
         wf = plan.kernels[0].meta.get("weight_fraction", 1.0)
         nbytes = (t["input"] + t["weight"] * wf) * e + t["output"] * OUTPUT_BYTES[prec]
         return OpPlan("gemm", prec, plan.kernels, op.flops, nbytes, _gemm_explain(plan))
     if isinstance(op, Conv2d):
-        plan = plan_conv2d(m, op, prec)
+        plan = plan_conv2d(m, op, prec, cold_weight_fraction=cold_weight_fraction)
         t = op.tensor_elements()
         nbytes = (t["input"] + t["weight"]) * e + t["output"] * OUTPUT_BYTES[prec]
         g = op.lower()
