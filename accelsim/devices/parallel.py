@@ -273,8 +273,9 @@ def run_parallel(machine: Any, model: str, *, tp: int = 1, pp: int = 1, ep: int 
     exec_mode = exec_mode or DEFAULT_EXEC
     loaded = machine if not isinstance(machine, str) else load_machine(machine)
     if not isinstance(loaded, System) and getattr(loaded, "kind", "gpu") != "gpu":
-        raise ConfigError(str(getattr(loaded, "name", machine)), "--tp/--pp/--ep",
-                          f"{tp}/{pp}/{ep}",
+        flags, values = ("--tp/--pp/--ep", f"{tp}/{pp}/{ep}") if ep != 1 else \
+            ("--tp/--pp", f"{tp}/{pp}")
+        raise ConfigError(str(getattr(loaded, "name", machine)), flags, values,
                           f"a model across GPUs runs on GPUs and systems of GPUs, not on "
                           f"{loaded.kind} machines")
     if tp == 1 and pp == 1 and ep == 1 and not isinstance(loaded, System):
