@@ -89,6 +89,11 @@ def add_kind_options(g: argparse._ArgumentGroup) -> None:
     g.add_argument("--pp", type=int, default=None, metavar="N",
                    help="GPUs and systems: pipeline stages (contiguous layers, activations "
                         "sent on between stages)")
+    g.add_argument("--ep", type=int, default=None, metavar="N",
+                   help="GPUs and systems, mixture-of-experts models: expert-parallel groups "
+                        "(the experts split N ways, an all-to-all dispatch and combine around "
+                        "them; N attention groups of --tp GPUs split the sequences: "
+                        "tp x ep x pp GPUs)")
 
 
 def add_engine_options(g: argparse._ArgumentGroup) -> None:
@@ -308,7 +313,8 @@ def run(args: argparse.Namespace) -> int:
                           f"must be one of {', '.join(ALL_DATAFLOWS)}")
     overrides = parse_sets(args.set)
     machine = load_hw(hw, overrides or None)
-    if args.tp is not None or args.pp is not None or not is_device(machine):
+    if (args.tp is not None or args.pp is not None or getattr(args, "ep", None) is not None
+            or not is_device(machine)):
         return run_across_gpus(machine, spec, args)
     dev = device_for(machine, source=hw)
     check_run_flags(dev, {"exec_mode": args.exec_mode, "dataflow": args.dataflow,
@@ -345,9 +351,9 @@ def run_across_gpus(machine: object, spec: str, args: argparse.Namespace) -> int
             raise ConfigError("command line", f"--{flag}", getattr(args, flag),
                               "does not apply to a model across GPUs")
     result = run_parallel(machine, spec, tp=args.tp or 1, pp=args.pp or 1,
-                          exec_mode=args.exec_mode)
-    if isinstance(result, ModelRun):  # tp = pp = 1 on one GPU: the single-GPU run
-        args.tp = args.pp = None
+                          ep=getattr(args, "ep", None) or 1, exec_mode=args.exec_mode)
+    if isinstance(result, ModelRun):  # tp = pp = ep = 1 on one GPU: the single-GPU run
+        args.tp = args.pp = args.ep = None
         return run(args)
     t = result.totals
     if args.json:
@@ -355,7 +361,8 @@ def run_across_gpus(machine: object, spec: str, args: argparse.Namespace) -> int
 
         print(dumps(result.to_dict()))
         return 0
-    print(show(f"{result.workload} on {t['system']}: tp={t['tp']} pp={t['pp']} "
+    ep = f" ep={t['ep']}" if t.get("ep") else ""
+    print(show(f"{result.workload} on {t['system']}: tp={t['tp']}{ep} pp={t['pp']} "
                f"({t['gpus']} GPUs, {t['exec_mode']})"))
     for s, stage in enumerate(result.stages):
         st = stage.totals
@@ -373,7 +380,7 @@ def run_across_gpus(machine: object, spec: str, args: argparse.Namespace) -> int
         from accelsim.report.export import write_table
 
         path = out / (f"{safe_name(t['system'])}-{safe_name(str(result.workload))}"
-                      f"-tp{t['tp']}-pp{t['pp']}-layers.csv")
+                      f"-tp{t['tp']}{ep.replace(' ep=', '-ep')}-pp{t['pp']}-layers.csv")
         print(wrap(f"wrote {show(write_table(result.layers, path))}"), file=sys.stderr)
     return 0
 

@@ -77,6 +77,81 @@ class Gemm:
                 "output": self.batch * self.m * self.n}
 
 
+def experts_touched(tokens: int, experts: int, top_k: int) -> float:
+    """Expected distinct experts ``tokens`` tokens route to, each choosing ``top_k`` of
+    ``experts`` uniformly at random: ``E (1 - (1 - k/E)^T)`` (``k`` at ``T = 1``, -> ``E`` as
+    ``T`` grows). Every touched expert's weights are read once by the grouped GEMM."""
+    if tokens <= 0 or experts <= 0 or not 0 < top_k <= experts:
+        raise ValueError("tokens, experts > 0 and 0 < top_k <= experts")
+    return experts * (1.0 - (1.0 - top_k / experts) ** tokens)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupedGemm(Gemm):
+    """The routed experts' GEMM of a mixture-of-experts layer as one grouped kernel (vLLM's
+    ``fused_moe``, Megatron's grouped GEMM): ``batch`` experts touched, each multiplying its
+    tokens (``m`` rows, the largest share) by its own ``k x n`` weights; ``rows`` = the
+    token-expert assignments computed (``tokens x top_k`` under uniform routing).
+
+    The kernel's shape is ``batch x m x n x k`` (the GPU runs every expert's tile rows), but
+    MACs, FLOP and activation elements count the ``rows`` assignments only (1 MAC = 2 FLOP);
+    weights are every touched expert's. Build one with :meth:`routed`."""
+
+    rows: int
+    experts: int = 1
+    """Routed experts held by the device running the kernel (its expert-parallel share)."""
+    top_k: int = 1
+    routed_tokens: int = 1
+    """Tokens routed over all expert-parallel ranks (what decides how many experts are hit)."""
+    total_experts: int = 1
+    """Routed experts of the model (all ranks)."""
+
+    def __post_init__(self) -> None:
+        Gemm.__post_init__(self)
+        if self.shared_weights:
+            raise ValueError("a grouped GEMM has one weight matrix per expert")
+        if not 0 < self.rows <= self.m * self.batch:
+            raise ValueError("rows must be within 1..m x batch")
+
+    @classmethod
+    def routed(cls, *, name: str, rows: int, n: int, k: int, experts: int, top_k: int,
+               routed_tokens: int, total_experts: int | None = None,
+               dtype: str | None = None) -> GroupedGemm:
+        """The grouped GEMM of ``rows`` token-expert assignments over the ``experts`` a device
+        holds (of ``total_experts``, default all), ``routed_tokens`` tokens routed in all:
+        experts touched = ``experts x (1 - (1 - k/E)^T)`` rounded (at least 1, at most
+        ``experts`` and ``rows``), ``m`` = ``ceil(rows / touched)``."""
+        total = total_experts or experts
+        share = experts_touched(routed_tokens, total, top_k) * experts / total
+        touched = max(1, min(experts, rows, round(share)))
+        return cls(name=name, m=-(-rows // touched), n=n, k=k, batch=touched,
+                   shared_weights=False, dtype=dtype, rows=rows, experts=experts, top_k=top_k,
+                   routed_tokens=routed_tokens, total_experts=total)
+
+    def merged(self, other: GroupedGemm) -> GroupedGemm:
+        """One grouped GEMM over both ops' assignments (one serving iteration's token groups)."""
+        return GroupedGemm.routed(name=self.name, rows=self.rows + other.rows, n=self.n,
+                                  k=self.k, experts=self.experts, top_k=self.top_k,
+                                  routed_tokens=self.routed_tokens + other.routed_tokens,
+                                  total_experts=self.total_experts, dtype=self.dtype)
+
+    @property
+    def macs(self) -> int:
+        """Multiply-accumulates of the routed assignments only."""
+        return self.rows * self.n * self.k
+
+    @property
+    def flops(self) -> int:
+        """Operations, 1 MAC = 2 FLOP."""
+        return FLOP_PER_MAC * self.macs
+
+    def tensor_elements(self) -> dict[str, int]:
+        """``input`` (the routed tokens' rows), ``weight`` (every touched expert's),
+        ``output``."""
+        return {"input": self.rows * self.k, "weight": self.batch * self.k * self.n,
+                "output": self.rows * self.n}
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Conv2d:
     """A 2-D convolution over NHWC/NCHW tensors: ``n`` images of ``h x w x c`` -> ``k`` channels.

@@ -12,6 +12,24 @@
 * LM head: vocabulary-parallel (``vocab / tp`` columns), then an **all-gather** of the logits;
 * norms, residual adds, rotary embedding: replicated (every rank, full hidden).
 
+A mixture-of-experts FFN under tensor parallelism (vLLM's default): the router is replicated,
+every routed expert's and the shared experts' MLP is column/row-parallel (``expert_ffn / tp``,
+``shared_ffn / tp``), and one all-reduce follows the MoE block's combine.
+
+**Expert parallelism** (``ep``; Megatron-LM's expert parallel over the data-parallel
+dimension, SGLang's/vLLM's data-parallel attention with expert-parallel MoE): a pipeline stage
+uses ``tp x ep`` GPUs, ``ep`` attention groups of ``tp`` GPUs each. Attention, norms,
+embedding and LM head stay TP-sharded inside a group, and the ``ep`` groups split the step's
+sequences (data parallel: group 0, the one timed, runs ``ceil(batch / ep)`` of them). The
+routed experts are split over the ``ep`` groups (``experts / ep`` each, ``ep`` must divide
+the experts), each expert still TP-sharded ``tp`` ways; GPU ``i`` of every group forms an EP
+group. Around the experts' grouped GEMMs each rank calls an **all-to-all dispatch** (its
+tokens' hidden states to the ranks holding their ``k`` experts: ``tokens x k x hidden``
+elements, NCCL's per-rank send buffer) and an **all-to-all combine** (the rows its experts
+computed back to their tokens' ranks: ``ceil(routed tokens x k / ep) x hidden``); the shared
+experts run on every rank, unsharded over EP. Uniform, balanced routing (no expert is hotter
+than another, no capacity drop). ``ep = 1`` is exactly tensor parallelism alone.
+
 :func:`tensor_parallel` inserts the collectives into a rank's graph. **Pipeline parallelism**:
 :func:`pipeline_stages` splits the layers into ``pp`` contiguous stages (embedding on the first,
 final norm and LM head on the last); a stage boundary sends ``tokens x hidden`` activations to
@@ -28,7 +46,7 @@ Collective sizes follow NCCL conventions (:mod:`accelsim.engine.collectives`): `
 the all-reduce buffer, the gathered output of an all-gather, the message of a send. Units:
 elements, bytes (decimal).
 
-Imports: errors, precision, workload.graph, workload.models.
+Imports: errors, precision, workload.graph, workload.models, workload.ops.
 """
 
 from __future__ import annotations
@@ -43,8 +61,9 @@ from accelsim.errors import WorkloadError
 from accelsim.precision import PRECISION_BYTES
 from accelsim.workload.graph import ModelGraph, Node, Tensor
 from accelsim.workload.models.transformer import TransformerSpec, build_transformer
+from accelsim.workload.ops import GroupedGemm
 
-COLLECTIVES = ("allreduce", "allgather", "send")
+COLLECTIVES = ("allreduce", "allgather", "send", "alltoall")
 """The collectives a parallel model's rank calls."""
 
 
@@ -58,12 +77,17 @@ class Collective:
     bytes: float
     ranks: int
     dtype: str | None = None
+    group: str = "tp"
+    """Which of the rank's groups calls it: ``tp`` (its tensor-parallel group) or ``ep`` (its
+    expert-parallel group)."""
 
     kind = "collective"
 
     def __post_init__(self) -> None:
         if self.collective not in COLLECTIVES:
             raise ValueError(f"collective must be one of {', '.join(COLLECTIVES)}")
+        if self.group not in ("tp", "ep"):
+            raise ValueError("group must be tp or ep")
         if self.ranks < 2 or self.bytes < 0:
             raise ValueError("a collective needs >= 2 ranks and bytes >= 0")
 
@@ -99,28 +123,61 @@ def check_tp(spec: TransformerSpec, tp: Any, *, source: str = "command line") ->
     if spec.kv % tp and tp % spec.kv:
         raise WorkloadError(source, "tp", tp, f"{spec.name}'s {spec.kv} key/value heads can "
                             "be neither split nor replicated evenly over it")
-    if spec.ffn % tp:
-        raise WorkloadError(source, "tp", tp, f"does not divide {spec.name}'s FFN width {spec.ffn}")
+    widths = ([("expert FFN width", spec.ef)]
+              + ([("shared-expert FFN width", spec.shared_ffn)] if spec.shared_ffn else [])
+              if spec.is_moe else [("FFN width", spec.ffn)])
+    for label, width in widths:
+        if width % tp:
+            raise WorkloadError(source, "tp", tp, f"does not divide {spec.name}'s {label} "
+                                f"{width}")
     return tp
 
 
-def shard_spec(spec: TransformerSpec, tp: int) -> TransformerSpec:
-    """One tensor-parallel rank's slice of ``spec`` (see the module doc)."""
+def check_ep(spec: TransformerSpec, ep: Any, *, source: str = "command line") -> int:
+    """``ep`` as an int after checking that it splits ``spec``'s experts (one-line error
+    otherwise)."""
+    if isinstance(ep, bool) or not isinstance(ep, int) or ep < 1:
+        raise WorkloadError(source, "ep", ep, "must be a positive integer")
+    if ep == 1:
+        return 1
+    if not spec.is_moe:
+        raise WorkloadError(source, "ep", ep, f"expert parallelism splits a mixture-of-experts "
+                            f"model's experts; {spec.name} has a dense FFN")
+    if spec.experts % ep:
+        raise WorkloadError(source, "ep", ep, f"does not divide {spec.name}'s {spec.experts} "
+                            "routed experts")
+    return ep
+
+
+def shard_spec(spec: TransformerSpec, tp: int, ep: int = 1) -> TransformerSpec:
+    """One tensor- (and expert-) parallel rank's slice of ``spec`` (see the module doc)."""
     tp = check_tp(spec, tp)
+    ep = check_ep(spec, ep)
+    if ep > 1:
+        spec = dataclasses.replace(spec, expert_ranks=ep)
     if tp == 1:
         return spec
+    moe = {"expert_ffn": spec.ef // tp, "shared_ffn": spec.shared_ffn // tp} \
+        if spec.is_moe else {}
     return dataclasses.replace(
         spec, heads=spec.heads // tp, kv_heads=max(1, spec.kv // tp), head_dim=spec.dh,
-        ffn=spec.ffn // tp, vocab=math.ceil(spec.vocab / tp))
+        ffn=spec.ffn // tp, vocab=math.ceil(spec.vocab / tp), **moe)
 
 
-ROW_PARALLEL = ("o_proj", "down_proj", "fc2")
-"""Row-parallel linears: an all-reduce of their output follows each."""
+ROW_PARALLEL = ("o_proj", "down_proj", "fc2", "combine")
+"""Row-parallel linears (and a MoE block's combine, which sums its row-parallel experts): an
+all-reduce of their output follows each."""
+
+DISPATCH, COMBINE = "experts_gate_up", "experts_down"
+"""Expert-parallel all-to-alls: a dispatch before the first grouped GEMM, a combine after the
+second."""
 
 
-def tensor_parallel(graph: ModelGraph, spec: TransformerSpec, tp: int) -> ModelGraph:
-    """``graph`` (built from ``shard_spec(spec, tp)``) with the collectives each rank calls."""
-    if tp == 1:
+def tensor_parallel(graph: ModelGraph, spec: TransformerSpec, tp: int,
+                    ep: int = 1) -> ModelGraph:
+    """``graph`` (built from ``shard_spec(spec, tp, ep)``) with the collectives each rank
+    calls."""
+    if tp == 1 and ep == 1:
         return graph
     dtype = graph.params.get("dtype", "bf16")
     width = PRECISION_BYTES[dtype]
@@ -129,24 +186,38 @@ def tensor_parallel(graph: ModelGraph, spec: TransformerSpec, tp: int) -> ModelG
     renamed: dict[str, str] = {}
     for node in graph.nodes:
         node = dataclasses.replace(node, inputs=tuple(renamed.get(t, t) for t in node.inputs))
-        nodes.append(node)
         last = node.name.rsplit(".", 1)[-1]
-        kind = None
-        if last in ROW_PARALLEL or node.name == "tok_embed":
+        if ep > 1 and last == DISPATCH:  # the tokens' hidden states to their experts' ranks
+            x = node.inputs[0]
+            elements = tensors[x].elements * spec.top_k
+            op = Collective(name=f"{node.name}.dispatch", collective="alltoall",
+                            bytes=elements * width, ranks=ep, dtype=dtype, group="ep")
+            tensors[op.name] = Tensor(name=op.name, elements=elements, dtype=dtype)
+            nodes.append(Node(op=op, inputs=(x,), outputs=(op.name,), component="other",
+                              layer=node.layer))
+            node = dataclasses.replace(node, inputs=(op.name, *node.inputs[1:]))
+        nodes.append(node)
+        kind, ranks, group = None, tp, "tp"
+        if ep > 1 and last == COMBINE:
+            kind, ranks, group = "alltoall", ep, "ep"
+            elements = tensors[node.outputs[0]].elements
+        elif tp == 1:
+            continue
+        elif last in ROW_PARALLEL or node.name == "tok_embed":
             kind, elements = "allreduce", tensors[node.outputs[0]].elements
         elif node.name == "lm_head":
             kind, elements = "allgather", tensors[node.outputs[0]].elements * tp
         if kind is None:
             continue
         op = Collective(name=f"{node.name}.{kind}", collective=kind, bytes=elements * width,
-                        ranks=tp, dtype=dtype)
+                        ranks=ranks, dtype=dtype, group=group)
         out = op.name
         tensors[out] = Tensor(name=out, elements=elements, dtype=dtype)
         renamed[node.outputs[0]] = out
         nodes.append(Node(op=op, inputs=node.outputs, outputs=(out,), component="other",
                           layer=node.layer))
     outputs = tuple(renamed.get(t, t) for t in graph.outputs)
-    params = dict(graph.params, tp=tp)
+    params = dict(graph.params, tp=tp, **({"ep": ep} if ep > 1 else {}))
     return ModelGraph(graph.name, tuple(nodes), tensors, outputs, params)
 
 
@@ -243,15 +314,28 @@ class StepBatch:
 
 
 _TOKENWISE_SUMS = {"Gemm": "m", "LayerNorm": "rows", "Elementwise": "rows",
-                   "Embedding": "tokens"}
+                   "Embedding": "tokens", "Softmax": "rows"}
 
 
 def _is_tokenwise(op: Any) -> bool:
-    """Ops that run once over all the iteration's tokens (weights shared across sequences)."""
+    """Ops that run once over all the iteration's tokens (weights shared across sequences;
+    a MoE layer's routing and its experts' grouped GEMMs, over all the tokens routed)."""
+    if isinstance(op, GroupedGemm):
+        return True
     kind = type(op).__name__
     if kind == "Gemm":
         return bool(op.shared_weights) and op.batch == 1
+    if kind == "Softmax":
+        return op.name.endswith(".topk")  # a router's; attention's runs per group
     return kind in _TOKENWISE_SUMS and not op.name.endswith("_append")
+
+
+def _merged_op(old: Any, new: Any) -> Any:
+    """One token-wise op over both ops' tokens."""
+    if isinstance(old, GroupedGemm):
+        return old.merged(new)
+    field = _TOKENWISE_SUMS[type(old).__name__]
+    return dataclasses.replace(old, **{field: getattr(old, field) + getattr(new, field)})
 
 
 def step_graph(spec: TransformerSpec, batch: StepBatch, *, dtype: str = "bf16",
@@ -295,11 +379,9 @@ def _merge(groups: Sequence[ModelGraph]) -> ModelGraph:
             ins = tuple(rename.get(t, t) for t in node.inputs)
             if _is_tokenwise(node.op) or (node.op.name == "lm_head"):
                 key = node.name
-                field = _TOKENWISE_SUMS[type(node.op).__name__]
                 if key in merged:
                     order, old = merged[key]
-                    op = dataclasses.replace(old.op, **{field: getattr(old.op, field)
-                                                        + getattr(node.op, field)})
+                    op = _merged_op(old.op, node.op)
                     extra = tuple(t for t in ins if t not in old.inputs)
                     merged[key] = (order, dataclasses.replace(old, op=op,
                                                               inputs=old.inputs + extra))
@@ -336,5 +418,5 @@ def _merge(groups: Sequence[ModelGraph]) -> ModelGraph:
     return ModelGraph(first.name, nodes, tensors, nodes[-1].outputs, dict(first.params))
 
 
-__all__ = ["COLLECTIVES", "Collective", "PrefillChunk", "StepBatch", "check_tp",
+__all__ = ["COLLECTIVES", "Collective", "PrefillChunk", "StepBatch", "check_ep", "check_tp",
            "pipeline_stages", "shard_spec", "stage_graph", "step_graph", "tensor_parallel"]

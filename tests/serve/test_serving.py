@@ -248,3 +248,25 @@ def test_tensorrt_llm_sizes_its_kv_cache_from_the_memory_left_free():
     assert blocks["free"] > 3 * max(blocks["total"], 1)
     with pytest.raises(ConfigError, match="gpu_memory_fraction_of"):
         load_engine("tensorrt_llm", {"gpu_memory_fraction_of": "half"})
+
+
+def test_a_moe_model_serves_and_its_layers_extrapolate(node):
+    """Mixtral under TP 2: every layer's MoE block is the same, so the two-layer extrapolation
+    equals the full build; one iteration's tokens share one grouped GEMM per expert GEMM."""
+    from accelsim.devices.gpu_model import run_gpu_model
+    from accelsim.workload.models.transformer import MIXTRAL_8X7B
+    from accelsim.workload.ops import GroupedGemm
+
+    eng = load_engine("vllm", {"step_overhead_s": 0})
+    model = StepModel(node, MIXTRAL_8X7B, eng, tp=2)
+    batch = StepBatch(decode=8, decode_context=8 * 300, prefill=(PrefillChunk(128),))
+    key = model.key(batch)
+    graph = model._graph(MIXTRAL_8X7B.layers, key)
+    grouped = [n.op for n in graph.nodes if isinstance(n.op, GroupedGemm)]
+    assert len(grouped) == 2 * MIXTRAL_8X7B.layers
+    assert {op.routed_tokens for op in grouped} == {8 + 128}
+    full = run_gpu_model(model.gpu, graph, exec_mode="serving",
+                         collective=model.pricers[0], check_fit=False)
+    assert model.evaluate(key).time_s == pytest.approx(full.totals["time_s"], rel=1e-9)
+    r = serve("h200", "mixtral_8x7b", tp=2, isl=64, osl=8, requests=4)
+    assert r.summary["finished"] == 4 and (r.requests["generated"] == 8).all()

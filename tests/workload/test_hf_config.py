@@ -11,8 +11,13 @@ from accelsim.errors import WorkloadError
 from accelsim.workload.graph import ModelGraph
 from accelsim.workload.models import zoo
 from accelsim.workload.models.hf_config import config_model, spec_from_config
-from accelsim.workload.models.transformer import LLAMA3_8B, build_transformer
-from accelsim.workload.ops import Gemm
+from accelsim.workload.models.transformer import (
+    LLAMA3_8B,
+    MIXTRAL_8X7B,
+    QWEN15_MOE_A27B,
+    build_transformer,
+)
+from accelsim.workload.ops import Gemm, GroupedGemm
 
 ROOT = Path(__file__).resolve().parents[2]
 HF = ROOT / "workloads" / "hf"
@@ -89,8 +94,19 @@ def test_sliding_window_bounds_decode_keys(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("change", "field", "reason"), [
-    ({"model_type": "mixtral"}, "model_type", "unsupported"),
+    ({"model_type": "deepseek_v2"}, "model_type", "unsupported"),
     ({"num_local_experts": 8}, "num_local_experts", "mixture-of-experts"),
+    ({"model_type": "mixtral"}, "num_local_experts", "missing"),
+    ({"model_type": "mixtral", "num_local_experts": 8, "num_experts_per_tok": 9},
+     "num_experts_per_tok", "more than num_local_experts"),
+    ({"model_type": "qwen2_moe", "num_experts": 60, "num_experts_per_tok": 4,
+      "moe_intermediate_size": 1408, "decoder_sparse_step": 2}, "decoder_sparse_step",
+     "only 1"),
+    ({"model_type": "qwen2_moe", "num_experts": 60, "num_experts_per_tok": 4,
+      "moe_intermediate_size": 1408, "mlp_only_layers": [3]}, "mlp_only_layers", "dense"),
+    ({"model_type": "qwen2_moe", "num_experts": 60, "num_experts_per_tok": 4,
+      "n_routed_experts": 64, "moe_intermediate_size": 1408}, "n_routed_experts",
+     "mixture-of-experts"),
     ({"hidden_act": "gelu"}, "hidden_act", "supported: silu"),
     ({"num_key_value_heads": 5}, "num_key_value_heads", "must divide"),
     ({"hidden_size": -4}, "hidden_size", "positive integer"),
@@ -134,3 +150,16 @@ def test_a_checkpoint_folder_reads_its_config_json(tmp_path: Path) -> None:
     g = zoo.from_spec(spec)
     assert g.name == "Meta-Llama-3-8B_decode" and _gemms(g)["layers.0.k_proj"].n == 8 * 128
     assert not zoo.is_zoo_spec(str(tmp_path))             # a folder without config.json
+
+
+@pytest.mark.parametrize(("file", "zoo_spec"), [("mixtral_8x7b.json", MIXTRAL_8X7B),
+                                                ("qwen1.5_moe_a2.7b.json", QWEN15_MOE_A27B)])
+def test_moe_configs_build_the_zoo_moe_models(file: str, zoo_spec) -> None:
+    g = config_model(HF / file, mode="decode", batch=2, context=64)
+    ref = build_transformer(zoo_spec, mode="decode", batch=2, context=64)
+    assert [(n.name, n.op) for n in g.nodes] == [(n.name, n.op) for n in ref.nodes]
+    assert g.parameter_count() == ref.parameter_count()
+    up = next(n.op for n in g.nodes if n.name == "layers.0.moe.experts_gate_up")
+    assert isinstance(up, GroupedGemm)
+    assert (up.total_experts, up.top_k, up.n) == (zoo_spec.experts, zoo_spec.top_k,
+                                                  2 * zoo_spec.ef)

@@ -17,6 +17,14 @@ Supported ``model_type`` values and what is read:
                             (Qwen2); RMSNorm, rotary, pre-norm; ``sliding_window``
                             (Mistral; Qwen2 with ``use_sliding_window``) bounds the keys a
                             decode step reads
+``mixtral``                 as ``mistral``, and ``num_local_experts``,
+                            ``num_experts_per_tok``: every layer's FFN a mixture of experts
+                            of ``intermediate_size`` each
+``qwen2_moe``               as ``qwen2``, and ``num_experts``, ``num_experts_per_tok``,
+                            ``moe_intermediate_size`` (one routed expert),
+                            ``shared_expert_intermediate_size`` (the sigmoid-gated shared
+                            expert); ``decoder_sparse_step`` must be 1 and ``mlp_only_layers``
+                            empty (every layer MoE)
 ``gpt2``                    ``n_layer``, ``n_embd``, ``n_head``, ``n_inner``, ``vocab_size``,
                             ``n_positions``: LayerNorm, GELU, fused q/k/v, biases, learned
                             positions, tied LM head
@@ -25,9 +33,11 @@ Supported ``model_type`` values and what is read:
                             ``type_vocab_size``: post-norm encoder, no LM head
 ==========================  ================================================================
 
-``torch_dtype`` is the default precision (``dtype=`` overrides it). Anything else
-(mixture-of-experts, other model types, a gated MLP with another activation) is refused with
-a one-line :class:`~accelsim.errors.WorkloadError` naming the file, the field and the value.
+``torch_dtype`` is the default precision (``dtype=`` overrides it). Anything else (other
+model types, DeepSeek-style ``n_routed_experts``, expert fields on a dense ``model_type``, a
+MoE model with dense layers among its MoE ones, a gated MLP with another activation) is
+refused with a one-line :class:`~accelsim.errors.WorkloadError` naming the file, the field and
+the value.
 
 Imports: errors, files, limits, safe_yaml, workload.graph, workload.models.params,
 workload.models.transformer.
@@ -47,7 +57,9 @@ from accelsim.workload.graph import ModelGraph
 from accelsim.workload.models.params import build_checked
 from accelsim.workload.models.transformer import TransformerSpec, build_transformer, check_mode
 
-LLAMA_LIKE = ("llama", "mistral", "qwen2")
+MOE_TYPES = ("mixtral", "qwen2_moe")
+"""Mixture-of-experts ``model_type`` values (a Llama-like decoder with MoE FFNs)."""
+LLAMA_LIKE = ("llama", "mistral", "qwen2", *MOE_TYPES)
 MODEL_TYPES = (*LLAMA_LIKE, "gpt2", "bert")
 """``model_type`` values this reader understands."""
 
@@ -141,10 +153,11 @@ def spec_from_config(cfg: dict[str, Any], *, name: str, file: str) -> Transforme
     if kind not in MODEL_TYPES:
         raise WorkloadError(file, "model_type", kind,
                             f"unsupported (supported: {', '.join(MODEL_TYPES)})")
+    moe_fields = {"mixtral": "num_local_experts", "qwen2_moe": "num_experts"}
     for moe in ("num_local_experts", "num_experts", "n_routed_experts"):
-        if cfg.get(moe):
-            raise WorkloadError(file, moe, cfg[moe], "mixture-of-experts models are not "
-                                "supported (dense transformers only)")
+        if cfg.get(moe) and moe_fields.get(kind) != moe:
+            raise WorkloadError(file, moe, cfg[moe], "mixture-of-experts fields are read for "
+                                f"model_type {' and '.join(MOE_TYPES)} only (not {kind})")
     if kind == "gpt2":
         d = _int(cfg, file, "n_embd")
         _heads_divide(file, "n_embd", d, "n_head", _int(cfg, file, "n_head"))
@@ -181,17 +194,45 @@ def spec_from_config(cfg: dict[str, Any], *, name: str, file: str) -> Transforme
         _heads_divide(file, "hidden_size", hidden, "num_attention_heads", heads)
     attn_bias = _bool(cfg, file, "attention_bias", False)
     window = None
-    if kind == "mistral" or (kind == "qwen2" and _bool(cfg, file, "use_sliding_window", False)):
+    if kind in ("mistral", "mixtral") or (kind in ("qwen2", "qwen2_moe")
+                                          and _bool(cfg, file, "use_sliding_window", False)):
         window = _int(cfg, file, "sliding_window", None)
-    return TransformerSpec(
+    moe = _moe_fields(cfg, file, kind) if kind in MOE_TYPES else {}
+    return TransformerSpec(**moe,
         name=name, layers=_layers(cfg, file, "num_hidden_layers"), hidden=hidden, heads=heads,
         kv_heads=kv, head_dim=head_dim,
         ffn=_int(cfg, file, "intermediate_size"), vocab=_int(cfg, file, "vocab_size"),
         norm="rmsnorm", ffn_act="swiglu", rotary=True,
         context_window=_int(cfg, file, "max_position_embeddings", None),
         tied_embeddings=_bool(cfg, file, "tie_word_embeddings", False),
-        qkv_bias=attn_bias or kind == "qwen2", out_bias=attn_bias,
+        qkv_bias=attn_bias or kind in ("qwen2", "qwen2_moe"), out_bias=attn_bias,
         mlp_bias=_bool(cfg, file, "mlp_bias", False), sliding_window=window)
+
+
+def _moe_fields(cfg: dict, file: str, kind: str) -> dict[str, Any]:
+    """The :class:`TransformerSpec` mixture-of-experts fields of a ``mixtral`` or
+    ``qwen2_moe`` config (module doc)."""
+    key = "num_local_experts" if kind == "mixtral" else "num_experts"
+    experts = _int(cfg, file, key)
+    top_k = _int(cfg, file, "num_experts_per_tok")
+    if top_k > experts:
+        raise WorkloadError(file, "num_experts_per_tok", top_k, f"more than {key} ({experts})")
+    if kind == "mixtral":
+        return {"experts": experts, "top_k": top_k,
+                "expert_ffn": _int(cfg, file, "intermediate_size")}
+    step = _int(cfg, file, "decoder_sparse_step", 1)
+    if step != 1:
+        raise WorkloadError(file, "decoder_sparse_step", step, "only 1 is modelled (every "
+                            "layer a mixture of experts)")
+    dense = cfg.get("mlp_only_layers") or []
+    if dense:
+        raise WorkloadError(file, "mlp_only_layers", dense, "dense layers among the MoE "
+                            "layers are not modelled (expected [])")
+    shared = _int(cfg, file, "shared_expert_intermediate_size", 0, limit=MAX_DIM) \
+        if cfg.get("shared_expert_intermediate_size") != 0 else 0
+    return {"experts": experts, "top_k": top_k,
+            "expert_ffn": _int(cfg, file, "moe_intermediate_size"),
+            "shared_ffn": shared, "shared_gate": bool(shared)}
 
 
 def config_builder(path: str | os.PathLike) -> tuple[str, Callable[..., ModelGraph]]:

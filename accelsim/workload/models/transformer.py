@@ -5,7 +5,11 @@ One layer, pre-norm (GPT-2, Llama) or post-norm (BERT)::
     norm -> q/k/v projections -> [decode: append k, v to the cache] -> QK^T -> softmax -> AV
          -> output projection -> residual add -> norm -> FFN -> residual add
 
-FFN: ``gelu`` (fc1, GELU, fc2) or ``swiglu`` (gate, up, SiLU(gate) * up, down).
+FFN: ``gelu`` (fc1, GELU, fc2) or ``swiglu`` (gate, up, SiLU(gate) * up, down); or, in a
+mixture-of-experts model (``experts > 0``: Mixtral, Qwen2-MoE), router GEMM -> top-k softmax ->
+the routed experts' gated MLP as two grouped GEMMs (:class:`~accelsim.workload.ops.GroupedGemm`)
+-> [shared experts' MLP] -> combine (:func:`_moe`: its routing assumption). A MoE model's FLOP
+count only the ``top_k`` experts each token is routed to; its weights are every expert's.
 Attention is left unfused (QK^T, softmax and AV are separate ops that materialise the score
 matrix); :func:`accelsim.workload.passes.fusion.fuse` turns the three into one fused
 attention kernel. Grouped-query attention runs QK^T and AV as ``batch * kv_heads`` GEMMs
@@ -29,7 +33,7 @@ from dataclasses import dataclass
 
 from accelsim.workload.graph import GraphBuilder, ModelGraph, ParamError
 from accelsim.workload.nn_ops import Elementwise, Embedding, LayerNorm, Softmax
-from accelsim.workload.ops import Gemm
+from accelsim.workload.ops import Gemm, GroupedGemm
 
 MODES = ("encoder", "prefill", "decode")
 
@@ -72,6 +76,47 @@ class TransformerSpec:
     sliding_window: int | None = None
     """Keys a decode step attends to at most (Mistral's sliding-window attention); the cache
     still holds ``context`` positions. Prefill keeps full causal attention (an upper bound)."""
+    experts: int = 0
+    """Routed experts of every layer's mixture-of-experts FFN (0: a dense FFN of ``ffn``)."""
+    top_k: int = 0
+    """Experts each token is routed to (``num_experts_per_tok``)."""
+    expert_ffn: int | None = None
+    """Width of one routed expert's gated MLP (default ``ffn``)."""
+    shared_ffn: int = 0
+    """Width of the shared experts' gated MLP, every token through it (Qwen2-MoE's
+    ``shared_expert_intermediate_size``, DeepSeek's ``n_shared_experts x
+    moe_intermediate_size``; 0: none)."""
+    shared_gate: bool = False
+    """The shared experts' output is scaled by a sigmoid gate, ``Linear(hidden, 1)``
+    (Qwen2-MoE)."""
+    expert_ranks: int = 1
+    """Expert parallelism: the routed experts are split over this many ranks and this spec is
+    one rank's (it holds ``experts / expert_ranks`` of them; see :mod:`accelsim.workload.
+    parallel`)."""
+
+    def __post_init__(self) -> None:
+        if self.experts or self.top_k or self.shared_ffn or self.expert_ranks != 1:
+            if not (self.experts > 0 and 0 < self.top_k <= self.experts):
+                raise ValueError(f"{self.name}: a mixture-of-experts FFN needs experts > 0 "
+                                 f"and 0 < top_k <= experts (got {self.experts}, {self.top_k})")
+            if self.expert_ranks < 1 or self.experts % self.expert_ranks:
+                raise ValueError(f"{self.name}: expert_ranks={self.expert_ranks} does not "
+                                 f"divide {self.experts} experts")
+
+    @property
+    def is_moe(self) -> bool:
+        """Whether every layer's FFN is a mixture of experts."""
+        return self.experts > 0
+
+    @property
+    def ef(self) -> int:
+        """Width of one routed expert's MLP."""
+        return self.expert_ffn or self.ffn
+
+    @property
+    def local_experts(self) -> int:
+        """Routed experts one expert-parallel rank holds."""
+        return self.experts // self.expert_ranks
 
     @property
     def dh(self) -> int:
@@ -101,6 +146,25 @@ LLAMA3_70B = TransformerSpec(name="llama3_70b", layers=80, hidden=8192, heads=64
                              rotary=True, context_window=8192)
 """Sources: GPT-2 (Radford et al. 2019, HF config), BERT (Devlin et al. 2019), Llama 3
 (Meta, "The Llama 3 Herd of Models", 2024, Table 3)."""
+MIXTRAL_8X7B = TransformerSpec(name="mixtral_8x7b", layers=32, hidden=4096, heads=32,
+                               kv_heads=8, ffn=14336, vocab=32000, norm="rmsnorm",
+                               ffn_act="swiglu", rotary=True, context_window=32768,
+                               experts=8, top_k=2, expert_ffn=14336)
+"""Mixtral 8x7B (Mistral AI, "Mixtral of Experts", arXiv:2401.04088; Hugging Face
+``mistralai/Mixtral-8x7B-v0.1`` ``config.json``: ``num_local_experts`` 8,
+``num_experts_per_tok`` 2, ``intermediate_size`` 14336, ``max_position_embeddings`` 32768,
+``sliding_window`` null): 46.7 B parameters, 12.9 B active per token."""
+QWEN15_MOE_A27B = TransformerSpec(name="qwen1_5_moe_a2_7b", layers=24, hidden=2048, heads=16,
+                                  kv_heads=16, ffn=5632, vocab=151936, norm="rmsnorm",
+                                  ffn_act="swiglu", rotary=True, context_window=8192,
+                                  qkv_bias=True, experts=60, top_k=4, expert_ffn=1408,
+                                  shared_ffn=5632, shared_gate=True)
+"""Qwen1.5-MoE-A2.7B (Qwen team, 2024; Hugging Face ``Qwen/Qwen1.5-MoE-A2.7B``
+``config.json``, ``model_type`` ``qwen2_moe``: ``num_experts`` 60, ``num_experts_per_tok`` 4,
+``moe_intermediate_size`` 1408, ``shared_expert_intermediate_size`` 5632 (four shared experts
+of 1408 merged), ``intermediate_size`` 5632, ``vocab_size`` 151936, q/k/v biases,
+``decoder_sparse_step`` 1, ``max_position_embeddings`` 8192): 14.3 B parameters, 2.7 B active.
+Fine-grained routed experts plus a gated shared expert."""
 
 
 def _norm(b: GraphBuilder, spec: TransformerSpec, name: str, x: str, rows: int) -> str:
@@ -175,6 +239,59 @@ def _ffn(b: GraphBuilder, spec: TransformerSpec, p: str, x: str, t: int) -> str:
     return _gemm(b, f"{p}.fc2", h, t, d, f, "ffn", bias)
 
 
+def _moe(b: GraphBuilder, spec: TransformerSpec, p: str, x: str, t: int, routed: int) -> str:
+    """A mixture-of-experts FFN over ``t`` tokens as a GPU engine runs it (vLLM's
+    ``fused_moe``): router GEMM, top-k softmax, grouped gate/up GEMM, SiLU and multiply,
+    grouped down GEMM (routing weights in its epilogue), [shared experts], and the combine
+    that sums each token's ``k`` expert outputs (and the shared one). ``routed``: tokens
+    routed over all expert-parallel ranks (``t`` without expert parallelism).
+
+    Routing assumption: uniform and balanced, each token picks ``k`` of the ``E`` experts at
+    random; a rank's experts receive ``ceil(routed x k / ranks)`` assignments and
+    ``experts_touched`` of them are hit (:func:`~accelsim.workload.ops.experts_touched`:
+    ``k`` experts for one token, all of them for many), so decode reads the touched experts'
+    weights -- what makes a MoE decode step memory-bound."""
+    d, k, fe = spec.hidden, spec.top_k, spec.ef
+    local = spec.local_experts
+    rows = -(-routed * k // spec.expert_ranks)
+    logits = _gemm(b, f"{p}.router", x, t, spec.experts, d, "ffn")
+    probs = b.add(Softmax(name=f"{p}.topk", rows=t, cols=spec.experts, dtype=b.dtype),
+                  [logits], component="ffn")
+    w13 = b.tensor(f"{p}.experts_gate_up.weight", local * d * 2 * fe, "weight")
+    w2 = b.tensor(f"{p}.experts_down.weight", local * fe * d, "weight")
+    common = {"experts": local, "top_k": k, "routed_tokens": routed,
+              "total_experts": spec.experts, "dtype": b.dtype}
+    gu = b.add(GroupedGemm.routed(name=f"{p}.experts_gate_up", rows=rows, n=2 * fe, k=d,
+                                  **common), [x, probs, w13], component="ffn")
+    act = b.add(Elementwise(name=f"{p}.experts_silu", rows=rows, cols=fe, fn="silu",
+                            dtype=b.dtype), [gu], component="ffn")
+    h = b.add(Elementwise(name=f"{p}.experts_mul", rows=rows, cols=fe, fn="mul",
+                          dtype=b.dtype), [act, gu], component="ffn")
+    out = b.add(GroupedGemm.routed(name=f"{p}.experts_down", rows=rows, n=d, k=fe, **common),
+                [h, probs, w2], component="ffn")
+    parts = [out]
+    if spec.shared_ffn:
+        sf = spec.shared_ffn
+        gate = _gemm(b, f"{p}.shared_gate_proj", x, t, sf, d, "ffn")
+        up = _gemm(b, f"{p}.shared_up_proj", x, t, sf, d, "ffn")
+        act = b.add(Elementwise(name=f"{p}.shared_silu", rows=t, cols=sf, fn="silu",
+                                dtype=b.dtype), [gate], component="ffn")
+        h = b.add(Elementwise(name=f"{p}.shared_mul", rows=t, cols=sf, fn="mul",
+                              dtype=b.dtype), [act, up], component="ffn")
+        shared = _gemm(b, f"{p}.shared_down", h, t, d, sf, "ffn")
+        if spec.shared_gate:
+            g = _gemm(b, f"{p}.shared_expert_gate", x, t, 1, d, "ffn")
+            shared = b.add(Elementwise(name=f"{p}.shared_scale", rows=t, cols=d, fn="mul",
+                                       dtype=b.dtype), [shared, g], component="ffn")
+        parts.append(shared)
+    summed = k - 1 + (1 if spec.shared_ffn else 0)
+    if summed:  # (k - 1) + shared adds of hidden-wide rows per token, one kernel
+        return b.add(Elementwise(name=f"{p}.combine", rows=t, cols=summed * d, fn="add",
+                                 dtype=b.dtype), parts, component="ffn")
+    return b.add(Elementwise(name=f"{p}.combine", rows=t, cols=d, fn="scale", dtype=b.dtype),
+                 parts, component="ffn")  # top-1: the routing weight's scale
+
+
 def _add(b: GraphBuilder, name: str, x: str, y: str, t: int, d: int, component: str) -> str:
     return b.add(Elementwise(name=name, rows=t, cols=d, fn="add", dtype=b.dtype), [x, y],
                  component=component)
@@ -192,13 +309,15 @@ def check_mode(spec: TransformerSpec, mode: str) -> None:
 
 def build_transformer(spec: TransformerSpec, *, batch: int = 1, seq: int = 512,
                       mode: str = "prefill", context: int | None = None,
-                      dtype: str = "bf16") -> ModelGraph:
+                      dtype: str = "bf16", routed_tokens: int | None = None) -> ModelGraph:
     """The graph of a whole model.
 
     ``seq``: tokens per sequence (encoder, prefill). ``context``: KV-cache positions a decode
     step attends to, the new token included (default ``seq``); in prefill, the positions a
     chunk of ``seq`` new tokens attends to, its own included (chunked prefill; default
     ``seq``). ``dtype``: precision of weights, activations and the KV cache.
+    ``routed_tokens``: a mixture-of-experts model's tokens routed over all its expert-parallel
+    ranks in this step (default: this graph's tokens x ``spec.expert_ranks``).
     """
     check_mode(spec, mode)
     if mode == "encoder" and context is not None:
@@ -218,6 +337,7 @@ def build_transformer(spec: TransformerSpec, *, batch: int = 1, seq: int = 512,
         raise ValueError(f"{'context' if mode == 'decode' else 'seq'}={skv} exceeds "
                          f"{spec.name}'s {window} positions")
     t, d = batch * sq, spec.hidden
+    routed = routed_tokens or t * spec.expert_ranks
     b = GraphBuilder(spec.name if mode == "encoder" else f"{spec.name}_{mode}", dtype,
                      batch=batch, seq=sq, context=skv, mode=mode)
     ids = b.tensor("token_ids", t, "input")
@@ -240,7 +360,8 @@ def build_transformer(spec: TransformerSpec, *, batch: int = 1, seq: int = 512,
         if not spec.pre_norm:
             x = _norm(b, spec, f"{p}.attn_norm", x, t)
         h = _norm(b, spec, f"{p}.ffn_norm", x, t) if spec.pre_norm else x
-        f = _ffn(b, spec, f"{p}.ffn", h, t)
+        f = (_moe(b, spec, f"{p}.moe", h, t, routed) if spec.is_moe
+             else _ffn(b, spec, f"{p}.ffn", h, t))
         x = _add(b, f"{p}.ffn_residual", f, x, t, d, "other")
         if not spec.pre_norm:
             x = _norm(b, spec, f"{p}.ffn_norm", x, t)

@@ -328,11 +328,12 @@ class _Params:
 def is_llama_family(spec: TransformerSpec) -> bool:
     """Whether ``spec`` is a decoder :func:`llama_program` emits (Hugging Face's
     ``LlamaForCausalLM`` architecture: RMSNorm, rotary, SwiGLU, separate projections,
-    pre-norm, causal, an LM head, no learned positions, no sliding window)."""
+    pre-norm, causal, an LM head, no learned positions, no sliding window, a dense FFN: a
+    mixture-of-experts model lowers op by op)."""
     return (spec.norm == "rmsnorm" and spec.ffn_act == "swiglu" and spec.rotary
             and spec.pre_norm and spec.causal and spec.lm_head and not spec.fused_qkv
             and not spec.linear_bias and not spec.max_positions and not spec.token_types
-            and spec.sliding_window is None)
+            and spec.sliding_window is None and not spec.is_moe)
 
 
 def _rms_norm(e: _Emitter, x: _T, weight: _T, eps: float) -> _T:

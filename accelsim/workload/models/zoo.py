@@ -31,6 +31,8 @@ from accelsim.workload.models.transformer import (
     GPT2_XL,
     LLAMA3_8B,
     LLAMA3_70B,
+    MIXTRAL_8X7B,
+    QWEN15_MOE_A27B,
     TransformerSpec,
     build_transformer,
     check_mode,
@@ -51,8 +53,11 @@ def _transformer(spec: TransformerSpec, mode: str, default_seq: int, *,
                              f"for {mode} name '{spec.name}' with mode={mode}")
         return build_transformer(spec, batch=batch, seq=seq, mode=mode, context=context,
                                  dtype=dtype)
+    ffn = (f"{spec.experts} experts of FFN {spec.ef}, top-{spec.top_k}"
+           + (f", shared FFN {spec.shared_ffn}" if spec.shared_ffn else "")
+           if spec.is_moe else f"FFN {spec.ffn}")
     build.__doc__ = (f"{spec.name}: {spec.layers} layers, hidden {spec.hidden}, {spec.heads} "
-                     f"heads ({spec.kv} KV), FFN {spec.ffn} ({spec.ffn_act}), default {mode}.")
+                     f"heads ({spec.kv} KV), {ffn} ({spec.ffn_act}), default {mode}.")
     return build
 
 
@@ -65,7 +70,8 @@ MODELS: dict[str, Callable[..., ModelGraph]] = {
 SPECS: dict[str, TransformerSpec] = {"bert_base": BERT_BASE}
 """The architecture behind each transformer zoo name (what tensor parallelism and serving
 shard)."""
-for _spec, _seq in ((GPT2_SMALL, 1024), (GPT2_XL, 1024), (LLAMA3_8B, 2048), (LLAMA3_70B, 2048)):
+for _spec, _seq in ((GPT2_SMALL, 1024), (GPT2_XL, 1024), (LLAMA3_8B, 2048), (LLAMA3_70B, 2048),
+                    (MIXTRAL_8X7B, 2048), (QWEN15_MOE_A27B, 2048)):
     for _name in (_spec.name, f"{_spec.name}_prefill", f"{_spec.name}_decode"):
         SPECS[_name] = _spec
     MODELS[_spec.name] = _transformer(_spec, "prefill", _seq)
