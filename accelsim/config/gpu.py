@@ -277,6 +277,12 @@ class GpuHost:
         "unrolled_elementwise_kernel on transposed or broadcast views and casts, "
         "CatArrayBatchedCopy) over a vectorized one, seconds; the lowering tables name each "
         "call's launch family.", check=non_negative)
+    extra_kernel_s: float = param(
+        "Host time an eager call spends on each kernel its library launches besides the main "
+        "one, by shape (split-K reduce, split-KV combine, Winograd transforms, channel "
+        "padding, NCHW<->NHWC transposes), seconds; eager_call_s holds one-kernel calls.",
+        check=non_negative)
+
     @property
     def kernel_launch_s(self) -> float:
         """Fixed GPU-side cost of one kernel in a whole model's stream: launch gap +

@@ -34,7 +34,7 @@ from accelsim.devices.results import ModelRun
 from accelsim.engine.gpu_replay import replay_closed_form, replay_event
 from accelsim.errors import ConfigError
 from accelsim.hw.gpu import plan_op
-from accelsim.hw.gpu.kernel import bound_of, pays_tail
+from accelsim.hw.gpu.kernel import bound_of, extra_launches, pays_tail
 from accelsim.hw.gpu.sparsity import sparse_peak_flops
 from accelsim.limits import MAX_GPU_CTAS, check_count
 from accelsim.report.gpu_power import gpu_energy_j
@@ -82,7 +82,8 @@ def op_document(m: GpuMachine, op: object, *, mode: str = "event", precision: st
     bound = bound_of(plan.kernels[longest], m)
     program: dict = {}
     if exec_mode is not None:  # the op as users call it: a one-op program, back to back
-        program = op_program(m, op, t, exec_mode=exec_mode, call=call, replay=mode)
+        program = op_program(m, op, t, exec_mode=exec_mode, call=call, replay=mode,
+                             extra_kernels=extra_launches(plan.kernels))
         t = program["time_s"]
         bound = "host" if program["host_s"] > program["gpu_s"] else bound
     clock = m.load_clock_hz(plan.precision)

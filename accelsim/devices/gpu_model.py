@@ -33,7 +33,7 @@ from accelsim.devices.results import COLUMNS, ModelRun
 from accelsim.engine import gpu_stream
 from accelsim.errors import UnsupportedError
 from accelsim.hw.gpu import plan_op
-from accelsim.hw.gpu.kernel import bound_of, estimate_s
+from accelsim.hw.gpu.kernel import bound_of, estimate_s, extra_launches
 from accelsim.hw.gpu.memory import l2_hit_fraction, stream_kernel
 from accelsim.hw.gpu.reduce import row_mean_kernel
 from accelsim.mapping.gpu_lowering import LoweredCall, StreamWork, lower, lower_sites
@@ -110,6 +110,10 @@ class _Cost:
     precision: str
     first_pdl: bool = False
     last_pdl: bool = False
+    extra_launches: int = 0
+    """Kernels besides the main one that the call's library launches by shape
+    (``hw/gpu/kernel.py`` ``EXTRA_LAUNCH``): each costs the host ``host.extra_kernel_s`` in
+    eager mode."""
 
 
 def _energy_j(m: GpuMachine, table: Any, cache: dict, *, macs: float, flops: float,
@@ -209,6 +213,7 @@ def _kernel_cost(m: GpuMachine, work: Any, table: Any, cache: dict,
                  + leak_w * float(sum(times)),
                  bound=bound_of(longest, m), precision=prec,
                  first_pdl=bool(kernels[0].meta.get("pdl")),
+                 extra_launches=extra_launches(kernels),
                  last_pdl=bool(kernels[-1].meta.get("pdl")))
     cache[key] = cost
     return cost
@@ -352,6 +357,7 @@ def _replay(m: GpuMachine, workload: Any, *, exec_mode: str, replay: str,
             memory = check_memory(m, wl, ops, graph=graph, refuse=check_fit)
     reduce_rows: list[bool] | None = None
     given: list[float | None] | None = None
+    measured: list[bool] | None = None
     if program is not None:  # a captured (or emitted) program: lowered call by call
         sites = call_sites(program)
         ops = [(s.op if s.op is not None else HostCall(name=s.name, kind=s.fn), s.layer)
@@ -362,6 +368,8 @@ def _replay(m: GpuMachine, workload: Any, *, exec_mode: str, replay: str,
         calls = fuse_sites(program, sites, table) if table.fuse else _in_norms(
             program, sites, lower_sites(sites, table))
         given = _given_host(calls, getattr(wl, "host_s", None), table)
+        if given is not None:  # a trace's measured host times (its inner calls 0)
+            measured = [h is not None for h in given]
         if given is None:
             given = _module_host(m, program, sites, calls, table)
     else:
@@ -373,6 +381,7 @@ def _replay(m: GpuMachine, workload: Any, *, exec_mode: str, replay: str,
                              kernel_class=calls[0].kernel_class, layer=calls[0].layer),
                  *calls]
         given = None if given is None else [None, *given]
+        measured = None if measured is None else [False, *measured]
     etab = energy_table_for(m)
     cold = step_cold_weight_fraction(m, memory)
     cache: dict = {} if cost_cache is None else cost_cache
@@ -392,8 +401,15 @@ def _replay(m: GpuMachine, workload: Any, *, exec_mode: str, replay: str,
         [k is not None and k.first_pdl for k in costs],
         [k is not None and k.last_pdl for k in costs], m.host.kernel_tail_s)
     hosts = given or [None] * len(calls)
-    stream = [gpu_stream.StreamCall(_host_s(m, c, table, collective) if h is None else h, g)
-              for c, g, h in zip(calls, gpu_s, hosts, strict=True)]
+    # eager: each kernel a library launches by shape besides its main one costs the host
+    # extra_kernel_s (not when the host times are a trace's measured ones)
+    eager = table.mode == "eager"
+    extra = [m.host.extra_kernel_s * k.extra_launches
+             if eager and k is not None and not (measured and measured[i]) else 0.0
+             for i, k in enumerate(costs)]
+    stream = [gpu_stream.StreamCall((_host_s(m, c, table, collective) if h is None else h) + x,
+                                    g)
+              for c, g, h, x in zip(calls, gpu_s, hosts, extra, strict=True)]
     run = gpu_stream.replay_event if replay == "event" else gpu_stream.replay_closed_form
     tl = run(stream, submit=table.submit, graph_launch_s=m.host.graph_launch_s,
              sync_s=m.host.sync_s)

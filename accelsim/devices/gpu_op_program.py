@@ -99,14 +99,17 @@ def host_seconds(m: GpuMachine, call: str, classes: list[str]) -> tuple[list[str
 
 def op_program(m: GpuMachine, op: Any, kernel_s: float, *, exec_mode: str,
                call: str | None = None, replay: str = "analytic",
-               calls: int = BACK_TO_BACK_CALLS) -> dict[str, Any]:
+               calls: int = BACK_TO_BACK_CALLS, extra_kernels: int = 0) -> dict[str, Any]:
     """``op`` called ``calls`` times in a row as ``exec_mode`` runs it on ``m``: the call
     (``call`` or the op's default user call), its framework calls with their host classes and
     host seconds, and per call ``host_s`` (host time: dispatch in eager mode, the graph
     launch spread over the calls in graph mode), ``gpu_s`` (``kernel_s``, the op's kernels,
     plus the call's layout copies, listed in ``layout_copies``)
     and ``time_s`` (the replay's time / ``calls``). ``replay``: ``event`` (SimPy) or
-    ``analytic`` (the recurrence; equal)."""
+    ``analytic`` (the recurrence; equal). ``extra_kernels``: the op's kernels besides its main
+    one that its library launches by shape (``hw/gpu/kernel.py`` ``EXTRA_LAUNCH``); in eager
+    mode each, and each layout copy, adds ``host.extra_kernel_s`` to the computing call's
+    host time (``extra_kernels`` in the result: their count)."""
     table = load_lowering(check_exec(exec_mode))
     chosen, sites = op_call_sites(op, call)
     lowered = lower_sites(sites, table)
@@ -119,6 +122,10 @@ def op_program(m: GpuMachine, op: Any, kernel_s: float, *, exec_mode: str,
     host = [0.0 if graph else h for h in host]
     copies = layout_copy_s(m, op, chosen)
     kernel_s += sum(c["time_s"] for c in copies)
+    extra = extra_kernels + len(copies)
+    if not graph and extra:
+        launching = next(i for i, c in enumerate(lowered) if c.work is not None)
+        host[launching] += extra * m.host.extra_kernel_s
     one = [gpu_stream.StreamCall(h, kernel_s if c.work is not None else 0.0)
            for h, c in zip(host, lowered, strict=True)]
     run = gpu_stream.replay_event if replay == "event" else gpu_stream.replay_closed_form
@@ -127,7 +134,7 @@ def op_program(m: GpuMachine, op: Any, kernel_s: float, *, exec_mode: str,
     host_s = (m.host.graph_launch_s if graph else tl.host_busy_s) / calls
     return {"exec": table.mode, "call": chosen, "back_to_back_calls": calls,
             "time_s": tl.time_s / calls, "host_s": host_s, "gpu_s": kernel_s,
-            "layout_copies": copies,
+            "layout_copies": copies, "extra_kernels": extra,
             "calls": [{"call": s.name if s.fn == "module" else s.fn, "host_class": cls,
                        "host_s": h, "launches": c.work is not None}
                       for c, cls, h, s in zip(lowered, classes, host,

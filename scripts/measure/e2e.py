@@ -172,6 +172,23 @@ the Hugging Face configs, eager and CUDA graph, interleaved eager protocol, neve
 its split fixed in this file before it was measured (all held out), measured after the
 session's model was frozen and scored once. ``MEASURE_SET=run15 MEASURE_SECTIONS=models,hf
 MEASURE_ROUNDS=4 MEASURE_OUTNAME=h200_e2e_run15.json``."""
+SHAPES["run16"] = {k: [] for k in SHAPES["heldout4"]}
+SHAPES["run16"].update({
+    "llama_dec": [(4, 3200), (10, 2800), (32, 1200), (64, 1800), (112, 500)],
+    "llama_pre": [(1, 1800), (4, 700)],
+    "gpt2_small_dec": [(10, 500), (64, 300)], "gpt2_small_pre": [(5, 256)],
+    "gpt2_dec": [(6, 500), (24, 800)], "gpt2_pre": [(1, 600)],  # GPT-2: 1024 positions
+    "bert": [(10, 256), (64, 80)],
+    "cnn": [10, 28, 72]})
+SHAPES["run16"]["hf"] = {
+    "llama3.2_1b": {"decode": [(10, 1800), (120, 700)], "prefill": [(1, 2200)]},
+    "llama3.2_3b": {"decode": [(16, 1000), (72, 800)], "prefill": [(3, 600)]},
+    "qwen2.5_7b": {"decode": [(12, 2500), (40, 1200)], "prefill": [(2, 1100)]}}
+"""Run 16 (held out, 2026-12-02, fifth session): shapes no earlier run timed, of every
+zoo-style model and of the Hugging Face configs, same protocol as runs 14 and 15; its split
+fixed in this file before it was measured (all held out), measured after the session's model
+was frozen, scored once. ``MEASURE_SET=run16 MEASURE_SECTIONS=models,hf MEASURE_ROUNDS=4
+MEASURE_OUTNAME=h200_e2e_run16.json``."""
 SHAPES = SHAPES[SHAPE_SET]
 T0 = harness.STARTED
 DEV = "cuda" if harness.has_cuda() else "cpu"

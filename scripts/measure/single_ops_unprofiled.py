@@ -7,13 +7,14 @@ Run on the device machine with the image's python3 (PyTorch):
 
     PYTHONUNBUFFERED=1 python3 scripts/measure/single_ops_unprofiled.py $OUT
 
-Writes ``$OUT/h200_single_ops_run12.json`` (``MEASURE_SET=run15``: run 15's shapes, to
-``h200_single_ops_run15.json``). Protocol: no ``torch.profiler`` anywhere in the
-process; every case is built first, then timed in interleaved rounds (each round times every
-case once, so all cases see the same host state): eager = wall clock around ``EAGER_CALLS``
-back-to-back calls after a synchronise, divided by the calls, the synchronise after them
-included; graph = ``GRAPH_CALLS`` calls captured in one CUDA graph, replayed, CUDA events,
-divided by the calls. Medians over the rounds. Each round also times tiny-tensor calls of the
+Writes ``$OUT/h200_single_ops_run12.json`` (``MEASURE_SET=run15`` / ``run16``: that run's
+shapes, to ``h200_single_ops_run15.json`` / ``h200_single_ops_run16.json``). Protocol: no
+``torch.profiler`` anywhere in the process; every case is built first, then timed in
+interleaved rounds (each round times every case once, so all cases see the same host
+state): eager = wall clock around ``EAGER_CALLS`` back-to-back calls after a synchronise,
+divided by the calls, the synchronise after them included; graph = ``GRAPH_CALLS`` calls
+captured in one CUDA graph, replayed, CUDA events, divided by the calls. Medians over the
+rounds. Each round also times tiny-tensor calls of the
 same call classes (``host_probe``: what one call costs the host on this machine now).
 
 The split was fixed before anything was measured (scripts/data/REGISTRY.yaml): ``ops`` is
@@ -52,6 +53,15 @@ SETS = {
                         (256, 14, 256, 3, 1, 1)],
               "rowwise": (1536, 6144), "row_batches": (4, 40),
               "attention": ((32, 128, 1, 3072), (12, 64, 6, 768), (8, 128, 4, 1536))},
+    # run 16 (held out, 2026-12-02): shapes neither runs 11, 12, 15 nor run 16's calibration
+    # probe (extra_kernel_host.py) timed, decided before measuring, measured after the model
+    # was frozen for the session, scored once (scripts/data/REGISTRY.yaml)
+    "run16": {"batches": (4, 10, 40, 96), "matmul_m": 40,
+              "linears": [(2560, 7680), (7168, 1024), (3584, 3584), (1280, 5120)],
+              "convs": [(48, 56, 96, 3, 1, 1), (320, 14, 320, 1, 1, 1), (144, 28, 144, 3, 1, 144),
+                        (192, 14, 384, 3, 1, 1)],
+              "rowwise": (2560, 3584), "row_batches": (3, 30),
+              "attention": ((16, 64, 2, 2560), (20, 128, 1, 1280), (40, 128, 3, 896))},
 }
 """Shape sets by ``MEASURE_SET`` (default ``run12``); the file is
 ``h200_single_ops_<set>.json``."""

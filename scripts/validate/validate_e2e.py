@@ -39,6 +39,9 @@ has the method):
 * ``h200_e2e_run15.json``: run 15 (group ``held-out-run15``, **held out**): shapes no earlier
   run timed, of every model and of the ``workloads/hf`` configs, same protocol as run 14; split
   fixed before it was measured, measured after the model was frozen (0920997), scored once.
+* ``h200_e2e_run16.json``: run 16 (group ``held-out-run16``, **held out**): shapes no earlier
+  run timed, same protocol; split fixed before it was measured, measured after the fifth
+  session's model was frozen, scored once.
 * ``h200_e2e_run7c.json``: run 7c, ``torch.compile`` (``dynamic=False``) of the 4-layer Llama's
   calibration shapes and of the ``workloads/hf`` models, every case compiled first and then all
   timed together in interleaved rounds for 40 s (groups ``dev-run7c-calshapes``,
@@ -401,6 +404,13 @@ def run15_group(case: dict) -> str:
     held out (split fixed in ``measure/e2e.py`` before it was measured; measured after the
     session's model was frozen, scored once)."""
     return "held-out-run15"
+
+
+def run16_group(case: dict) -> str:
+    """Run 16: shapes no earlier run timed, of every model and the ``workloads/hf`` configs,
+    held out (split fixed in ``measure/e2e.py`` before it was measured; measured after the
+    fifth session's model was frozen, scored once)."""
+    return "held-out-run16"
 
 
 DATASETS = (("h200_e2e_run2.json", run2_group), ("h200_e2e_run3.json", run3_group),

@@ -84,6 +84,10 @@ RUN15 = "h200_single_ops_run15.json"
 """Run 15 (``measure/single_ops_unprofiled.py`` ``MEASURE_SET=run15``): shapes neither run 11
 nor run 12 timed, same protocol as run 12; its split fixed before it was measured (every op
 held out), measured after the session's model was frozen and scored once."""
+RUN16 = "h200_single_ops_run16.json"
+"""Run 16 (``MEASURE_SET=run16``): shapes no earlier run (nor run 16's calibration probe)
+timed, same protocol; split fixed before it was measured (every op held out), measured after
+the fifth session's model was frozen, scored once."""
 RUNS = (HELD_OUT, RUN12, RUN15)
 """The single-op sets, scored by :func:`fidelity_rows` when present."""
 FAMILY_TARGET_PCT = 10.0
@@ -251,7 +255,10 @@ def main(argv: list[str] | None = None) -> int:
     data = json.loads((DATA / a.data).read_text())
     for r in data["ops"]:
         r.setdefault("run", data.get("run", 11))
-    role = "held-out" if a.data == RUN15 else "dev"
+    sys.path.insert(0, str(DATA.parent))
+    from data_registry import role_of
+
+    role = role_of(DATA / a.data)
     print(f"{a.data}: {len(data['ops'])} ops ({role})")
     offset = time_op_offset_s(json.loads((DATA / "h200_kernel_floor_run4.json").read_text()))
     rows = evaluate(data, offset, load_machine("h200"))

@@ -42,8 +42,12 @@ def test_eager_pays_the_host_classes_of_the_call_and_graph_does_not(capsys):
     # two cost the class measured as the whole nn.Linear call (op_calls.MODULE_HOST_CLASS)
     assert eager["call"] == "nn.Linear"
     assert [c["host_class"] for c in eager["calls"]] == ["linear", "f_linear"]
-    assert eager["host_s"] == pytest.approx(h.call_s("linear"))
+    # ... and F.linear each kernel cuBLASLt launches beside the GEMM (a split-K reduce)
+    extra = eager["extra_kernels"] * h.extra_kernel_s
+    assert eager["extra_kernels"] == sum(1 for k in kern["kernels"] if "splitk" in k["name"])
+    assert eager["host_s"] == pytest.approx(h.call_s("linear") + extra)
     assert eager["calls"][0]["host_s"] == pytest.approx(h.call_s("linear") - h.call_s("f_linear"))
+    assert eager["calls"][1]["host_s"] == pytest.approx(h.call_s("f_linear") + extra)
     # the same kernels in both modes, the op's own
     assert eager["gpu_s"] == graph["gpu_s"] == pytest.approx(kern["time_s"])
     assert [k["name"] for k in eager["kernels"]] == [k["name"] for k in kern["kernels"]]
@@ -72,8 +76,10 @@ def test_call_chooses_among_the_calls_that_compute_the_op(capsys):
     h = load_machine("h200").host
     f = run_json(capsys, "op", "h200", *GEMM, "--exec", "eager", "--call", "F.linear", "--json")
     mm = run_json(capsys, "op", "h200", *GEMM, "--exec", "eager", "--call", "matmul", "--json")
-    assert f["host_s"] == pytest.approx(h.call_s("f_linear"))
-    assert mm["host_s"] == pytest.approx(h.call_s("matmul"))
+    extra = f["extra_kernels"] * h.extra_kernel_s  # K = 4096 at M = 1 splits K
+    assert f["extra_kernels"] == mm["extra_kernels"] == 1
+    assert f["host_s"] == pytest.approx(h.call_s("f_linear") + extra)
+    assert mm["host_s"] == pytest.approx(h.call_s("matmul") + extra)
     conv = run_json(capsys, "op", "h200", "conv2d", "--n", "1", "--c", "64", "--h", "56",
                     "--w", "56", "--k", "64", "--r", "3", "--s", "3", "--pad", "1",
                     "--exec", "eager", "--json")

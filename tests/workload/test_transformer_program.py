@@ -419,12 +419,18 @@ def test_a_linear_module_call_costs_the_whole_nn_linear():
     g = build_transformer(dataclasses.replace(LLAMA3_8B, layers=1), batch=1, mode="decode",
                           context=64)
     c = run_gpu_model(m, g, exec_mode="eager", zoo_lowering="calls").calls
+    from accelsim.hw.gpu.gemm import plan_gemm
+    from accelsim.hw.gpu.kernel import extra_launches
+
     extra = m.host.call_s("python")
-    for path in ("layers.0.q_proj", "lm_head"):
+    for path, n in (("layers.0.q_proj", 4096), ("lm_head", LLAMA3_8B.vocab)):
+        # and each kernel cuBLASLt launches beside the GEMM (q_proj splits K at M = 1)
+        split = extra_launches(plan_gemm(m, 1, n, 4096, "bf16").kernels) * m.host.extra_kernel_s
         mod = c[c["layer"] == f"{path}.module"]["host_s"].iloc[0]
         lin = c[c["layer"] == f"{path}.linear"]["host_s"].iloc[0]
-        assert lin == pytest.approx(m.host.call_s("f_linear") + extra)
-        assert mod + lin == pytest.approx(m.host.call_s("linear") + 2 * extra)
+        assert lin == pytest.approx(m.host.call_s("f_linear") + extra + split)
+        assert mod + lin == pytest.approx(m.host.call_s("linear") + 2 * extra + split)
+    assert extra_launches(plan_gemm(m, 1, 4096, 4096, "bf16").kernels) == 1
     other = c[c["layer"] == "layers.0.module"]["host_s"].iloc[0]  # the decoder layer's own
     assert other == pytest.approx(m.host.call_s("module") + extra)
 

@@ -31,7 +31,7 @@ import math
 
 from accelsim.config.gpu import OPERAND_BYTES, GpuMachine
 from accelsim.hw.gpu.gemm import is_aligned, mma_rate_macs_per_s
-from accelsim.hw.gpu.kernel import CtaCost, Kernel
+from accelsim.hw.gpu.kernel import EXTRA_LAUNCH, CtaCost, Kernel
 from accelsim.hw.gpu.memory import l2_hit_fraction, startup_s, stream_kernel
 from accelsim.workload.nn_ops import Attention
 
@@ -131,5 +131,5 @@ def plan_attention(m: GpuMachine, op: Attention, precision: str, *,
     partials = splits * op.batch * op.heads * op.seq_q * (d + 1) * 4
     combine = stream_kernel(m, "attention.combine", read_bytes=partials, write_bytes=q_bytes,
                             simt_flops=3.0 * partials / 4, sfu_ops=partials / 4 / (d + 1),
-                            meta={"kv_splits": splits})
+                            meta={"kv_splits": splits, EXTRA_LAUNCH: True})
     return (main, combine)

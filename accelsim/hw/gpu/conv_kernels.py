@@ -34,7 +34,7 @@ from dataclasses import replace
 
 from accelsim.config.gpu import OPERAND_BYTES, OUTPUT_BYTES, GpuMachine
 from accelsim.hw.gpu.gemm import mma_rate_macs_per_s
-from accelsim.hw.gpu.kernel import CtaCost, Kernel
+from accelsim.hw.gpu.kernel import EXTRA_LAUNCH, CtaCost, Kernel
 from accelsim.hw.gpu.memory import l2_hit_fraction, startup_s, stream_kernel
 from accelsim.workload.ops import Conv2d
 
@@ -76,9 +76,11 @@ def pad_kernels(m: GpuMachine, op: Conv2d, precision: str) -> tuple[Kernel, ...]
     out = []
     for what, rows in (("input", op.n * op.h * op.w), ("filter", op.k * op.r * op.s)):
         out.append(stream_kernel(m, f"conv2d.memset_{what}", read_bytes=0.0,
-                                 write_bytes=rows * cp * e, meta={"family": "memset"}))
+                                 write_bytes=rows * cp * e,
+                                 meta={"family": "memset", EXTRA_LAUNCH: True}))
         out.append(stream_kernel(m, f"conv2d.pad_{what}", read_bytes=rows * op.c * e,
-                                 write_bytes=rows * cp * e, meta={"family": "pad"}))
+                                 write_bytes=rows * cp * e,
+                                 meta={"family": "pad", EXTRA_LAUNCH: True}))
     return tuple(out)
 
 

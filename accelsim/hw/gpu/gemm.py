@@ -70,7 +70,7 @@ from dataclasses import dataclass, replace
 from accelsim.config.gpu import OPERAND_BYTES, OUTPUT_BYTES, GpuMachine
 from accelsim.config.gpu_stack import SimtKernel, parse_tiles
 from accelsim.errors import UnsupportedError
-from accelsim.hw.gpu.kernel import CtaCost, Kernel, estimate_s, sm_bandwidth_caps
+from accelsim.hw.gpu.kernel import EXTRA_LAUNCH, CtaCost, Kernel, estimate_s, sm_bandwidth_caps
 from accelsim.hw.gpu.memory import l2_hit_fraction, stream_kernel
 from accelsim.hw.gpu.sparsity import check_sparse
 
@@ -453,6 +453,7 @@ def _plan(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, s
         # after a split-K reduce is a GEMM's 0.26 us); the reduce pays its own completion
         kernels.append(stream_kernel(m, f"{name}.splitk_reduce", read_bytes=partial_bytes,
                                      write_bytes=c_bytes, simt_flops=M * N * batch * split,
-                                     meta={"split_k": split, "pdl": meta["pdl"]}))
+                                     meta={"split_k": split, "pdl": meta["pdl"],
+                                           EXTRA_LAUNCH: True}))
     return GemmPlan(path=path, tile=(bm, bn, bk), split_k=split, kernels=tuple(kernels),
                     waves=ctas / m.sm_count, ctas=ctas, aligned=aligned, l2_hit=hit)

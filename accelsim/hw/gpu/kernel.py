@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from accelsim.config.gpu import GpuMachine
@@ -67,6 +68,18 @@ def pays_tail(k: Kernel) -> bool:
     """Whether ``k`` carries ``host.kernel_tail_s`` in its ``launch_s`` (every kernel but the
     convolution library's: :func:`without_tail`)."""
     return bool(k.meta.get("tail", True))
+
+
+EXTRA_LAUNCH = "extra_launch"
+"""Kernel ``meta`` flag of a kernel a library call launches besides its main one, by shape
+(cuBLASLt's split-K reduce, flash-decoding's split-KV combine, cuDNN's Winograd transforms and
+channel-padding kernels): in eager mode each costs the host ``host.extra_kernel_s``, which the
+tiny-tensor probes behind ``host.eager_call_s`` (one kernel per call) do not contain."""
+
+
+def extra_launches(kernels: Iterable[Kernel]) -> int:
+    """How many of ``kernels`` are :data:`EXTRA_LAUNCH` kernels."""
+    return sum(1 for k in kernels if k.meta.get(EXTRA_LAUNCH))
 
 
 def without_tail(k: Kernel, m: GpuMachine) -> Kernel:

@@ -27,7 +27,7 @@ from accelsim.workload.nn_ops import (
     Pool2d,
     Softmax,
 )
-from accelsim.workload.ops import Conv2d, Gemm
+from accelsim.workload.ops import Conv2d, Gemm, GroupedGemm
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +53,8 @@ def plan_op(m: GpuMachine, op: object, precision: str | None = None, *,
     (:mod:`accelsim.hw.gpu.sparsity`); ``bytes`` then counts the compressed weights (values
     and metadata) and ``flops`` stays the dense-equivalent count. ``cold_cache``: an
     attention's cached K/V come from HBM (a whole model's decode step), not from L2.
-    ``cold_weight_fraction``: the share of a weight GEMM's (shared-weight ``Gemm``) or a
+    ``cold_weight_fraction``: the share of a weight GEMM's (shared-weight ``Gemm``, a MoE
+    layer's ``GroupedGemm``: every touched expert's weights) or a
     convolution's weights that a whole model's step finds outside L2 (read a step ago), read
     from HBM once (``hw/gpu/gemm.py`` ``plan_gemm``)."""
     prec = precision or getattr(op, "dtype", None) or "bf16"
@@ -65,8 +66,8 @@ def plan_op(m: GpuMachine, op: object, precision: str | None = None, *,
     if isinstance(op, Gemm):
         plan = plan_gemm(m, op.m, op.n, op.k, prec, batch=op.batch,
                          shared_weights=op.shared_weights, sparsity=sparsity, bias=op.bias,
-                         cold_weight_fraction=cold_weight_fraction if op.shared_weights
-                         else 0.0)
+                         cold_weight_fraction=cold_weight_fraction
+                         if op.shared_weights or isinstance(op, GroupedGemm) else 0.0)
         t = op.tensor_elements()
         wf = plan.kernels[0].meta.get("weight_fraction", 1.0)
         nbytes = (t["input"] + t["weight"] * wf) * e + t["output"] * OUTPUT_BYTES[prec]

@@ -40,7 +40,7 @@ from accelsim.config.gpu import GpuMachine
 from accelsim.config.gpu_stack import ConvAlgorithm
 from accelsim.hw.gpu.conv_kernels import io_bytes
 from accelsim.hw.gpu.gemm import GemmPlan, plan_gemm
-from accelsim.hw.gpu.kernel import Kernel
+from accelsim.hw.gpu.kernel import EXTRA_LAUNCH, Kernel
 from accelsim.hw.gpu.memory import stream_kernel
 from accelsim.workload.ops import Conv2d
 
@@ -94,7 +94,7 @@ def plan_winograd(gm: GpuMachine, op: Conv2d, precision: str, algo: ConvAlgorith
     in_flops = 2 * 2 * a ** 3 * t * op.c
     filt_flops = 2 * (a * r * r + a * a * r) * op.c * op.k
     out_flops = 2 * (m * a * a + m * m * a) * t * op.k
-    meta = {"family": "winograd_nonfused", "winograd_m": m}
+    meta = {"family": "winograd_nonfused", "winograd_m": m, EXTRA_LAUNCH: True}
     first = (stream_kernel(gm, "conv2d.winograd_input", read_bytes=x, write_bytes=tin,
                            simt_flops=in_flops, meta=meta),
              stream_kernel(gm, "conv2d.winograd_filter", read_bytes=w, write_bytes=tfilt,
