@@ -416,7 +416,8 @@ def run16_group(case: dict) -> str:
 DATASETS = (("h200_e2e_run2.json", run2_group), ("h200_e2e_run3.json", run3_group),
             ("h200_e2e_run4.json", run4_group), ("h200_e2e_run4c.json", run4c_group),
             ("h200_e2e_run7.json", run7_group), ("h200_e2e_run7c.json", run7c_group),
-            ("h200_e2e_run14.json", run14_group), ("h200_e2e_run15.json", run15_group))
+            ("h200_e2e_run14.json", run14_group), ("h200_e2e_run15.json", run15_group),
+            ("h200_e2e_run16.json", run16_group))
 """The whole-model sets scored by default and the group function of each (a set whose file
 is not there yet is skipped)."""
 

@@ -88,7 +88,7 @@ RUN16 = "h200_single_ops_run16.json"
 """Run 16 (``MEASURE_SET=run16``): shapes no earlier run (nor run 16's calibration probe)
 timed, same protocol; split fixed before it was measured (every op held out), measured after
 the fifth session's model was frozen, scored once."""
-RUNS = (HELD_OUT, RUN12, RUN15)
+RUNS = (HELD_OUT, RUN12, RUN15, RUN16)
 """The single-op sets, scored by :func:`fidelity_rows` when present."""
 FAMILY_TARGET_PCT = 10.0
 """MAPE target per family, percent (issue 23 point 4: single ops as users call them)."""
