@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from accelsim.errors import ConfigError
@@ -76,7 +77,7 @@ def _cpu_parts(run: Any) -> dict[str, float]:
     from accelsim.devices import device_for
     from accelsim.devices.base import with_fallback
     from accelsim.devices.cpu import core_clocked_j
-    from accelsim.report.energy import energy_table_for, price_actions
+    from accelsim.report.energy import actions_pj, energy_table_for
     from accelsim.report.power import static_power_w
     from accelsim.workload.device_ops import device_op
 
@@ -89,16 +90,18 @@ def _cpu_parts(run: Any) -> dict[str, float]:
     for op in run.workload.ops:
         cost = dev.cost(with_fallback(m, device_op(op)))
         recs = cost.actions
-        issue = (recs["level"] == "mac") & (recs["direction"] == "issue")
-        parts["issue_pj"] += float(recs.loc[issue, "count"].sum()) * m.energy.instruction_pj
-        priced = recs.loc[~issue].copy()
-        if not priced.empty:
-            priced.loc[priced["level"] == "vector", "level"] = "mac"
-            cache = priced["capacity_bytes"].map(caches)  # a cache read is an sram record
-            part = cache.where(priced["level"] == "sram", priced["level"])
-            pj = price_actions(priced, table)["pj"]
-            for name, v in pj.groupby(part.to_numpy()).sum().items():
-                parts[f"{name}_pj"] = parts.get(f"{name}_pj", 0.0) + float(v)
+        if not recs.empty:
+            level = recs["level"].to_numpy(dtype=object)
+            issue = (level == "mac") & (recs["direction"].to_numpy(dtype=object) == "issue")
+            counts = recs["count"].to_numpy(dtype=float)
+            parts["issue_pj"] += float(counts[issue].sum()) * m.energy.instruction_pj
+            pj = actions_pj(recs, table, vector_as_mac=True)
+            level = np.where(level == "vector", "mac", level)
+            cache = [caches.get(c) for c in recs["capacity_bytes"].tolist()]
+            part = [c if lv == "sram" else lv for c, lv in zip(cache, level, strict=True)]
+            for name, v, skip in zip(part, pj, issue, strict=True):
+                if not skip:  # a cache read is an sram record, named by its capacity
+                    parts[f"{name}_pj"] = parts.get(f"{name}_pj", 0.0) + float(v)
         parts["core_pj"] += core_clocked_j(m, cost) * 1e12
         parts["static_pj"] += static_w * cost.time_s * 1e12
     return parts

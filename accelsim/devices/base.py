@@ -326,10 +326,9 @@ class DeviceBase:
 
 def records_energy_j(records: list[dict] | pd.DataFrame, table: Any) -> float:
     """Price action records, joules; ``vector`` compute records cost one ``mac.<precision>``."""
-    from accelsim.report.energy import price_actions
+    from accelsim.report.energy import actions_pj
 
-    df = pd.DataFrame(records) if not isinstance(records, pd.DataFrame) else records.copy()
+    df = pd.DataFrame(records) if not isinstance(records, pd.DataFrame) else records
     if df.empty:
         return 0.0
-    df.loc[df["level"] == "vector", "level"] = "mac"
-    return float(price_actions(df, table)["pj"].sum()) * 1e-12
+    return float(actions_pj(df, table, vector_as_mac=True).sum()) * 1e-12

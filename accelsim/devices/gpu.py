@@ -88,7 +88,7 @@ def op_document(m: GpuMachine, op: object, *, mode: str = "event", precision: st
         bound = "host" if program["host_s"] > program["gpu_s"] else bound
     clock = m.load_clock_hz(plan.precision)
     return {
-        "machine": m.name,
+        "machine": m.name, "kind": m.kind,
         "op": plan.op_kind if run_as is op else getattr(op, "kind", plan.op_kind),
         "precision": plan.precision, "mode": mode, **program,
         "time_s": t,

@@ -28,7 +28,7 @@ inside each PE; :func:`pe_register_actions` adds them from the MAC count and the
 a neighbour, and the accumulator read and written per MAC). A cube-style matrix unit
 (``energy.staging``) adds its operand-buffer traffic (:mod:`accelsim.report.staging`).
 
-Imports: config, hw.dataflows, units, errors (pandas).
+Imports: config, hw.dataflows, units, errors (numpy, pandas).
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from accelsim.config.energy import EnergyTable, load_energy_table
@@ -106,6 +107,36 @@ def _unit_pj(table: EnergyTable, level: str, direction: str, precision: str, tec
                       f"unknown action level (known: {', '.join(LEVELS)})")
 
 
+def _record_prices(actions: pd.DataFrame, table: EnergyTable, sram_word_bits: float | None,
+                   vector_as_mac: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(pJ per unit, unit, pJ, static pJ) of every record of a non-empty ``actions``: one price
+    per kind of record, plain arrays (pricing runs once per op, so no pandas per row)."""
+    keys = ["level", "direction", "precision", "technology", "capacity_bytes", "word_bits"]
+    level = actions["level"].to_numpy(dtype=object)
+    if vector_as_mac:
+        level = np.where(level == "vector", "mac", level)
+    idx = list(zip(level.tolist(), *(actions[k].tolist() for k in keys[1:]), strict=True))
+    prices: dict[tuple, tuple[float, str]] = {}
+    for key in idx:
+        if key not in prices:
+            prices[key] = _unit_pj(table, *key, sram_bits=sram_word_bits)
+    pj_per_unit = np.array([prices[k][0] for k in idx], dtype=float)
+    unit = np.array([prices[k][1] for k in idx], dtype=object)
+    count = actions["count"].to_numpy(dtype=float)
+    pj = np.where(unit == "count", count, actions["bits"].to_numpy(dtype=float)) * pj_per_unit
+    direction = actions["direction"].to_numpy(dtype=object)
+    leak_pe = table.get("leak.pe", 0.0) or 0.0
+    static = np.where(np.isin(direction, ("idle", "leak")), pj, 0.0)
+    static = np.where((level == "mac") & (direction == "compute"), count * leak_pe, static)
+    return pj_per_unit, unit, pj, static
+
+
+def _check_columns(actions: pd.DataFrame) -> None:
+    missing = [c for c in ACTION_COLUMNS if c not in actions.columns]
+    if missing:
+        raise ValueError(f"action table lacks columns {missing}")
+
+
 def price_actions(actions: pd.DataFrame, table: EnergyTable, *,
                   sram_word_bits: float | None = None) -> pd.DataFrame:
     """A copy of ``actions`` with ``pj_per_unit``, ``unit``, ``pj`` (energy of the record) and
@@ -114,27 +145,23 @@ def price_actions(actions: pd.DataFrame, table: EnergyTable, *,
     ``sram_word_bits``: SRAM access width in bits (the machine's ``memory.sram.word_bits``);
     ``None`` prices each SRAM record at its own ``word_bits``.
     """
-    missing = [c for c in ACTION_COLUMNS if c not in actions.columns]
-    if missing:
-        raise ValueError(f"action table lacks columns {missing}")
-    df = actions.copy()
-    if df.empty:
-        return df.assign(pj_per_unit=pd.Series(dtype=float), unit=pd.Series(dtype=str),
-                         pj=pd.Series(dtype=float), static_pj=pd.Series(dtype=float))
-    keys = ["level", "direction", "precision", "technology", "capacity_bytes", "word_bits"]
-    prices: dict[tuple, tuple[float, str]] = {}
-    for key in df[keys].drop_duplicates().itertuples(index=False, name=None):
-        prices[key] = _unit_pj(table, *key, sram_bits=sram_word_bits)
-    idx = list(df[keys].itertuples(index=False, name=None))
-    df["pj_per_unit"] = [prices[k][0] for k in idx]
-    df["unit"] = [prices[k][1] for k in idx]
-    amount = df["count"].where(df["unit"] == "count", df["bits"])
-    df["pj"] = amount.astype(float) * df["pj_per_unit"]
-    leak_pe = table.get("leak.pe", 0.0) or 0.0
-    busy = (df["level"] == "mac") & (df["direction"] == "compute")
-    df["static_pj"] = df["pj"].where(df["direction"].isin(("idle", "leak")), 0.0)
-    df.loc[busy, "static_pj"] = df.loc[busy, "count"].astype(float) * leak_pe
-    return df
+    _check_columns(actions)
+    if actions.empty:
+        return actions.assign(pj_per_unit=pd.Series(dtype=float), unit=pd.Series(dtype=str),
+                              pj=pd.Series(dtype=float), static_pj=pd.Series(dtype=float))
+    pj_per_unit, unit, pj, static = _record_prices(actions, table, sram_word_bits, False)
+    return actions.assign(pj_per_unit=pj_per_unit, unit=unit, pj=pj, static_pj=static)
+
+
+def actions_pj(actions: pd.DataFrame, table: EnergyTable, *,
+               vector_as_mac: bool = False) -> np.ndarray:
+    """pJ of each record of ``actions``, as :func:`price_actions` prices it (``pj``), without
+    building the priced table; ``vector_as_mac``: a ``vector`` record is priced as one
+    ``mac.<precision>`` per count (the GPU/CPU convention)."""
+    _check_columns(actions)
+    if actions.empty:
+        return np.zeros(0)
+    return _record_prices(actions, table, None, vector_as_mac)[2]
 
 
 # ------------------------------------------------------------------ derived action records
