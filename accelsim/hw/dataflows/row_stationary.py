@@ -157,9 +157,12 @@ class RsCost:
         """
         w = self.words
         c = NORMALISED_COST
-        rf = sum(v for k, v in w.items() if k.startswith("spad_"))
-        glb = sum(v for k, v in w.items() if k.startswith("glb_"))
-        noc = sum(v for k, v in w.items() if k.startswith("noc_"))
+        level_sums = {"spad": 0, "glb_": 0, "noc_": 0}  # one pass, the words' order kept
+        for k, v in w.items():
+            part = k[:4]
+            if part in level_sums:
+                level_sums[part] += v
+        rf, glb, noc = level_sums["spad"], level_sums["glb_"], level_sums["noc_"]
         ri = shape.ifmap_code_ratio if shape else 1.0
         ro = shape.ofmap_code_ratio if shape else 1.0
         dram = w["dram_ifmap"] * ri + w["dram_filter"] + w["dram_ofmap"] * ro
@@ -224,11 +227,12 @@ def cost(hw: RsHardware, shape: ConvShape, mp: RsMapping) -> RsCost | None:
     return RsCost(mp, passes * g, pass_cycles, active, {k: v * g for k, v in w.items()})
 
 
-def _divisor_steps(total: int, limit: int) -> list[int]:
+@functools.lru_cache(maxsize=4096)
+def _divisor_steps(total: int, limit: int) -> tuple[int, ...]:
     """Balanced block sizes ``ceil(total / k) <= limit``, one per block count ``k``, largest
     first."""
-    return sorted({math.ceil(total / k) for k in range(1, total + 1)
-                   if math.ceil(total / k) <= limit}, reverse=True)
+    return tuple(sorted({math.ceil(total / k) for k in range(1, total + 1)
+                         if math.ceil(total / k) <= limit}, reverse=True))
 
 
 @functools.lru_cache(maxsize=512)
@@ -237,6 +241,7 @@ def best_mapping(hw: RsHardware, shape: ConvShape) -> RsCost:
     check_fits(hw, shape)
     pes = hw.rows * hw.cols
     best: RsCost | None = None
+    best_objective = math.inf
     qmax = min(hw.ifmap_spad // shape.s, shape.c)
     for e in strip_widths(hw, shape):
         seg, sets = placement(hw, shape, e)
@@ -247,8 +252,11 @@ def best_mapping(hw: RsHardware, shape: ConvShape) -> RsCost:
                     tmax = min(sets // r, math.ceil(shape.m / p))
                     for n in _divisor_steps(shape.n, shape.n):
                         c = _largest_fit(hw, shape, e, n, p, q, r, tmax, seg)
-                        if c is not None and (best is None or _better(c, best, pes, shape)):
-                            best = c
+                        if c is None:
+                            continue
+                        o = c.objective(pes, shape)
+                        if best is None or _better_objective(o, c, best_objective, best):
+                            best, best_objective = c, o
     if best is None:
         raise ConfigError(hw.name, "memory.sram.capacity_bytes", f"{hw.glb_fmap} words",
                           f"no row-stationary mapping of {shape} fits the global buffer")
@@ -286,8 +294,9 @@ def _largest_fit(hw: RsHardware, shape: ConvShape, e: int, n: int, p: int, q: in
     return None
 
 
-def _better(a: RsCost, b: RsCost, pes: int, shape: ConvShape) -> bool:
-    oa, ob = a.objective(pes, shape), b.objective(pes, shape)
+def _better_objective(oa: float, a: RsCost, ob: float, b: RsCost) -> bool:
+    """``a`` (objective ``oa``) beats ``b``: a lower objective, or an equal one and fewer
+    cycles."""
     return oa < ob - 1e-9 or (abs(oa - ob) <= 1e-9 and a.cycles < b.cycles)
 
 
