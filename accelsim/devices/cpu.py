@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 import pandas as pd
 
 from accelsim.analysis.roofline import MachineRoofs, Roof
-from accelsim.devices.base import DeviceBase, OpCost, records_energy_j
+from accelsim.devices.base import DeviceBase, OpCost
 from accelsim.hw.cpu import CpuCost, cost_actions, op_cost
 from accelsim.workload.readers import load_wl
 
@@ -82,14 +82,19 @@ class CpuDevice(DeviceBase):
         energy (:func:`core_clocked_j`); static power (leakage, and the package's idle power
         beyond it, ``energy.idle_w``) over the op's time
         (:func:`accelsim.report.power.static_power_w`)."""
-        from accelsim.report.energy import energy_table_for
+        from accelsim.report.energy import actions_pj, energy_table_for
         from accelsim.report.power import static_power_w
 
         tab = table or energy_table_for(self.machine)
         recs = cost.actions
-        issue = recs[(recs["level"] == "mac") & (recs["direction"] == "issue")]
-        energy = records_energy_j(recs.drop(issue.index), tab)
-        energy += float(issue["count"].sum()) * self.machine.energy.instruction_pj * 1e-12
+        energy = 0.0
+        if not recs.empty:
+            issue = ((recs["level"].to_numpy(dtype=object) == "mac")
+                     & (recs["direction"].to_numpy(dtype=object) == "issue"))
+            if not issue.all():
+                energy = float(actions_pj(recs, tab, vector_as_mac=True)[~issue].sum()) * 1e-12
+            issued = float(recs["count"].to_numpy(dtype=float)[issue].sum())
+            energy += issued * self.machine.energy.instruction_pj * 1e-12
         energy += core_clocked_j(self.machine, cost)
         return energy + sum(static_power_w(self.machine, tab).values()) * cost.time_s
 
