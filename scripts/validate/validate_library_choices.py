@@ -35,7 +35,9 @@ the measured kernels. Per part it prints:
   the kernels. The model's call time is that dispatch plus ``time_s`` (the op's kernels back to
   back); ``time_s`` alone is printed too (``b2b``), as the op timed back to back would be.
 
-Predictions come from the model (``op_document``), never from a table.
+Predictions come from the model (``op_document``), never from a table. No target is stated
+for these figures (the issue sets none), so the exit status is 0 unless the data cannot be
+read; the kernel-time figures are pinned by ``tests/scripts/test_validators.py`` (slow).
 """
 
 from __future__ import annotations
@@ -233,6 +235,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{s['b2b_mape']:6.1f}%")
     print("count/split/tile: share of cases matching (tile: nvjet GEMMs only); main, kernels, "
           "call, b2b: MAPE (see doc)")
+    print("no target is stated for these figures (issue 23 sets none): the exit status is 0")
     return 0
 
 
