@@ -13,7 +13,7 @@ Conventions (see ``accelsim/analysis/README.md``):
 * The analytical (compulsory) traffic of an operator moves every tensor across the
   off-chip level once: input(s) read, weights read, output written.
 
-Imports: numpy, pandas, config (duck-typed adapters), workload, units.
+Imports: numpy, pandas, units, precision.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@
     >>> simulate_op("h200", "gemm", m=4096, n=4096, k=4096)["time_s"]
     >>> serve("h200", "llama3_8b", isl=1024, osl=128, requests=500).summary["ttft_s"]["p50"]
 
-Imports: everything below api (config, workload, mapping, engine, report).
+Imports: accelsim (version), units, errors, limits, files, precision, analysis, config, devices,
+engine, hw, mapping, report, serve, workload.
 """
 
 from __future__ import annotations

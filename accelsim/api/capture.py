@@ -16,7 +16,7 @@ kind, its ``program`` (the recorded torch-function calls) is what a GPU's execut
 lowering reads (``configs/lowering/*.yaml`` ``call.*`` entries). Calls the lowering does not
 know are listed by :func:`~accelsim.workload.program_ops.unmodelled_calls`.
 
-Imports: workload (program, program_ops, torch_capture).
+Imports: workload.program_ops, workload.torch_capture.
 """
 
 from __future__ import annotations

@@ -36,7 +36,8 @@ Columns of :attr:`Comparison.table` (one row per kernel x machine):
 * ``validation`` — ``unvalidated`` for a machine known from its datasheet only (its YAML's
   ``validation:``; ``accelsim compare`` prints a line for each), else ``""``.
 
-Imports: config, workload, devices, report, api.
+Imports: accelsim (version), errors, files, config.energy, config.registry, devices, devices.base,
+report.power, workload.ops, workload.readers.
 """
 
 from __future__ import annotations

@@ -21,7 +21,8 @@ The parts are exactly those the models price, never a finer split:
   (``issue_pj``), the busy cores' clocked energy (``core_pj``) and static power over its
   time (``static_pj``): the op's cost recomputed as the run prices it.
 
-Imports: config, devices, report, workload.
+Imports: errors, devices, devices.base, devices.cpu, report.energy, report.gpu_power, report.power,
+workload.device_ops, api.simulate.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ same on-chip storage (the systolic dataflows get the scratchpad bytes added to t
 buffer), dense data, no compression, energy per MAC by level, for rs, ws, os, nlr (the ISCA
 set) and is.
 
-Imports: api.simulate, workload, config, report.
+Imports: report.energy, workload.ops, api.simulate.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ host's time per call exceeds the GPU's, and the rates are per call.
 A machine of another kind runs one op as a whole workload: ``simulate("tpu_v4",
 make_op("gemm", m=4096, n=4096, k=4096))`` (what ``accelsim op tpu_v4 gemm`` does).
 
-Imports: config, devices.gpu, workload.registry, errors.
+Imports: errors, limits, config.gpu, config.registry, devices.gpu, workload.registry, api.simulate.
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ the element. Every size, time and bandwidth argument also takes the strings the 
 takes (``transfer("h200x2", "host", "gpu0", "1GiB")``, ``compute_s="2 ms"``; parsed by
 :mod:`accelsim.units`: decimal SI, only Ki/Mi/Gi binary).
 
-Imports: config, hw, engine, analysis.amdahl, units, errors (and ``accelsim.api.gpu``).
+Imports: units, errors, analysis.amdahl, config.system, engine.collectives, engine.links,
+hw.link, workload.ops, api.gpu.
 """
 
 from __future__ import annotations

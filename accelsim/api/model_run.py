@@ -11,7 +11,7 @@ kernel class ``breakdown``, HBM check ``memory``); a CPU runs one kernel per ope
 systolic machine maps the workload onto its array (:func:`accelsim.api.simulate`, a
 ``Result``).
 
-Imports: api.compare, devices.
+Imports: errors, devices, devices.results, api.compare.
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ The model is a zoo spec (a real graph), or a workload YAML/CSV path or built-in 
 (``alexnet``, ``workloads/kernels/multikernelbench.yaml``), whose ops are taken as a chain in
 file order: see :func:`graph_from_workload`.
 
-Imports: config, workload, devices, mapping, engine, api.
+Imports: accelsim (version), errors, files, config.node, devices, engine.placed, mapping.placement,
+workload.*, api.compare.
 """
 
 from __future__ import annotations

@@ -41,7 +41,8 @@ fitted on the measured H200 (``scripts/fit/fit_gpu_power.py``); other machines g
 idle power in their YAML (``energy.idle_w``) and a cube-style matrix unit its operand staging
 (``energy.staging``).
 
-Imports: api.compare, config, report, workload.
+Imports: files, config.energy, devices.cpu, hw.cpu, report.*, workload.ops, api.compare, api.gpu,
+api.simulate.
 """
 
 from __future__ import annotations

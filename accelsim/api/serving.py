@@ -11,7 +11,8 @@ preemptions, GPU busy share, energy per token), one row per request (``requests`
 iteration (``iterations``), ``timeline_figure()`` (batch size and KV use over time) and
 ``perfetto()`` (a trace of the iterations). Units: seconds, tokens, joules.
 
-Imports: serve, devices, config, workload, report, units, errors.
+Imports: accelsim (version), errors, precision, config.system, devices.parallel,
+report.plots_serving, serve.*.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """``simulate()``: load -> map -> replay -> tabulate, on any single device (through
 :func:`accelsim.devices.device_for`); :func:`load_hw`, the machine it runs on.
 
-Imports: config, workload, devices.
+Imports: errors, limits, config.registry, devices, devices.results.
 """
 
 from __future__ import annotations

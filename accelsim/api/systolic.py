@@ -1,6 +1,6 @@
 """Systolic machines only: :func:`plan_workload`, every op of a workload mapped onto the array.
 
-Imports: config, workload, devices.
+Imports: config.systolic_machine, devices.systolic, workload.ops.
 """
 
 from __future__ import annotations

@@ -3,7 +3,9 @@
 Each subcommand lives in its own module with ``register(subparsers)``, which adds a parser and
 sets ``func=run`` where ``run(args) -> int``.
 
-Imports: everything (this is the top layer).
+Imports: accelsim (version), units, errors, safe_text, limits, safe_yaml, files, precision,
+analysis, api, config, devices, report, serve, sweep, validation, workload. This is the top
+layer.
 """
 
 from __future__ import annotations

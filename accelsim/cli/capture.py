@@ -14,7 +14,7 @@ needed; the trace's measured host times stay in the trace, and a GEMM's inner co
 dispatch a trace replay counts in their GEMM's, pay the ``copy`` host class as calls of their
 own).
 
-Imports: workload (program, program_ops, torch_capture, kineto), errors.
+Imports: errors, files, workload.kineto, workload.program_ops, workload.torch_capture.
 """
 
 from __future__ import annotations

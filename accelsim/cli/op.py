@@ -21,7 +21,8 @@ Dispatch is by the machine's ``kind``: :data:`OP_HANDLERS` maps a kind to a hand
 ``alltoall``) by the optional module ``accelsim.cli.op_links`` (its ``run_argv``), registered
 when that module is present. A new kind adds one entry.
 
-Imports: api, config, workload, errors.
+Imports: errors, limits, precision, api.gpu, api.simulate, config.registry, devices.gpu_op_program,
+report.export, report.terminal, workload.registry.
 """
 
 from __future__ import annotations

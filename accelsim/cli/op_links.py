@@ -11,7 +11,7 @@ aliases ``gbps`` and ``busbw_gbps`` stay one release). This module does not regi
 subcommand: ``accelsim.cli.op`` owns ``op`` and hands machines of kind ``system`` here through
 :func:`add_arguments` and :func:`run` (or :func:`run_argv`).
 
-Imports: api, units, errors.
+Imports: units, errors, limits, api.links.
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ Every single-device machine kind answers through its device
 (:func:`accelsim.devices.device_for`: ``layer_table`` and ``roofs``; a CPU runs every op at
 the roofs' precision). Systems and nodes have no single roofline: one error line.
 
-Imports: everything (top layer).
+Imports: errors, safe_text, analysis.roofline, api, devices, report.export, report.plots_roofline,
+cli.run_help.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ valid names). Free text (headers, totals) is wrapped to the same width.
 
 This module does not register a subcommand.
 
-Imports: pandas, report.terminal.
+Imports: pandas, errors, safe_text, report.terminal.
 """
 
 from __future__ import annotations

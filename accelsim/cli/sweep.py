@@ -6,7 +6,7 @@ row per point (parameters, metrics, ``point_id``) to Parquet or CSV, incremental
 processes on all cores by default; ``--scheduler`` runs the same sweep on a Dask cluster.
 Ctrl-C leaves a valid file; ``--resume`` skips the points already in it.
 
-Imports: sweep.
+Imports: errors, safe_text, limits, sweep.runner.
 """
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ checkout the package sits in (in its own process: scripts are not part of the pa
 an installed wheel there is no ``scripts/``: one line ``accelsim: error: validate --fidelity
 needs a source checkout: ...`` and exit 2. Its exit code is the script's (1: a target missed).
 
-Imports: everything (top layer).
+Imports: errors, safe_text, api.power, report.terminal, validation.seed_cases, validation.suite,
+cli.run_table.
 """
 
 from __future__ import annotations

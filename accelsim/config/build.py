@@ -6,8 +6,8 @@ devices' hardware; they load it with :func:`load_device_machine`, so they depend
 module and :mod:`accelsim.config.registry` (every kind) depends on them: no module imports
 back up.
 
-Imports: errors, files, config.schema, config.inherit, config.gpu_stack, config.systolic_machine,
-config.gpu, config.cpu.
+Imports: errors, config.cpu, config.gpu, config.gpu_stack, config.inherit, config.load,
+config.schema, config.systolic_machine.
 """
 
 from __future__ import annotations

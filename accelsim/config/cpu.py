@@ -8,7 +8,7 @@ The cost model is :mod:`accelsim.hw.cpu`.
 
 Precision names follow :data:`accelsim.precision.PRECISION_BYTES`.
 
-Imports: units, errors, config.*.
+Imports: errors, precision, config.*.
 """
 
 from __future__ import annotations

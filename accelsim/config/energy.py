@@ -47,7 +47,7 @@ capacitance ``C ~ L^a`` for feature size ``L``; ``a`` differs for logic, SRAM an
 off-chip DRAM and link energies (I/O and a different technology) are not scaled; leakage
 power scales as ``L V``. See ``accelsim/report/ENERGY.md``.
 
-Imports: units, errors, files, config.schema, config.memory, config.systolic.
+Imports: units, errors, files, precision, config.memory.
 """
 
 from __future__ import annotations

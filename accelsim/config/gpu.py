@@ -8,7 +8,7 @@ No parameter has a code default: every value comes from the YAML or the file it 
 (:mod:`accelsim.config.inherit`), with its provenance kind; see ``accelsim/hw/gpu/README.md``
 for the fits.
 
-Imports: units, errors, config.*.
+Imports: units, errors, precision, config.*.
 """
 
 from __future__ import annotations

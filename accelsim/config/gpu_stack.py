@@ -8,7 +8,7 @@ What the chip does with these kernels (rates, fitted fractions, instruction cost
 the GPU config; the stack says only which kernels exist and how the library picks among them
 (the mechanisms: ``accelsim/hw/gpu/gemm.py``, ``conv.py``).
 
-Imports: errors, files, config.schema, config.inherit.
+Imports: errors, config.inherit, config.schema.
 """
 
 from __future__ import annotations

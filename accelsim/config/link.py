@@ -14,7 +14,7 @@ Generation tables (per lane, per direction):
 * NVLink, per link per direction: gen1 20 GB/s, gen2-4 25 GB/s, gen5 50 GB/s. Source: NVIDIA
   V100/A100/H100/B200 datasheets; hw_specs.yaml (``nvlink: per_link_per_direction_gbs: 25``).
 
-Imports: units, errors, config.schema.
+Imports: config.schema.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from another table; ``host_call`` re-prices every inherited call that launches a
 The tables are data: a new framework behaviour is a YAML edit (ARCHITECTURE.md, "execution
 mode"). Units: bytes per element, instructions per element.
 
-Imports: errors, files, limits, config.schema.
+Imports: errors, limits, files.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Parameters of memory levels: on-chip operand SRAM (scratchpads) and off-chip DRAM/HBM.
 
-Imports: units, errors, config.schema.
+Imports: config.schema.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ names): :attr:`Node.system` is that System, so the link models and the SimPy lin
   ``op_launch_s``, the dispatch cost a runtime pays per operator on that device (seed 002:
   "compile/launch overheads").
 
-Imports: units, errors, files, config.*.
+Imports: errors, files, config.*.
 """
 
 from __future__ import annotations

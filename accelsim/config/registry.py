@@ -4,7 +4,7 @@
 :data:`accelsim.config.build.DEVICE_KINDS` plus systems and nodes. A new machine kind adds
 its config module and one line there (see ARCHITECTURE.md, "Where a change goes").
 
-Imports: units, errors, config.*.
+Imports: errors, config.*.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ How the values become an accelsim machine (``accelsim/report/SCALESIM.md`` says 
 Features SCALE-Sim has and accelsim does not model (sparsity, custom SRAM layouts,
 Ramulator traces) are refused with :class:`UnsupportedError` rather than silently ignored.
 
-Imports: stdlib, errors, files, config.
+Imports: stdlib, errors, files, config.schema, config.systolic_machine.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ A machine whose ``compute.array`` has ``scratchpads`` can run the row-stationary
 (:mod:`accelsim.hw.dataflows.row_stationary`); one without them cannot (``rs`` is refused with
 the machine, field and value). Sizes are bytes; a word is the array's operand precision.
 
-Imports: units, errors, config.schema.
+Imports: config.schema.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ name a :class:`~accelsim.config.link.LinkSpec` of the system and two endpoints. 
 checks that every name a link uses exists, so a dangling link is an error at load:
 ``configs/hardware/x.yaml: links[3].ends = 'gpu9': names no device, host or switch (...)``.
 
-Imports: units, errors, files, config.*.
+Imports: errors, files, config.*.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Parameters of a systolic array (one or more identical arrays sharing one memory system).
 
-Imports: units, errors, config.schema, config.spatial.
+Imports: limits, precision, config.schema, config.spatial.
 """
 
 from __future__ import annotations

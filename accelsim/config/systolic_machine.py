@@ -1,6 +1,6 @@
 """A systolic-array machine: array(s) + memory hierarchy + clock + energy table.
 
-Imports: units, errors, config.*.
+Imports: config.*.
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ the protocol's methods, over its ``hw/`` model; whole models run one kernel per 
 unless it overrides ``run_model``) and one line in :data:`KINDS`. Systems and nodes (several
 devices) are not devices.
 
-Imports: config, workload, hw, mapping, engine, analysis, report (the layer below api).
+Imports: accelsim (version), units, errors, limits, files, analysis, config, engine, hw, mapping,
+report, workload.
 """
 
 from __future__ import annotations

@@ -13,8 +13,9 @@ systolic array's fold streams, overrides it); :class:`RunOptions` carries ``acce
 options, and each kind names in :attr:`DeviceBase.run_flags` the optional ones that apply to
 it (the registry turns the others into one-line errors).
 
-Imports: pandas, errors, analysis.roofline (roof types), report.energy (pricing),
-devices.results, workload (device_ops, readers).
+Imports: pandas, errors, analysis.roofline (roof types), config.lowering, config.systolic,
+engine.systolic_run, report.energy (pricing), workload.device_ops, workload.models.zoo,
+workload.readers, devices.results.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ instruction at the machine's ``energy.instruction_pj``.
 Whole models run one kernel per operator (:meth:`DeviceBase.run_model
 <accelsim.devices.base.DeviceBase.run_model>`); no optional ``accelsim run`` flag applies.
 
-Imports: config, hw.cpu, analysis.roofline, report.energy, workload.readers.
+Imports: analysis.roofline, hw.cpu, report.energy, report.power, workload.readers, devices.base.
 """
 
 from __future__ import annotations

@@ -13,8 +13,10 @@ plus the per-MAC datapath overhead of the table (``core.gpu_mac``).
 Whole models: :meth:`GpuDevice.run_model`, as an execution mode runs them
 (:mod:`accelsim.devices.gpu_model`).
 
-Imports: config, hw.gpu, engine.gpu_replay, analysis.roofline, report, devices.gpu_model,
-workload.device_ops.
+Imports: errors, limits, analysis.roofline, config.gpu, config.link, config.lowering,
+engine.gpu_replay, hw.gpu, hw.gpu.kernel, hw.gpu.sparsity, report.energy, report.gpu_power,
+report.power, workload.device_ops, workload.op_calls, devices.base, devices.gpu_model,
+devices.gpu_op_program, devices.results.
 """
 
 from __future__ import annotations

@@ -12,8 +12,9 @@ kernel class (``breakdown``: GEMM, attention, norm, elementwise, conv, copy, ...
 :mod:`accelsim.devices.memory_check`). :class:`~accelsim.devices.gpu.GpuDevice` runs whole
 models through :func:`run_gpu_model`. Units: seconds, FLOP, decimal bytes, joules.
 
-Imports: config, workload, hw.gpu, mapping.gpu_lowering, engine.gpu_stream, report,
-devices.results, devices.memory_check.
+Imports: errors, config.gpu, config.lowering, engine.gpu_stream, hw.gpu, hw.gpu.kernel,
+hw.gpu.memory, hw.gpu.reduce, mapping.gpu_lowering, mapping.program_fusion, report.energy,
+report.gpu_power, report.power, workload.*, devices.memory_check, devices.results.
 """
 
 from __future__ import annotations

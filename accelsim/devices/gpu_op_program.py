@@ -36,7 +36,8 @@ a 0.15-0.4 MB transpose lasting 1.5-1.8 us, a fixed cost well over its bytes' ti
 tensors they move ~2 TB/s of reads and writes, slower than the stream kernel's bandwidth (the
 model is low there: no calibration data times them). Units: seconds.
 
-Imports: config, workload.op_calls, mapping.gpu_lowering, engine.gpu_stream, hw.gpu, errors.
+Imports: errors, config.gpu, config.lowering, engine.gpu_stream, hw.gpu.kernel, hw.gpu.memory,
+mapping.gpu_lowering, workload.op_calls.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@
 :func:`check_memory` returns the breakdown and the headroom; a model that would not fit is
 refused with one line naming what it needs and what the device has. Units: bytes (decimal).
 
-Imports: errors, workload.
+Imports: units, errors, workload.graph.
 """
 
 from __future__ import annotations

@@ -29,7 +29,8 @@ the batch). ``ep=1`` is exactly the run without expert parallelism.
 
 Units: seconds, bytes (decimal), joules.
 
-Imports: config, engine, errors, workload, devices.gpu_model, devices.results.
+Imports: units, errors, files, config.*, engine.collectives, engine.links, hw.link, workload.*,
+devices.gpu_model.
 """
 
 from __future__ import annotations

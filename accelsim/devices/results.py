@@ -11,7 +11,8 @@ off), ``machine``, ``workload``, ``params`` (what ran: the workload's parameters
 options, defaults resolved), ``to_dict()`` (the JSON document of ``accelsim run --json``) and a
 short ``repr``. Units: seconds, FLOP, decimal bytes, joules.
 
-Imports: config.schema, report.tables, workload, units.
+Imports: accelsim (version), units, errors, config.schema, report.power, report.tables,
+workload.models.zoo, workload.nn_ops, workload.ops.
 """
 
 from __future__ import annotations

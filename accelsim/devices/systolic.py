@@ -14,8 +14,9 @@ bandwidth.
 Whole workloads: :meth:`SystolicDevice.run_model` (a :class:`~accelsim.devices.results.Result`);
 ``--dataflow``, ``--sparsity``, ``--trace`` and ``--report`` of ``accelsim run`` apply.
 
-Imports: config, workload, hw.systolic, limits, mapping, engine, analysis.roofline, report,
-devices.results.
+Imports: units, errors, limits, analysis.roofline, config.systolic, config.systolic_machine,
+engine.analytic, engine.systolic_run, hw.dataflows, hw.systolic, mapping.*, report.*,
+workload.readers, devices.base, devices.results.
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ It computes exactly what :mod:`accelsim.engine.replay` computes by discrete even
 holds them equal over random layers, arrays, dataflows and bandwidths), without SimPy, so
 sweeps can evaluate thousands of design points per second.
 
-Imports: numpy, numba, engine.schedule.
+Imports: numpy, numba, units, errors, config.systolic, hw._systolic_kernels, mapping.systolic,
+engine.schedule.
 """
 
 from __future__ import annotations

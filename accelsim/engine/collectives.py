@@ -28,7 +28,7 @@ Two time models (``collectives.model`` of the system, or ``model=``):
 
 Link energy is the wire bits of every message on every link it crosses x the link's pJ/bit.
 
-Imports: hw, config, engine.links, units, errors.
+Imports: errors, config.system, hw.link, hw.nccl, engine.links.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ in grid order, which holds for any kernel of one CTA group. Tests hold the aggre
 equal to the per-CTA one, and the recurrence to it exactly. :func:`replay_auto` takes the closed
 form for a sequence whose every kernel is contention-free and the event replay otherwise.
 
-Imports: simpy, config, hw.
+Imports: simpy, config.gpu, hw.gpu.kernel.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ With nothing contending, a copy takes exactly :func:`accelsim.hw.link.copy_time_
 them equal). Collectives scheduled here are the ``link`` model (copy-engine messages, no
 reduction time); the ``nccl`` model (SM-driven channels) is :mod:`accelsim.hw.nccl`.
 
-Imports: hw, config, units, errors.
+Imports: errors, config.system, hw.link.
 """
 
 from __future__ import annotations

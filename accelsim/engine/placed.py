@@ -13,7 +13,7 @@
 
 Weights are resident on every device (see :mod:`accelsim.mapping.placement`).
 
-Imports: config, workload, mapping, engine.links.
+Imports: config.node, mapping.placement, workload.graph, engine.links.
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ a resource between layers: they run one after another.
 Identical layers (the same fold stream on the same machine: the blocks of a Transformer) are
 scheduled once and their schedule reused.
 
-Imports: mapping, engine.
+Imports: config.systolic_machine, mapping.systolic, engine.analytic, engine.replay,
+engine.schedule.
 """
 
 from __future__ import annotations

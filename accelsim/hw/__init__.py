@@ -1,4 +1,4 @@
 """PURE COSTS: f(component params, tile) -> cycles, bytes, actions. No state, no I/O.
 
-Imports: config, workload, units, errors.
+Imports: units, errors, limits, precision, config, workload.
 """

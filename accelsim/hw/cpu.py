@@ -28,7 +28,7 @@ split is reproduced here without importing upward): the pieces' times add.
 Action records (for energy): MACs at the precision, cache reads per level (bits), DRAM bits,
 and the number of vector/tile instructions issued (level ``mac``, direction ``issue``).
 
-Imports: config, workload, units.
+Imports: units, errors, precision, config.cpu, workload.nn_ops, workload.ops.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ than the host can issue them: ``per_call = max(issue_s, time)``. Pageable host m
 through pinned buffers (see :func:`pageable_copy_s`). Everything here is a function of frozen
 config objects and numbers: no state, no I/O.
 
-Imports: config, units, errors.
+Imports: errors, limits, config.link, config.system.
 """
 
 from __future__ import annotations

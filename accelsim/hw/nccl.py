@@ -30,7 +30,7 @@ ceiling 141 GB/s and LL128 36.7 GB/s per channel on Hopper, LL x0.5 and LL128 x0
 and NCCL's INFO log on two H200s (24 channels, protocol picked per size;
 ``scripts/data/h200x2_nccl_protocols.json``). Functions of frozen config and numbers only.
 
-Imports: config, units, errors.
+Imports: errors, config.system.
 """
 
 from __future__ import annotations

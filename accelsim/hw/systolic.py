@@ -25,7 +25,7 @@ Utilisation definitions (every report uses these names):
 
 All counts are in words (operand elements) unless a name ends in ``_bytes``.
 
-Imports: numpy, numba, hw.dataflows (the strategies), config, workload.
+Imports: numpy, numba, hw._systolic_kernels, hw.dataflows (the strategies), hw.dataflows.base.
 """
 
 from __future__ import annotations

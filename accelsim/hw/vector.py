@@ -4,7 +4,7 @@ Pure: bytes moved = every tensor element read or written once (``tensor_elements
 the word size; cycles = the longer of the DRAM transfer and the vector arithmetic (they
 overlap, double-buffered), plus one DRAM latency.
 
-Imports: config, workload.
+Imports: nothing of accelsim.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ YAML):
 * HBM-VMEM pipelining is the fold stream itself: each core's view has ``1 / cores`` of the
   DRAM bandwidth and its own SRAM (:func:`core_view`).
 
-Imports: config, workload (dataclasses only).
+Imports: precision, config.systolic_machine, workload.ops (dataclasses only).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Expand operators into what a systolic machine runs: GEMMs on the array, the rest on the
 vector unit. Attention becomes QK^T (batched GEMM), softmax and AV (batched GEMM).
 
-Imports: workload.
+Imports: workload.nn_ops, workload.ops.
 """
 
 from __future__ import annotations

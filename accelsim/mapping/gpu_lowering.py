@@ -18,7 +18,7 @@ same tables: each call site's key (``call.linear``, ``call.rms_norm``, ``call.vi
 steps, ``io`` kernels take their bytes from the captured tensors, and a call the table does
 not know falls back to the table's ``call.unmodelled`` entry (:func:`lower_sites`).
 
-Imports: config.lowering, limits, workload.
+Imports: errors, limits, config.lowering.
 """
 
 from __future__ import annotations

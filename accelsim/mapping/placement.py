@@ -21,7 +21,7 @@ Policies:
 Weights are resident on every device (inference, or weights preloaded); only activations
 move.
 
-Imports: config, workload, hw, errors.
+Imports: errors, config.node, hw.link, workload.graph.
 """
 
 from __future__ import annotations

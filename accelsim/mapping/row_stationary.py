@@ -12,7 +12,7 @@ the psum update (energy only; the PE still spends the cycle). With ``network.rlc
 maps cross the DRAM interface run-length coded (JSSC Fig. 8: a 5-bit run of zeros, at most 31,
 and a 16-bit level; three pairs per 64-bit word), except the first layer's input.
 
-Imports: hw, config, workload, errors.
+Imports: errors, config.systolic_machine, hw.dataflows, hw.dataflows.row_stationary, workload.ops.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ row (column) folds sized so that their tiles stay in the SRAM -- that moves the 
 bytes; ties keep the plain row-major order. (SCALE-Sim runs column folds outer, which
 ``loop_order="sc_outer"`` reproduces; the SCALE-Sim front door uses it.)
 
-Imports: hw, config, workload.
+Imports: errors, config.systolic, config.systolic_machine, hw.systolic, workload.ops.
 """
 
 from __future__ import annotations

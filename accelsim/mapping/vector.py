@@ -4,7 +4,7 @@ Each chunk loads its share of the inputs into one half of the ifmap buffer, comp
 vector unit and drains its outputs, so the engine overlaps the chunks exactly as it overlaps
 array folds.
 
-Imports: hw, config, workload.
+Imports: config.systolic_machine, hw.vector.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
 """TABLES FIRST: results -> DataFrames -> CSV/JSON/Parquet, Perfetto traces and plots.
 
-Imports: engine (trace records), config, workload, units, errors.
+Imports: accelsim (version), units, errors, safe_text, limits, files, precision, config,
+engine (trace records), hw, mapping, workload.
 """

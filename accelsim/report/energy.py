@@ -28,7 +28,8 @@ inside each PE; :func:`pe_register_actions` adds them from the MAC count and the
 a neighbour, and the accumulator read and written per MAC). A cube-style matrix unit
 (``energy.staging``) adds its operand-buffer traffic (:mod:`accelsim.report.staging`).
 
-Imports: config, hw.dataflows, units, errors (numpy, pandas).
+Imports: numpy, pandas, units, errors, precision, config.energy, config.energy_ref,
+hw.dataflows, report.power, report.staging.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ Sweeps use it: pricing a 50-layer workload through pandas costs ~30 ms a run, th
 
 Units: pJ in ``*_pj``, joules in ``*_j``, seconds, W; TOPS/W counts 1 MAC = 2 operations.
 
-Imports: report.energy, report.tables, report.power, report.staging (numpy).
+Imports: numpy, units, report.energy, report.power, report.staging, report.tables.
 """
 
 from __future__ import annotations

@@ -8,7 +8,9 @@ priced with an energy table. Non-array baselines (the chapter's "DRAM streaming"
 are action records built from the operator's MACs by a stated access rule, priced by the same
 table. Nothing here returns a stored result.
 
-Imports: config, workload, mapping, engine, report (no api: this module sits under it).
+Imports: units, precision, config.energy, config.energy_scaling, config.registry,
+engine.systolic_run, mapping.row_stationary, mapping.systolic, workload.ops, report.energy,
+report.rs_tables, report.tables. No api: this module sits under it.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Exports: tables to CSV/JSON/Parquet, and aligned terminal tables.
 
-Imports: pandas, units, files, safe_text.
+Imports: pandas, safe_text, files.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ Parts (joules):
   issue): ``core.gpu_mac`` of the table (calibrated on the H200, scaled as logic);
 * ``l2`` - L2 traffic in 256-bit accesses; ``hbm`` - HBM traffic at ``dram.<technology>``.
 
-Imports: config, report.energy.
+Imports: precision, config.energy, report.energy.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ or a GPU/CPU ``ModelRun``) with
 Every plot is built from a table; nothing reads simulator state. The page has no external
 resources (inline CSS, base64 PNG), so it can be mailed or archived as one file.
 
-Imports: pandas, files, safe_text, report.plots_roofline, report.plots_energy,
+Imports: pandas, safe_text, files, report.figures, report.plots_energy, report.plots_roofline,
 report.plots_run (matplotlib lazily). Text from files is HTML-escaped (``safe_text.html_text``).
 """
 

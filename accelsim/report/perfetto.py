@@ -20,7 +20,7 @@ track and the bandwidth counter as above, and per layer one slice per array span
 in-flight counter holds each layer's average. :func:`write_trace` streams the file layer by
 layer and returns a :class:`TraceWritten` (path, size, whether grouped).
 
-Imports: engine.schedule, files.
+Imports: errors, files, engine.schedule.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ module costs nothing. Each function takes an optional ``ax`` and returns the ``A
 titles come from the column names with their units spelled out (:func:`axis_label`:
 ``latency_us`` -> "latency (µs)"); log axes show plain numbers (32, 64, 0.5), not powers.
 
-Imports: pandas, numpy, matplotlib (lazily).
+Imports: pandas, numpy, matplotlib (lazily), report.figures.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ static part as per-cycle leakage records (``accelsim/report/ENERGY.md`` section 
 :func:`static_power_w` gives it in watts for machines whose models emit no leakage records
 (GPUs, CPUs) and for the TDP check of ``accelsim validate``.
 
-Imports: config, errors.
+Imports: units, errors, config.cpu, config.energy.
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ dynamic dimensions given), the engine or execution mode, the machine file, the e
 and the accelsim version. :class:`RunInfo` renders it as header lines (at most a given width)
 and as a JSON object.
 
-Imports: files, config.energy, workload.models (spec parsing), report.terminal, safe_text.
+Imports: accelsim (version), errors, safe_text, files, config.energy, workload.kineto,
+workload.models.hf_config, workload.models.zoo (spec parsing), report.terminal.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ and writes of the filter (``weight``), ifmap (``input``) and psum scratchpads; `
 delivered by the multicast input network and psums passed between PEs; ``sram`` global-buffer
 reads and writes; ``dram`` bytes over the interface (after run-length coding).
 
-Imports: engine, mapping, config, units.
+Imports: units, engine.systolic_run, mapping.row_stationary, report.tables.
 """
 
 from __future__ import annotations

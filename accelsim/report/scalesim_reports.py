@@ -14,7 +14,8 @@ The topology is read by the one SCALE-Sim CSV reader, in SCALE-Sim's own view of
 (:func:`accelsim.workload.scalesim_topology.scalesim_layers`: ceil output sizes, ``DP`` layers
 split per channel).
 
-Imports: config, workload, hw, mapping, engine, errors, files, safe_text.
+Imports: errors, safe_text, limits, files, config.scalesim_cfg, engine.schedule,
+engine.systolic_run, hw.systolic, mapping.systolic, workload.scalesim_topology.
 """
 
 from __future__ import annotations

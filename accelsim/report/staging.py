@@ -11,7 +11,7 @@ and the part's idle power (``accelsim/report/ENERGY.md`` section 7).
   part's measured idle power beyond its modelled cell leakage (``energy.idle_w``), priced per
   cycle (``leak.chip``).
 
-Imports: config, precision, units.
+Imports: units, precision, config.energy_ref.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ Grouped detail (``detail="layers"``, or ``"auto"`` past ``limit_bytes``): the fr
 slices, and on the stream one slice per framework op spanning its calls' kernels; the
 ``dispatch`` thread is left out.
 
-Imports: stdlib, files, pandas (via the table), report.perfetto (the writer).
+Imports: stdlib, pandas (via the table), report.perfetto (the writer).
 """
 
 from __future__ import annotations

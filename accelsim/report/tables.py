@@ -4,7 +4,7 @@ Column conventions: cycles are array clock cycles; ``*_bytes`` are decimal bytes
 ``sram_*`` array-side counts are words; utilisations are fractions (0-1), see
 :mod:`accelsim.hw.systolic` for what each one means.
 
-Imports: engine, mapping, hw, config.
+Imports: units, precision, engine.systolic_run, hw.systolic, mapping.systolic, mapping.vector.
 """
 
 from __future__ import annotations

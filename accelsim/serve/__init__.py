@@ -8,5 +8,6 @@ tensor/pipeline-parallel group, cached by batch composition; the KV-cache capaci
 ``simulator`` (the SimPy serving engine), ``metrics`` (TTFT, TPOT, ITL, throughput,
 goodput, percentiles).
 
-Imports: config, devices, engine, workload, files, units, errors (below ``api``).
+Imports: units, errors, limits, files, precision, config, devices, hw, report, workload. It
+sits below ``api``.
 """

@@ -7,7 +7,7 @@ how a sequence is preempted, the CPU time per iteration the GPU waits for, and w
 table (``configs/lowering/``) gives the kernels of one model step. Every field can be
 overridden (``accelsim serve ... --set max_num_seqs=128``). Units: tokens, seconds, bytes.
 
-Imports: config.schema, files, units, errors.
+Imports: errors, files, config.schema.
 """
 
 from __future__ import annotations

@@ -21,7 +21,8 @@ sum of its kernels, so a stage of ``L`` layers costs ``t(1) + (L - 1) (t(2) - t(
 :meth:`StepModel.evaluate` computes a key directly; :meth:`StepModel.step` caches it (a test
 holds the two equal). Units: seconds, joules, bytes (decimal), tokens.
 
-Imports: config, devices, workload, errors.
+Imports: errors, precision, config.lowering, config.system, devices.*, hw.link, report.energy,
+report.power, workload.graph, workload.models.transformer, workload.parallel, serve.engine.
 """
 
 from __future__ import annotations

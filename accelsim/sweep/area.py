@@ -35,7 +35,7 @@ scaled from 40 nm by the same bit-cell ratio (SRAM and logic density have tracke
 to within ~1.5x down to 7 nm; an estimate, tag E). The node is ``node_nm`` if given, else
 the ``node_nm`` of the machine's energy table (``configs/energy/<table>.yaml``), else 45 nm.
 
-Imports: errors, files, config.systolic.
+Imports: errors, files, precision.
 """
 
 from __future__ import annotations

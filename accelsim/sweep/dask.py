@@ -15,7 +15,7 @@ reaching the scheduler (and its first worker) is bounded by
 :data:`~accelsim.limits.DASK_CONNECT_TIMEOUT_S`; every failure is one line, and the client is
 shut down on every error path (no traceback when the interpreter exits).
 
-Imports: errors, limits, sweep.evaluate; dask.distributed (lazily).
+Imports: dask.distributed (lazily), errors, limits, sweep.evaluate, sweep.local.
 """
 
 from __future__ import annotations

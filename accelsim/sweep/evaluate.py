@@ -17,7 +17,8 @@ the base hardware (a hash of its parsed YAML) and of the workload (a hash of its
 the mode and the accelsim version: the same point of the same sweep always has the same key,
 in any process, on any machine.
 
-Imports: accelsim (version), errors, config, report.energy_batch, devices (lazily), sweep.
+Imports: accelsim (version), errors, config.registry, devices (lazily), report.energy_batch,
+sweep.*.
 """
 
 from __future__ import annotations

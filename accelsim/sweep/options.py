@@ -21,7 +21,8 @@ does not take is refused when the spec is read, in the one line ``accelsim run``
 naming the spec field (``parameters.exec = 'graph': applies to GPUs, not systolic
 machines``).
 
-Imports: errors, devices (the run options and the kinds that take them).
+Imports: errors, devices (the run options and the kinds that take them), devices.base,
+workload.models.zoo.
 """
 
 from __future__ import annotations

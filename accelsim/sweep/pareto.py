@@ -7,7 +7,7 @@ an ``error``) in an objective are never on it. Identical points are all kept.
     >>> front = pareto_front(df, {"total_cycles": "min", "area_mm2": "min"})
     >>> knee = knee_point(front, "area_mm2", "total_cycles")
 
-Imports: numpy, pandas.
+Imports: numpy, pandas, errors.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ Before any work is distributed, the spec is validated (see :mod:`accelsim.sweep.
 first point is evaluated here, which checks the metric names, warms the numba kernels (forked
 workers inherit them) and times one point to choose the chunk size.
 
-Imports: errors, sweep.*.
+Imports: sweep.*.
 """
 
 from __future__ import annotations

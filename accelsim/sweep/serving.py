@@ -16,7 +16,8 @@ each is a pure function of its point, so results do not depend on where they ran
 An SLO that no configuration meets is not an error of the search: the result says so and
 names the configuration that came closest.
 
-Imports: api.serving, devices.parallel, workload, sweep.pareto, sweep.dask, errors.
+Imports: errors, api.serving, devices.parallel, report.plots_serving, workload.parallel,
+sweep.dask, sweep.pareto.
 """
 
 from __future__ import annotations

@@ -34,8 +34,8 @@ spellings of one parameter (``exec`` and ``exec_mode``), is refused; a run optio
 machine's kind does not take is the one line ``accelsim run`` gives. Errors are one line
 naming file, field, value.
 
-Imports: errors, units, limits, files, safe_yaml, config, workload, devices, sweep.expr,
-sweep.lock, sweep.options, sweep.points.
+Imports: units, errors, limits, safe_yaml, files, config.registry, devices, devices.base,
+workload.readers, sweep.expr, sweep.lock, sweep.options, sweep.points.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Validation: the seed chapter's worked cases recomputed by accelsim's models
 (``accelsim validate``). It sits above ``api`` so that a case can call any model.
 
-Imports: everything below sweep (api, devices, analysis, report, engine, hw, config, workload).
+Imports: errors, limits, precision, analysis, api, config, devices, hw, report, workload.
 """

@@ -24,7 +24,7 @@ Cases that no model can reproduce (published measurements, prices, trends, quali
 prose) are listed in :data:`NOT_REPRODUCIBLE` with the reason; they are reported, never
 silently dropped. Running the suite is :mod:`accelsim.validation.suite`.
 
-Imports: analysis.checks, errors.
+Imports: errors, limits, analysis.checks.
 """
 
 from __future__ import annotations

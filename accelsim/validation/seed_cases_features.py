@@ -4,7 +4,8 @@ floating-point formats (:mod:`accelsim.workload.dtypes`), and the training-memor
 component-breakdown cases of the workload passes (:mod:`accelsim.workload.passes.training`,
 :func:`accelsim.workload.graph.breakdown`).
 
-Imports: analysis, config, workload, hw.
+Imports: analysis.mapspace, config.cpu, config.gpu, hw.cpu, hw.gpu.*, workload.*,
+validation.seed_cases, validation.seed_cases_roofline.
 """
 
 from __future__ import annotations

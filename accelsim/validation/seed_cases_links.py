@@ -6,7 +6,7 @@ the link engine and the pure link model (:mod:`accelsim.api.links`), or Amdahl's
 the case's own formula. Ids handled: :data:`CASE_IDS`; each is registered once as a case of
 the validation suite.
 
-Imports: api.links, config, validation.seed_cases.
+Imports: errors, precision, api.links, config.link, config.schema, validation.seed_cases.
 """
 
 from __future__ import annotations

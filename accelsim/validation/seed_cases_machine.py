@@ -2,7 +2,8 @@
 ``fusion`` and ``other``: computed with the systolic model, the fold-stream engine, the
 mapping-space counters, machine/link configs, energy tables and the graph passes.
 
-Imports: analysis, config, workload, hw, engine, units.
+Imports: precision, analysis.mapspace, analysis.roofline, analysis.wavefront, config.energy,
+config.link, hw.systolic, workload.ops, validation.seed_cases, validation.seed_cases_roofline.
 """
 
 from __future__ import annotations

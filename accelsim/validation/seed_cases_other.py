@@ -1,7 +1,7 @@
 """Seed cases of kinds ``fusion`` and ``other``: computed with the fusion and memory passes,
 energy tables and operator counting; and cases no model reproduces.
 
-Imports: analysis, config, workload.
+Imports: analysis.mapspace, analysis.roofline, config.energy, workload.*, validation.seed_cases.
 """
 
 from __future__ import annotations

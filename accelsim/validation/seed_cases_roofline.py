@@ -1,7 +1,8 @@
 """Seed cases of kinds ``roofline`` and ``amdahl``: computed with the roofline laws, operator
 FLOP/byte counting, the machine configs and Amdahl's law.
 
-Imports: analysis, config, workload, files.
+Imports: precision, analysis.roofline, config.registry, devices, workload.nn_ops, workload.ops,
+workload.readers, validation.seed_cases.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ The case modules (``seed_cases_*.py``) register their functions with
 :func:`accelsim.validation.seed_cases.case` when imported; this module imports them all, so
 it is the one place that knows the full set (the framework module never imports them back).
 
-Imports: validation.seed_cases and the case modules.
+Imports: analysis.checks, validation.* (seed_cases and the case modules).
 """
 
 from __future__ import annotations

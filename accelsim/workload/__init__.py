@@ -1,4 +1,4 @@
 """WHAT TO COMPUTE, hardware-agnostic: operators, models and workload readers.
 
-Imports: units, errors, files. Never config/ or anything above.
+Imports: units, errors, limits, safe_yaml, files, precision. Never config/ or anything above.
 """

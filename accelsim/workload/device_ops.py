@@ -2,7 +2,7 @@
 main GEMM or convolution, or as one stream over its tensors; an embedding lookup as a row
 gather, a copy).
 
-Imports: workload.ops, workload.nn_ops, workload.passes.
+Imports: workload.nn_ops, workload.ops, workload.passes.fusion.
 """
 
 from __future__ import annotations

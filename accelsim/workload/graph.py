@@ -13,7 +13,7 @@ traffic, unfused, is every tensor it touches read or written once, i.e. the sum 
 exception is :class:`~accelsim.workload.nn_ops.Embedding`, whose ``weight`` (the whole table)
 is storage, not traffic: a lookup moves only the gathered rows.
 
-Imports: units, errors, limits, workload.ops, workload.nn_ops.
+Imports: errors, limits, precision, workload.ops.
 """
 
 from __future__ import annotations

@@ -48,7 +48,7 @@ the JSON nesting limit, :data:`~accelsim.workload.program.MAX_CALLS`, each dimen
 :class:`~accelsim.errors.WorkloadError` naming the file, the field and the value. Units:
 seconds (the trace's microseconds converted), elements, decimal bytes.
 
-Imports: errors, limits, workload.program, workload.program_ops.
+Imports: errors, limits, files, workload.program, workload.program_ops.
 """
 
 from __future__ import annotations

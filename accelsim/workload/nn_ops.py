@@ -13,7 +13,7 @@ Op-counting conventions (documented once, used everywhere):
 * Attention: QK^T and AV are 2 GEMMs of ``seq_q x seq_kv x head_dim`` per head (halved
   when causal), plus softmax on the score matrix.
 
-Imports: units, errors, workload.ops.
+Imports: units, workload.ops (types only).
 """
 
 from __future__ import annotations

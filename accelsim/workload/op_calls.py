@@ -14,7 +14,7 @@ with a 3-D ``W``: ``bmm``), an RMS norm is ``F.rms_norm`` by default. A convolut
 an NCHW (contiguous) tensor is a call of its own, ``nn.Conv2d:nchw`` / ``F.conv2d:nchw``: cuDNN
 runs its NHWC kernels between layout transposes (:func:`layout_copies`).
 
-Imports: workload.program_ops, workload.graph, errors.
+Imports: errors, workload.graph, workload.ops, workload.program_ops.
 """
 
 from __future__ import annotations

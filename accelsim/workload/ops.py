@@ -3,7 +3,7 @@
 Counting conventions (see :mod:`accelsim.units`): 1 MAC = 2 FLOP; tensor sizes are in
 elements (multiply by the bytes per element of the precision you run at).
 
-Imports: units, errors.
+Imports: units.
 """
 
 from __future__ import annotations

@@ -46,7 +46,7 @@ Collective sizes follow NCCL conventions (:mod:`accelsim.engine.collectives`): `
 the all-reduce buffer, the gathered output of an all-gather, the message of a send. Units:
 elements, bytes (decimal).
 
-Imports: errors, precision, workload.graph, workload.models, workload.ops.
+Imports: errors, precision, workload.graph, workload.models.transformer, workload.ops.
 """
 
 from __future__ import annotations

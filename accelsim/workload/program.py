@@ -18,7 +18,7 @@ number in every call, the dataflow between calls): a bad file is a one-line
 :class:`~accelsim.errors.WorkloadError` naming the file, the field and the value. Sizes in
 elements; bytes are decimal.
 
-Imports: errors, limits, precision, files.
+Imports: errors, limits, files.
 """
 
 from __future__ import annotations

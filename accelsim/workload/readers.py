@@ -11,8 +11,11 @@ accelsim YAML::
 
 Every error names the file, the row or op and the bad value.
 
-Imports: units, errors, limits, files, workload.ops, workload.graph, workload.registry (zoo
-and ONNX lazily).
+Imports: errors, limits, files, precision, workload.kineto, workload.models.hf_config,
+workload.models.zoo, workload.onnx_reader, workload.ops, workload.program, workload.program_ops,
+workload.registry, workload.scalesim_topology. The readers of other formats than workload YAML
+and SCALE-Sim topologies (ONNX, programs, traces, Hugging Face configs, the zoo) are imported
+lazily.
 """
 
 from __future__ import annotations

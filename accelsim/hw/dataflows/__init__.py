@@ -20,7 +20,7 @@ strategies (rs, nlr) map convolutions themselves (mapping search, passes, per-le
 actions) and share :class:`~.row_stationary.RsCost`.
 Adding a dataflow = one module + one line in ``_MODULES``.
 
-Imports: errors, hw.dataflows.*.
+Imports: errors.
 """
 
 from __future__ import annotations

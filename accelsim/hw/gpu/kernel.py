@@ -7,7 +7,7 @@ resident CTA per SM; tensor-core kernels fill an SM's shared memory), each CTA c
 ``pre_s + max(compute_s, l2_bytes / l2 share, hbm_bytes / hbm share) + post_s``.
 Units: seconds and bytes.
 
-Imports: config (GpuMachine), stdlib.
+Imports: stdlib, config.gpu (GpuMachine).
 """
 
 from __future__ import annotations

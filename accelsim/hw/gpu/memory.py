@@ -12,7 +12,7 @@ A streaming kernel moves its bytes through L2 (all of them) and HBM (the misses)
 arithmetic on CUDA cores and special-function units, and is split into grid-stride chunks
 over the SMs. Units: bytes, seconds.
 
-Imports: config, hw.gpu.kernel.
+Imports: config.gpu, hw.gpu.kernel.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Operators -> GPU kernels: the one entry point :func:`plan_op`.
 
-Imports: config, workload, errors, hw.gpu.
+Imports: errors, config.gpu, workload.nn_ops, workload.ops, hw.gpu.*.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ compute.reduce_round_trips`` L2 round trips: 2 loads per lane for one 4096-wide 
 blocks fit in one wave (run 1 profiles of Llama-3-8B decode: 2.3, 3.6, 8.8-9.1 us at batch 1,
 4, 16-256). L2 and HBM bandwidth stay floors (large prefill). Units: seconds, bytes.
 
-Imports: config, hw.gpu.
+Imports: config.gpu, hw.gpu.cnn_glue, hw.gpu.kernel.
 """
 
 from __future__ import annotations

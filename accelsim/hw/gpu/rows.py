@@ -24,7 +24,7 @@ its instructions at that latency. An SM keeps ``R`` CTAs resident (threads, regi
 chain, ``CTAs/R x chain`` (latency-bound) and ``latency + CTAs x issue`` (issue-bound).
 The L2/HBM bandwidth floor of the kernel still applies. Units: seconds, bytes.
 
-Imports: config, hw.gpu.kernel, hw.gpu.memory.
+Imports: config.gpu, config.gpu_stack, hw.gpu.kernel, hw.gpu.memory.
 """
 
 from __future__ import annotations

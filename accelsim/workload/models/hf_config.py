@@ -39,8 +39,8 @@ MoE model with dense layers among its MoE ones, a gated MLP with another activat
 refused with a one-line :class:`~accelsim.errors.WorkloadError` naming the file, the field and
 the value.
 
-Imports: errors, files, limits, safe_yaml, workload.graph, workload.models.params,
-workload.models.transformer.
+Imports: errors, limits, safe_yaml, files, workload.graph, workload.kineto, workload.models.params,
+workload.models.transformer, workload.program.
 """
 
 from __future__ import annotations

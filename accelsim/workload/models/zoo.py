@@ -9,7 +9,7 @@ name is a ``.json`` file is a Hugging Face ``config.json``
 (``"workloads/hf/qwen2.5_7b.json:mode=decode,batch=8,context=4096"``,
 :mod:`accelsim.workload.models.hf_config`).
 
-Imports: errors, workload.graph, workload.models.
+Imports: errors, workload.graph, workload.models.*.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 (:mod:`.fusion`), memory planning (:mod:`.memory`) and a training-memory estimate
 (:mod:`.training`).
 
-Imports: errors, workload.ops, workload.nn_ops, workload.graph.
+Imports: precision, workload.graph, workload.nn_ops, workload.ops.
 """
 
 from accelsim.workload.passes.fusion import FusedGemm, FusedOp, FusionResult, fuse

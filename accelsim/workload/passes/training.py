@@ -16,7 +16,7 @@ output is kept, and one segment's activations are recomputed at a time in the ba
 so activations cost ``(n / k) * boundary + k * layer`` bytes, which is ``O(sqrt(n))`` at
 ``k = sqrt(n)``. Ops outside the layers (embeddings, head) are always kept.
 
-Imports: workload.graph.
+Imports: precision, workload.graph.
 """
 
 from __future__ import annotations
