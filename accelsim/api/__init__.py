@@ -5,6 +5,7 @@
     >>> r.totals["time_s"], r.energy.total_pj, r.energy.breakdown(), r.params
     >>> simulate_op("h200", "gemm", m=4096, n=4096, k=4096)["time_s"]
     >>> serve("h200", "llama3_8b", isl=1024, osl=128, requests=500).summary["ttft_s"]["p50"]
+    >>> transfer("hgx_h200_x8", "host", "gpu0", "1GiB")["time_s"]  # sizes as the CLI takes them
 
 Imports: accelsim (version), units, errors, limits, files, precision, analysis, config, devices,
 engine, hw, mapping, report, serve, workload.
@@ -13,6 +14,7 @@ engine, hw, mapping, report, serve, workload.
 from __future__ import annotations
 
 from accelsim.api.gpu import make_op, simulate_op
+from accelsim.api.links import collective, transfer
 from accelsim.api.simulate import Result, RunResult, load_hw, simulate
 from accelsim.workload.readers import load_wl
 
@@ -31,5 +33,5 @@ def serve(machine, model, **options):  # noqa: ANN001, ANN201 (lazy: the serving
     return _serve(machine, model, **options)
 
 
-__all__ = ["Result", "RunResult", "capture", "load_hw", "load_wl", "make_op", "serve",
-           "simulate", "simulate_op"]
+__all__ = ["Result", "RunResult", "capture", "collective", "load_hw", "load_wl", "make_op",
+           "serve", "simulate", "simulate_op", "transfer"]

@@ -155,8 +155,11 @@ def run_collective(system: System, name: str, nbytes: float, *, algo: str | None
     (``closed form`` for the ``nccl`` model, ``event replay`` for the ``link`` model).
 
     ``model`` overrides the system's collective model (``nccl`` or ``link``); ``protocol``
-    forces an NCCL protocol (``LL``, ``LL128``, ``Simple``; like ``NCCL_PROTO``).
+    forces an NCCL protocol (``LL``, ``LL128``, ``Simple``; like ``NCCL_PROTO``). ``name`` is
+    NCCL's (``allreduce``) or torch.distributed's spelling (``all_reduce``, ``reduce_scatter``,
+    ``all_to_all``).
     """
+    name = name.lower().replace("_", "").replace("-", "") if isinstance(name, str) else name
     if name not in ALGORITHMS:
         raise ConfigError(system.name, "collective", name,
                           f"must be one of {', '.join(ALGORITHMS)}")

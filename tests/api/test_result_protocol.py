@@ -127,3 +127,14 @@ def test_simulate_op_takes_names_and_fields_on_every_kind(hw):
 def test_simulate_op_on_a_system_is_one_line():
     with pytest.raises(UnsupportedError, match="not a GPU"):
         simulate_op("h200x2", "gemm", m=8, n=8, k=8)
+
+
+def test_links_are_part_of_the_top_level_api_with_torch_collective_names():
+    import accelsim.api as api
+
+    assert api.transfer is transfer and api.collective is collective
+    ring = collective("hgx_h200_x8", "allreduce", "64 MB")
+    assert collective("hgx_h200_x8", "all_reduce", "64 MB")["time_s"] == ring["time_s"]
+    assert collective("hgx_h200_x8", "reduce_scatter", "64 MB")["time_s"] < ring["time_s"]
+    with pytest.raises(ConfigError, match="must be one of"):
+        collective("hgx_h200_x8", "all_sum", "64 MB")
