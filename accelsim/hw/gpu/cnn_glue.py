@@ -40,11 +40,15 @@ from __future__ import annotations
 import math
 
 from accelsim.config.gpu import GpuMachine
-from accelsim.hw.gpu.kernel import CtaCost, Kernel, sm_bandwidth_caps
+from accelsim.hw.gpu.kernel import (
+    MAX_CTAS_PER_SM,
+    MAX_THREADS_PER_SM,
+    CtaCost,
+    Kernel,
+    sm_bandwidth_caps,
+)
 from accelsim.hw.gpu.memory import l2_hit_fraction, startup_s, stream_kernel
 
-MAX_THREADS_PER_SM = 2048
-"""Resident threads per SM (Volta ... Hopper)."""
 BN_MAX_BLOCK, BN_TILE_W, BN_ELEMENTS_PER_THREAD, BN_MAX_H_BLOCK, BN_PARALLEL_LOADS = \
     512, 32, 16, 128, 4
 """PyTorch's ``flexible_launch_configs`` constants for the channels-last BatchNorm kernel."""
@@ -169,7 +173,7 @@ def global_avgpool_kernel(m: GpuMachine, n: int, c: int, h: int, w: int, elem_by
     read = n * h * w * c * elem_bytes
     write = n * c * elem_bytes
     ctas, threads, per_thread = avgpool_launch(n, c, h * w, m.sm_count)
-    per_sm = max(1, min(32, MAX_THREADS_PER_SM // threads))
+    per_sm = max(1, min(MAX_CTAS_PER_SM, MAX_THREADS_PER_SM // threads))
     resident = min(per_sm, math.ceil(ctas / m.sm_count))
     # one step: every resident thread's REDUCE_UNROLL loads (REDUCE_VEC channels each) come
     # back after the latency, then through the SM's L2 port with the other CTAs' loads

@@ -70,7 +70,15 @@ from dataclasses import dataclass, replace
 from accelsim.config.gpu import OPERAND_BYTES, OUTPUT_BYTES, GpuMachine
 from accelsim.config.gpu_stack import SimtKernel, parse_tiles
 from accelsim.errors import UnsupportedError
-from accelsim.hw.gpu.kernel import EXTRA_LAUNCH, CtaCost, Kernel, estimate_s, sm_bandwidth_caps
+from accelsim.hw.gpu.kernel import (
+    EXTRA_LAUNCH,
+    MAX_CTAS_PER_SM,
+    MAX_THREADS_PER_SM,
+    CtaCost,
+    Kernel,
+    estimate_s,
+    sm_bandwidth_caps,
+)
 from accelsim.hw.gpu.memory import l2_hit_fraction, stream_kernel
 from accelsim.hw.gpu.sparsity import check_sparse
 
@@ -88,10 +96,6 @@ SM_SUBPARTITIONS = 4
 """Warp schedulers (processing blocks) of an SM, each feeding a quarter of its FP32 lanes
 (CUDA C++ Programming Guide, compute capabilities 7.x-9.x): a CTA of fewer than 4 warps alone
 on an SM leaves some of them idle."""
-MAX_THREADS_PER_SM = 2048
-"""Resident threads per SM (CUDA C++ Programming Guide, compute capabilities 7.0, 8.0, 9.0)."""
-MAX_CTAS_PER_SM = 32
-"""Resident CTAs per SM (the same guide's table, compute capabilities 7.0-9.0)."""
 
 
 @dataclass(frozen=True, slots=True)

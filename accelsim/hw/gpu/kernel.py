@@ -19,6 +19,15 @@ from dataclasses import dataclass, field, replace
 
 from accelsim.config.gpu import GpuMachine
 
+MAX_THREADS_PER_SM = 2048
+"""Resident threads per SM, a hardware occupancy limit (CUDA C++ Programming Guide,
+"Technical Specifications per Compute Capability": 2048 for compute capability 7.0, 8.0 and
+9.0, Volta, Ampere A100 and Hopper). Threads; the one definition, imported elsewhere."""
+MAX_CTAS_PER_SM = 32
+"""Resident thread blocks (CTAs) per SM at once, whatever their threads and registers allow
+(the same table: 32 for compute capability 7.0, 8.0 and 9.0). CTAs; not the grid size of a
+launch (``hw/gpu/memory.py`` ``STREAM_GRID_CTAS_PER_SM``)."""
+
 
 @dataclass(frozen=True, slots=True)
 class CtaCost:

@@ -30,7 +30,7 @@ STREAM_GRID_CTAS_PER_SM = 4
 most this many CTAs per SM, each looping over its share of :data:`CHUNK_BYTES` chunks (a
 grid of a few resident blocks per SM, as grid-stride kernels size it; in the model since
 c306788, no fit or measurement behind the 4). Not the residency limit
-(``hw/gpu/rows.py`` ``MAX_RESIDENT_CTAS_PER_SM``)."""
+(``hw/gpu/kernel.py`` ``MAX_CTAS_PER_SM``)."""
 
 
 def l2_hit_fraction(m: GpuMachine, read_bytes: float, write_bytes: float) -> float:

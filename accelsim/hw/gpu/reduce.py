@@ -22,7 +22,6 @@ import math
 
 from accelsim.config.gpu import GpuMachine
 from accelsim.hw.gpu.cnn_glue import (
-    MAX_THREADS_PER_SM,
     REDUCE_MAX_PER_THREAD,
     REDUCE_MAX_THREADS,
     REDUCE_MIN_PER_THREAD,
@@ -31,7 +30,7 @@ from accelsim.hw.gpu.cnn_glue import (
     latency_chain_kernel,
     round_trip_s,
 )
-from accelsim.hw.gpu.kernel import Kernel
+from accelsim.hw.gpu.kernel import MAX_THREADS_PER_SM, Kernel
 
 VECTOR_MIN_INPUTS = 128
 """``setReduceConfig`` vectorises the input of a fastest-dim reduction over more inputs."""

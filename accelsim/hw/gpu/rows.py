@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 from accelsim.config.gpu import GpuMachine
 from accelsim.config.gpu_stack import RowStack
-from accelsim.hw.gpu.kernel import CtaCost, Kernel
+from accelsim.hw.gpu.kernel import MAX_CTAS_PER_SM, MAX_THREADS_PER_SM, CtaCost, Kernel
 from accelsim.hw.gpu.memory import l2_hit_fraction, startup_s
 
 VECTOR_BYTES = 16
@@ -45,12 +45,6 @@ bf16)."""
 LN_UNROLL = 2
 """Loads in flight per thread in LayerNorm's statistics loop (its unroll depth): 2 fits the
 calibration points far better than 1 or 4 (``validate_gpu.py --fit-rows`` with each)."""
-MAX_THREADS_PER_SM = 2048
-MAX_RESIDENT_CTAS_PER_SM = 32
-"""Hardware limit: thread blocks (CTAs) resident on one SM at once, whatever their threads and
-registers allow (CUDA C++ Programming Guide, "Technical Specifications per Compute
-Capability": 32 for compute capability 7.0, 8.0 and 9.0). Caps :func:`_resident`; not the
-grid size of a launch (``hw/gpu/memory.py`` ``STREAM_GRID_CTAS_PER_SM``)."""
 REGISTERS_PER_SM = 65536
 BLOCK_THREADS = 1024
 REG_SOFTMAX_MAX_LOADS = 10
@@ -92,7 +86,7 @@ class RowShape:
 
 def _resident(threads: int, regs: int) -> int:
     by_regs = REGISTERS_PER_SM // (threads * max(32, 8 * math.ceil(regs / 8)))
-    return max(1, min(MAX_RESIDENT_CTAS_PER_SM, MAX_THREADS_PER_SM // threads, by_regs))
+    return max(1, min(MAX_CTAS_PER_SM, MAX_THREADS_PER_SM // threads, by_regs))
 
 
 def _block_threads(cols: int, elem_bytes: int, rule: str) -> int:
