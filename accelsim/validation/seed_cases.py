@@ -33,15 +33,21 @@ import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from accelsim.analysis.checks import Check, compare
 
-DATA_FILE = Path(__file__).resolve().parents[1] / "data" / "seed_cases.json"
+DATA_DIR = resources.files("accelsim") / "data"
+"""``accelsim/data``, read through :mod:`importlib.resources` (a checkout, an installed wheel or
+a zip alike; through ``accelsim``: a folder without ``__init__.py`` is a namespace package,
+which ``importlib.resources`` cannot open inside a zip)."""
+
+DATA_FILE = DATA_DIR / "seed_cases.json"
 """The packaged copy of the seed case file."""
 
-LABELS_FILE = DATA_FILE.with_name("seed_case_labels.json")
+LABELS_FILE = DATA_DIR / "seed_case_labels.json"
 """Case id -> quantity -> the label a prose expected value states."""
 
 TAGS = ("model", "config", "law")
@@ -60,10 +66,11 @@ def load_cases(path: str | Path | None = None) -> list[dict]:
     from accelsim.errors import ConfigError
     from accelsim.limits import check_file_size
 
-    file = str(path or DATA_FILE)
-    check_file_size(file)
+    source = Path(path) if path else DATA_FILE
+    file = str(source)
+    check_file_size(file)  # the packaged file inside a zip has no size on disk: passes
     try:
-        text = Path(file).read_text()
+        text = source.read_text()
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ConfigError(file, None, None, f"cannot read case file ({reason})") from None

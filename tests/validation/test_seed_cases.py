@@ -25,6 +25,33 @@ def test_packaged_file_is_the_shared_reference():
     assert json.loads(shared.read_text()) == json.loads(sc.DATA_FILE.read_text())
 
 
+def test_the_case_files_are_read_from_a_zipped_package(tmp_path):
+    """The seed cases and their labels are package data read through importlib.resources:
+    with ``accelsim`` imported from a zip (no folder on disk), ``load_cases`` and
+    ``case_labels`` still read them, the same records as here."""
+    import subprocess
+    import sys
+    import zipfile
+    from pathlib import Path
+
+    import accelsim
+
+    pkg = Path(accelsim.__file__).resolve().parent
+    archive = tmp_path / "accelsim.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        for f in pkg.rglob("*"):
+            if f.is_file() and f.suffix in (".py", ".json") and "__pycache__" not in f.parts:
+                z.write(f, Path("accelsim") / f.relative_to(pkg))
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import accelsim, json; "
+            "from accelsim.validation import seed_cases as sc; "
+            "assert accelsim.__file__.startswith(sys.argv[1]), accelsim.__file__; "
+            "print(json.dumps([[c['id'] for c in sc.load_cases()], len(sc.case_labels())]))")
+    done = subprocess.run([sys.executable, "-I", "-c", code, str(archive)],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout) == [IDS, len(sc.case_labels())]
+
+
 def test_every_case_is_either_computed_or_explained():
     suite.run_case(IDS[0])  # registers the case functions
     for cid in IDS:
