@@ -21,7 +21,8 @@ class Out:
 
 @pytest.fixture
 def run(capsys):
-    """Run ``accelsim ARGS`` in-process (fast); bad-input paths use the subprocess ``cli``."""
+    """Run ``accelsim ARGS`` in-process (fast); bad-input paths use ``cli_in_process`` (exit
+    code and stderr), test_unknown_machine_is_one_line the real process."""
     from accelsim.cli import build_parser
 
     def _run(*argv: str) -> Out:
