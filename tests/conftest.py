@@ -34,15 +34,18 @@ def cli():
 def cli_in_process(capsys, monkeypatch):
     """Run ``accelsim ARGS`` in this process (:func:`accelsim.cli.main`, cwd: the checkout as
     for :func:`cli`): a CompletedProcess like :func:`cli`'s, without a process start and its
-    imports (~1.5 s). For bad-input checks of a command whose file tests the real process
-    elsewhere; an uncaught exception fails the test (where a process would print a traceback).
+    imports (~1.5 s). For checks of a command whose file tests the real process in one test
+    (each command keeps at least one subprocess test); an uncaught exception fails the test
+    (where a process would print a traceback). ``cwd``: the folder it runs in, as for cli.
     """
     from accelsim.cli import main
 
     monkeypatch.chdir(ROOT)
     monkeypatch.setenv("MPLBACKEND", "Agg")
 
-    def _run(*args: str) -> subprocess.CompletedProcess:
+    def _run(*args: str, cwd: Path | None = None,
+             timeout: float | None = None) -> subprocess.CompletedProcess:
+        monkeypatch.chdir(cwd or ROOT)  # as cli's process starts in cwd (timeout: unused)
         capsys.readouterr()
         try:
             rc = main(list(args))

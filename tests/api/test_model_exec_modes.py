@@ -3,8 +3,6 @@ goes, the HBM memory check, and the host/GPU timeline."""
 
 import json
 import math
-import subprocess
-import sys
 
 import pytest
 
@@ -79,14 +77,17 @@ def test_trace_has_a_host_track_and_a_gpu_stream_track_that_nest(runs):
             assert s1 >= e0 - 1e-6 or e1 <= e0 + 1e-6
 
 
-def test_cli_exec_flag_json_and_bad_value(tmp_path):
-    cmd = [sys.executable, "-m", "accelsim", "run", "h200", "bert_base:batch=1,seq=128",
-           "--exec", "graph", "--json", "--out", str(tmp_path)]
-    doc = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
+def test_cli_exec_flag_json_and_bad_value(cli_in_process, tmp_path):
+    """``accelsim run --exec`` (in-process; tests/cli/test_run_cli.py runs the real command)."""
+    cmd = ["run", "h200", "bert_base:batch=1,seq=128", "--exec", "graph", "--json",
+           "--out", str(tmp_path)]
+    good = cli_in_process(*cmd)
+    assert good.returncode == 0, good.stderr
+    doc = json.loads(good.stdout)
     assert doc["exec_mode"] == "graph"
     assert {b["kernel_class"] for b in doc["breakdown"]} >= {"gemm", "host-idle"}
     assert doc["totals"]["memory"]["headroom_bytes"] > 0
-    bad = subprocess.run(cmd[:6] + ["--exec", "turbo"], capture_output=True, text=True)
+    bad = cli_in_process(*cmd[:3], "--exec", "turbo")
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1 and "turbo" in bad.stderr
     assert not math.isnan(doc["totals"]["time_s"])

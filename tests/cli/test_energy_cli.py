@@ -29,9 +29,9 @@ def test_energy_prints_one_row_per_dataflow_and_writes_plot_and_csv(cli, tmp_pat
         assert breakdown[breakdown["dataflow"] == flow]["pj"].sum() == pytest.approx(total)
 
 
-def test_energy_json_and_table_swap(cli):
-    r = cli("energy", "tpu_v4", "resnet18", "--dataflows", "ws,os", "--json",
-            "--table", "scaled_7nm")
+def test_energy_json_and_table_swap(cli_in_process):
+    r = cli_in_process("energy", "tpu_v4", "resnet18", "--dataflows", "ws,os", "--json",
+                       "--table", "scaled_7nm")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["table"] == "scaled_7nm"
@@ -39,8 +39,8 @@ def test_energy_json_and_table_swap(cli):
     assert all(d["tops_per_w"] > 0 for d in doc["dataflows"])
 
 
-def test_run_json_includes_energy(cli, tmp_path):
-    r = cli("run", "scalesim_default", "alexnet", "--json", "--out", str(tmp_path))
+def test_run_json_includes_energy(cli_in_process, tmp_path):
+    r = cli_in_process("run", "scalesim_default", "alexnet", "--json", "--out", str(tmp_path))
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["energy"]["total_pj"] > 0 and doc["energy"]["table"] == "horowitz_45nm"
@@ -56,8 +56,8 @@ def test_run_json_includes_energy(cli, tmp_path):
     (["energy", "eyeriss", "alexnet", "--table", "horowitz"], "did you mean"),
     (["energy", "tpu_v4", "alexnet", "--set", "energy.overrides={mac.bf16: -1 pJ}"], ">= 0"),
 ])
-def test_bad_input_is_one_line_and_exit_2(cli, args, needle):
-    r = cli(*args)
+def test_bad_input_is_one_line_and_exit_2(cli_in_process, args, needle):
+    r = cli_in_process(*args)
     assert r.returncode == 2
     assert needle in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr

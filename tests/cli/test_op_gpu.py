@@ -109,6 +109,7 @@ def test_the_console_script_exits_2_with_one_line(cli):
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "v100 has no bf16" in r.stderr
 
 
-def test_the_console_script_prints_json(cli):
-    r = cli("op", "h200", "softmax", "--rows", "8", "--cols", "8", "--json")
+def test_the_command_prints_json(cli_in_process):
+    """The command's JSON (in-process; the exit-2 test above runs the real process)."""
+    r = cli_in_process("op", "h200", "softmax", "--rows", "8", "--cols", "8", "--json")
     assert r.returncode == 0 and json.loads(r.stdout)["op"] == "softmax"

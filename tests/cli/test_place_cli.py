@@ -12,8 +12,8 @@ def test_place_reports_devices_transfers_and_makespan(cli):
         assert word in out
 
 
-def test_place_json_has_every_op_once(cli):
-    r = cli("place", "node_gpu_npu", "resnet50", "--json")
+def test_place_json_has_every_op_once(cli_in_process):
+    r = cli_in_process("place", "node_gpu_npu", "resnet50", "--json")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["policy"] == "greedy"
@@ -33,16 +33,16 @@ def test_bad_inputs_are_one_line_exit_2(cli_in_process):
         assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
 
 
-def test_place_accepts_a_workload_name_or_yaml_path(cli):
-    r = cli("place", "node_gpu_npu", "alexnet")
+def test_place_accepts_a_workload_name_or_yaml_path(cli_in_process):
+    r = cli_in_process("place", "node_gpu_npu", "alexnet")
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("alexnet (8 ops) on node_gpu_npu")
-    r = cli("place", "node_gpu_npu", "workloads/kernels/multikernelbench.yaml", "--json")
+    r = cli_in_process("place", "node_gpu_npu", "workloads/kernels/multikernelbench.yaml", "--json")
     assert r.returncode == 0, r.stderr
     assert [o["op"] for o in json.loads(r.stdout)["ops"]][:2] == ["matmul", "matmul_ffn"]
 
 
-def test_unknown_model_error_says_what_place_accepts(cli):
-    r = cli("place", "node_gpu_npu", "nosuch.yaml")
+def test_unknown_model_error_says_what_place_accepts(cli_in_process):
+    r = cli_in_process("place", "node_gpu_npu", "nosuch.yaml")
     assert r.returncode == 2 and r.stderr.count("\n") == 1
     assert "zoo model spec, a workload YAML/CSV path or a built-in workload name" in r.stderr

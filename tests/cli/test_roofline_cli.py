@@ -21,7 +21,8 @@ class Out:
 
 @pytest.fixture
 def run(capsys):
-    """Run ``accelsim ARGS`` in-process (fast); bad-input paths use the subprocess ``cli``."""
+    """Run ``accelsim ARGS`` in-process (fast); bad-input paths use ``cli_in_process`` (exit
+    code and stderr), test_unknown_machine_is_one_line the real process."""
     from accelsim.cli import build_parser
 
     def _run(*argv: str) -> Out:
@@ -87,10 +88,10 @@ def test_bad_measured_csv_names_file_and_field(run, tmp_path, text, field):
     assert str(csv) in str(err.value) and field in str(err.value)
 
 
-def test_bad_measured_csv_is_one_line_exit_2(cli, tmp_path):
+def test_bad_measured_csv_is_one_line_exit_2(cli_in_process, tmp_path):
     csv = tmp_path / "m.csv"
     csv.write_text("layer,time_s\nnope,1\n")
-    r = cli("roofline", "tpu_v4", "alexnet", "--measured", str(csv))
+    r = cli_in_process("roofline", "tpu_v4", "alexnet", "--measured", str(csv))
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and "row 2.layer" in r.stderr
 
@@ -147,16 +148,16 @@ def test_cpu_roofline_uses_the_cpu_model(run, tmp_path):
 
 
 @pytest.mark.parametrize("hw, kind", [("h200x2", "system"), ("node_gpu_npu", "node")])
-def test_systems_and_nodes_are_one_line_errors(cli, hw, kind):
-    r = cli("roofline", hw, "resnet18")
+def test_systems_and_nodes_are_one_line_errors(cli_in_process, hw, kind):
+    r = cli_in_process("roofline", hw, "resnet18")
     lines = r.stderr.strip().splitlines()
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert len(lines) == 1 and "needs a single device" in lines[0]
     assert f"kind = '{kind}'" in lines[0]
 
 
-def test_cpu_without_the_precision_is_one_line(cli):
-    r = cli("roofline", "spr_cpu", "resnet18", "--precision", "fp8")
+def test_cpu_without_the_precision_is_one_line(cli_in_process):
+    r = cli_in_process("roofline", "spr_cpu", "resnet18", "--precision", "fp8")
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and "fp8" in r.stderr
 
@@ -181,8 +182,8 @@ def test_non_numeric_measured_values_name_file_row_and_column(cli_in_process, tm
     ("h200", "--dataflow", "os", "applies to systolic machines, not GPUs"),
     ("spr_cpu", "--dataflow", "ws", "not CPUs"),
     ("tpu_v4", "--precision", "fp16", "applies to GPUs and CPUs, not systolic machines")])
-def test_an_option_of_another_kind_is_refused_in_one_line(cli, hw, flag, value, who):
-    r = cli("roofline", hw, "resnet50_convs", flag, value)
+def test_an_option_of_another_kind_is_refused_in_one_line(cli_in_process, hw, flag, value, who):
+    r = cli_in_process("roofline", hw, "resnet50_convs", flag, value)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and who in r.stderr
 
 

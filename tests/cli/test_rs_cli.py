@@ -16,8 +16,9 @@ def test_run_eyeriss_alexnet_row_stationary(cli, tmp_path):
     assert {"mac", "rf", "noc", "sram", "dram"} <= set(actions["level"])
 
 
-def test_energy_compares_all_four_dataflows_on_eyeriss(cli, tmp_path):
-    r = cli("energy", "eyeriss", "alexnet", "--dataflows", "os,ws,is,rs", "--out", str(tmp_path))
+def test_energy_compares_all_four_dataflows_on_eyeriss(cli_in_process, tmp_path):
+    r = cli_in_process("energy", "eyeriss", "alexnet", "--dataflows", "os,ws,is,rs",
+                       "--out", str(tmp_path))
     assert r.returncode == 0, r.stderr
     comp = pd.read_csv(tmp_path / "energy-dataflows.csv").set_index("dataflow")
     assert list(comp.index) == ["os", "ws", "is", "rs"]
@@ -25,12 +26,12 @@ def test_energy_compares_all_four_dataflows_on_eyeriss(cli, tmp_path):
     assert "lowest energy:" in r.stdout
 
 
-def test_rs_refusals_are_one_line_with_exit_2(cli):
-    r = cli("run", "scalesim_default", "alexnet", "--dataflow", "rs")
+def test_rs_refusals_are_one_line_with_exit_2(cli_in_process):
+    r = cli_in_process("run", "scalesim_default", "alexnet", "--dataflow", "rs")
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
     assert "scalesim_default: compute.array.scratchpads: row-stationary" in r.stderr
-    r = cli("run", "eyeriss", "alexnet", "--dataflow", "rs",
-            "--set", "compute.array.scratchpads.ifmap_bytes=8 B")
+    r = cli_in_process("run", "eyeriss", "alexnet", "--dataflow", "rs",
+                       "--set", "compute.array.scratchpads.ifmap_bytes=8 B")
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
     assert "eyeriss: compute.array.scratchpads.ifmap_bytes = '4 words'" in r.stderr
 

@@ -79,11 +79,11 @@ def test_a_failing_case_exits_1(cli, tmp_path):
     ("[]", "holds no cases"),
     ('[{"expected": {}}]', "with a string 'id'"),
 ])
-def test_bad_case_file_is_one_line_exit_2(request, tmp_path, content, reason):
+def test_bad_case_file_is_one_line_exit_2(cli_in_process, tmp_path, content, reason):
     """A missing file, malformed JSON, an object instead of a list, an empty list or a case
-    without an id: one line ``accelsim: error: FILE: ...`` and exit code 2, no traceback (the
-    missing file in a real process, the others in-process)."""
-    cli = request.getfixturevalue("cli" if content is None else "cli_in_process")
+    without an id: one line ``accelsim: error: FILE: ...`` and exit code 2, no traceback
+    (in-process; test_a_failing_case_exits_1 runs the real process)."""
+    cli = cli_in_process
     path = tmp_path / "cases.json"
     if content is not None:
         path.write_text(content)

@@ -124,7 +124,7 @@ def test_real_sigint_sigkill_and_garbage_keep_every_point_once(tmp_path):
         "hardware": "scalesim_default", "workload": str(tmp_path / "w.yaml"),
         "parameters": PARAMS}))
     (tmp_path / "sleepy.py").write_text(
-        "import time\n\ndef evaluate(ctx, point):\n    time.sleep(0.1)\n"
+        "import time\n\ndef evaluate(ctx, point):\n    time.sleep(0.05)\n"
         "    return {'cycles': float(point['compute.array.rows'])}\n")
     out = tmp_path / "r.csv"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path)])}

@@ -69,9 +69,11 @@ def test_the_highest_peak_of_each_kind():
     assert machine_peak_flop_per_s(cpu) == max(cpu.peak_flops(p) for p in ("bf16", "int8"))
 
 
-def test_run_prints_and_its_json_carries_the_flag(cli, tmp_path):
+def test_run_prints_and_its_json_carries_the_flag(cli_in_process, tmp_path):
     """``accelsim run`` applies the same rule: a TDP far above what the model prices makes the
-    run's GFLOP/J implausible; the machine as shipped is not flagged."""
+    run's GFLOP/J implausible; the machine as shipped is not flagged (the command in-process:
+    tests/cli/test_run_cli.py runs the real one)."""
+    cli = cli_in_process
     wl = tmp_path / "g.yaml"
     wl.write_text("name: g\nops:\n  - {op: gemm, name: g, m: 4096, n: 4096, k: 4096}\n")
     r = cli("run", "tpu_v4_chip", str(wl), "--json")

@@ -83,7 +83,9 @@ def test_collection_survives_failing_slow_and_missing_validators(fid, tmp_path):
     (tmp_path / "validate_slow.py").write_text(
         "import time\ndef fidelity_rows():\n    time.sleep(30)\n    return []\n")
     (tmp_path / "validate_none.py").write_text("def main():\n    return 0\n")
-    got = fid.collect(timeout_s=8.0, seed=False, scripts=tmp_path,
+    # 3 s: the slow one's 30 s sleep times out, the others finish in ~0.1 s (stdlib only); the
+    # test waits the whole timeout for the slow one
+    got = fid.collect(timeout_s=3.0, seed=False, scripts=tmp_path,
                       opts={"validate_ok": {"scale": 3.0}})
     by = {r["validator"]: r for r in got["rows"]}
     assert got["missing"] == ["validate_none"]

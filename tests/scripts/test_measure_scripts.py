@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -46,12 +47,29 @@ def test_each_script_imports_without_cuda_and_uses_the_harness(name):
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
-def test_each_script_help_exits_0(name, tmp_path):
+def test_each_script_help_exits_0(name, tmp_path, monkeypatch, capsys):
+    """Each script run as ``__main__`` (its own ``if __name__`` block, in this process: torch is
+    imported once, not once per script) prints its usage for ``--help``, exits 0, writes
+    nothing; the subprocess test below runs one of them as a real command line."""
+    _module("harness")  # puts scripts/measure on sys.path, as running a script there does
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    monkeypatch.setenv("OUT", str(tmp_path / "never"))
+    monkeypatch.chdir(tmp_path)
+    path = str(MEASURE / f"{name}.py")
+    monkeypatch.setattr(sys, "argv", [path, "--help"])
+    with pytest.raises(SystemExit) as exit_:
+        runpy.run_path(path, run_name="__main__")
+    assert exit_.value.code in (0, None)
+    assert f"usage: {name}.py" in capsys.readouterr().out
+    assert list(tmp_path.iterdir()) == []  # --help measures and writes nothing
+
+
+def test_a_script_help_exits_0_as_a_real_command_line(tmp_path):
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="", OUT=str(tmp_path / "never"))
-    r = subprocess.run([sys.executable, str(MEASURE / f"{name}.py"), "--help"], cwd=tmp_path,
+    r = subprocess.run([sys.executable, str(MEASURE / "e2e.py"), "--help"], cwd=tmp_path,
                        capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
-    assert f"usage: {name}.py" in r.stdout
+    assert "usage: e2e.py" in r.stdout
     assert list(tmp_path.iterdir()) == []  # --help measures and writes nothing
 
 

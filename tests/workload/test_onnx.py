@@ -180,7 +180,8 @@ def test_reductions_copies_and_transcendentals_are_modelled(tmp_path) -> None:
     assert cat.fn == "copy" and cat.tensor_elements()["output"] == 64
 
 
-def test_run_prints_the_unmodelled_table_and_json_field(cli, tmp_path) -> None:
+def test_run_prints_the_unmodelled_table_and_json_field(cli, cli_in_process, tmp_path) -> None:
+    """The table, report and clean stderr from a real process; the JSON field in-process."""
     import json
 
     nodes = [helper.make_node("Relu", ["x4"], ["r"], name="relu"),
@@ -192,7 +193,7 @@ def test_run_prints_the_unmodelled_table_and_json_field(cli, tmp_path) -> None:
     assert "unmodelled ops" in r.stdout and "LRN" in r.stdout
     assert "<h2>Unmodelled ops</h2>" in page.read_text()
     assert "Warning" not in r.stderr and ".py:" not in r.stderr
-    doc = json.loads(cli("run", "h200", str(path), "--json").stdout)
+    doc = json.loads(cli_in_process("run", "h200", str(path), "--json").stdout)
     assert doc["unmodelled"] == [{"op": "LRN", "count": 1, "nodes": "lrn"}]
 
 
