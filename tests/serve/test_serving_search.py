@@ -12,6 +12,11 @@ MODEL = "gpt2_small"
 LOAD = Load(isl=200, osl=20, requests=40, rate=200)
 
 
+# The scheduler's HTTP server (dashboard off) on a free port: two xdist workers both
+# binding 8787 make one warn, an error in this suite.
+FREE_HTTP_PORT = {"dashboard": False, "dashboard_address": "127.0.0.1:0"}
+
+
 def test_configurations_fit_the_node_and_shard_the_model():
     points = configurations(MODEL, ["h200"], tp=(1, 2, 5), replicas=(1, 4, 8))
     layouts = {(p["tp"], p["replicas"]) for p in points}
@@ -52,7 +57,8 @@ def test_a_real_dask_cluster_gives_the_same_rows():
     points = configurations(MODEL, ["h200"], tp=(1, 2), replicas=(1,))
     local = search(MODEL, points, load=LOAD, slo={"ttft": 1.0}).rows
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster:
+                                  dashboard_address=None,
+                                  scheduler_kwargs=FREE_HTTP_PORT) as cluster:
         remote = search(MODEL, points, load=LOAD, slo={"ttft": 1.0},
                         scheduler=cluster.scheduler_address).rows
     assert local.equals(remote)

@@ -16,6 +16,11 @@ from accelsim.sweep.store import read_results
 distributed = pytest.importorskip("distributed")
 
 
+# The scheduler's HTTP server (dashboard off) on a free port: two xdist workers both
+# binding 8787 make one warn, an error in this suite.
+FREE_HTTP_PORT = {"dashboard": False, "dashboard_address": "127.0.0.1:0"}
+
+
 @pytest.fixture(scope="module")
 def cluster():
     here = os.path.dirname(os.path.abspath(__file__))
@@ -25,7 +30,8 @@ def cluster():
     os.environ["PYTHONPATH"] = os.pathsep.join([root, here] + ([old] if old else []))
     try:
         with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                      dashboard_address=None, silence_logs=50) as lc:
+                                      dashboard_address=None,
+                                      scheduler_kwargs=FREE_HTTP_PORT, silence_logs=50) as lc:
             yield lc
     finally:
         if old is None:

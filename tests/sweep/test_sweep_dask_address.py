@@ -61,6 +61,11 @@ BAD = {
 
 
 # ids without this process's PID: pytest-xdist's workers collect alike
+# The scheduler's HTTP server (dashboard off) on a free port: two xdist workers both
+# binding 8787 make one warn, an error in this suite.
+FREE_HTTP_PORT = {"dashboard": False, "dashboard_address": "127.0.0.1:0"}
+
+
 @pytest.mark.parametrize("address", GOOD,
                          ids=[a.replace(f"/{os.getpid()}/", "/PID/") for a in GOOD])
 def test_well_formed_addresses_pass(address):
@@ -166,6 +171,7 @@ def test_a_scheduler_without_workers_is_refused_within_the_bound(monkeypatch):
 
     monkeypatch.setattr(dask_mod, "DASK_CONNECT_TIMEOUT_S", 0.5)
     with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None,
+                                  scheduler_kwargs=FREE_HTTP_PORT,
                                   silence_logs=50) as lc:
         t0 = time.monotonic()
         with pytest.raises(AccelsimError, match="has no workers"):
