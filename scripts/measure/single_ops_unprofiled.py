@@ -62,6 +62,15 @@ SETS = {
                         (192, 14, 384, 3, 1, 1)],
               "rowwise": (2560, 3584), "row_batches": (3, 30),
               "attention": ((16, 64, 2, 2560), (20, 128, 1, 1280), (40, 128, 3, 896))},
+    # run 17 (held out, decided 2026-12-03 before the day's single-op fits): shapes no earlier
+    # run timed (M = 128 past the streamed-weight limit; a 5x5 depthwise, a stride-2 3x3),
+    # to be measured after the model is frozen for the session and scored once
+    "run17": {"batches": (5, 16, 56, 128), "matmul_m": 56,
+              "linears": [(4096, 6144), (1024, 1024), (5120, 13824), (12288, 1536)],
+              "convs": [(64, 112, 64, 3, 2, 1), (512, 7, 2048, 1, 1, 1), (240, 28, 240, 5, 1, 240),
+                        (128, 56, 128, 3, 1, 1)],
+              "rowwise": (3072, 7168), "row_batches": (5, 50),
+              "attention": ((28, 128, 2, 1792), (16, 128, 4, 640), (64, 64, 1, 2304))},
 }
 """Shape sets by ``MEASURE_SET`` (default ``run12``); the file is
 ``h200_single_ops_<set>.json``."""
