@@ -44,6 +44,18 @@ class GpuConvKernels:
     depthwise_fixed_s: float = param(
         "Serial time before a depthwise CTA's first output (its filter taps and input "
         "rows loaded, tile indices computed), seconds.", check=non_negative)
+    depthwise_nchw_instr_per_tap: float = param(
+        "FP32-lane instructions per output and filter tap of PyTorch's native NCHW "
+        "depthwise kernel (conv_depthwise2d_forward_kernel: one thread per output, each tap "
+        "a bounds check, index math, a global load, a conversion and an FMA).",
+        check=positive)
+    depthwise_nchw_fixed_s: float = param(
+        "Serial time of that NCHW depthwise kernel before its outputs (its CTAs' index "
+        "set-up and first loads), seconds.", check=non_negative)
+    layout_transpose_bytes_per_s: float = param(
+        "Bytes read plus written per second by cuDNN's nchwToNhwc / nhwcToNchw kernels "
+        "around a convolution on an NCHW tensor (tiled transposes of 2-byte elements), "
+        "bytes/s.", check=positive)
     grouped_gather_efficiency: float = param(
         "Fraction of the L2 bandwidth a grouped implicit-GEMM kernel reaches on its im2col "
         "gathers (one small per-group channel slice per pixel and tap).",

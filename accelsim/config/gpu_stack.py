@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from accelsim.config.inherit import Provenance, resolve_file
-from accelsim.config.schema import build, param, positive
+from accelsim.config.schema import build, fraction, param, positive
 from accelsim.errors import ConfigError
 
 STACK_PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8", "mxfp8", "nvfp4", "mxfp4")
@@ -185,6 +185,10 @@ class GemmStack:
     stream_max_m: int = param(
         "GEMMs with M up to this read each weight element once, with an evict-first hint "
         "(streamed, not kept in L2), elements.", check=positive)
+    stream_l2_share: float = param(
+        "Share (0..1) of L2 that a streamed (evict-first) weight operand keeps across "
+        "back-to-back calls of its GEMM: evict-first lines go first under pressure, here "
+        "each other's (0: every call reads it from HBM).", check=fraction)
     multicast_ctas: int = param(
         "CTAs of a cluster sharing one operand load through TMA multicast (Hopper: 2; "
         "1 = none).", check=positive)

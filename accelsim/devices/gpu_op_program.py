@@ -33,8 +33,8 @@ its tensor (:func:`accelsim.hw.gpu.memory.stream_kernel`, launched by the comput
 the op's own). They pay ``host.kernel_tail_s`` as PyTorch's small kernels do, not as cuDNN's
 convolution kernels do (:func:`accelsim.hw.gpu.kernel.without_tail`): run 11's profiles show
 a 0.15-0.4 MB transpose lasting 1.5-1.8 us, a fixed cost well over its bytes' time; on large
-tensors they move ~2 TB/s of reads and writes, slower than the stream kernel's bandwidth (the
-model is low there: no calibration data times them). Units: seconds.
+tensors they move ~2.4 TB/s of reads and writes (``conv.layout_transpose_bytes_per_s``, fitted on
+those profiles), slower than a stream kernel's bandwidth. Units: seconds.
 
 Imports: errors, config.gpu, config.lowering, engine.gpu_stream, hw.gpu.kernel, hw.gpu.memory,
 mapping.gpu_lowering, workload.op_calls.
@@ -77,11 +77,14 @@ def check_exec(exec_mode: str) -> str:
 
 def layout_copy_s(m: GpuMachine, op: Any, call: str) -> list[dict[str, Any]]:
     """The layout transposes ``call`` launches around ``op`` on ``m``: name, bytes (read, and
-    as many written) and seconds per kernel (a stream kernel, ``kernel_tail_s`` included)."""
+    as many written) and seconds per kernel: a stream kernel (``kernel_tail_s`` included),
+    moving its bytes no faster than ``conv.layout_transpose_bytes_per_s``."""
     out = []
     for name, nbytes in layout_copies(op, call):
         k = stream_kernel(m, name, read_bytes=nbytes, write_bytes=nbytes)
-        out.append({"name": name, "bytes": nbytes, "time_s": estimate_s(k, m)})
+        moved_s = 2 * nbytes / m.conv.layout_transpose_bytes_per_s
+        out.append({"name": name, "bytes": nbytes,
+                    "time_s": max(estimate_s(k, m), k.launch_s + k.startup_s + moved_s)})
     return out
 
 

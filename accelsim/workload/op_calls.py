@@ -19,11 +19,12 @@ Imports: errors, workload.graph, workload.ops, workload.program_ops.
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Any
 
 from accelsim.errors import ConfigError
 from accelsim.workload.graph import dtype_bytes
-from accelsim.workload.ops import Gemm
+from accelsim.workload.ops import Gemm, NchwConv2d
 from accelsim.workload.program_ops import CallSite
 
 NCHW = ":nchw"
@@ -117,7 +118,13 @@ def computed_op(op: Any, call: str) -> Any:
     :class:`~accelsim.workload.ops.Gemm` ``m=k, n=h*w, k=c, batch=n`` with an operand per
     image). Its rows are ``h*w`` elements long, so its kernels follow that alignment (14x14
     bf16 rows are not 16-byte aligned: run 11 profiles cuBLAS's ``cutlass_80`` ``align2``
-    kernels there and ``nvjet`` at 56x56). Same MACs as ``op``."""
+    kernels there and ``nvjet`` at 56x56). Same MACs as ``op``. A depthwise convolution on
+    an NCHW tensor is PyTorch's own NCHW depthwise kernel
+    (:class:`~accelsim.workload.ops.NchwConv2d`; run 11 profiles
+    ``conv_depthwise2d_forward_kernel``)."""
+    if call.endswith(NCHW) and getattr(op, "kind", "") == "conv2d" \
+            and op.groups == op.c and op.groups > 1:
+        return NchwConv2d(**{f.name: getattr(op, f.name) for f in fields(op)})
     if not call.endswith(NCHW) or not _pointwise_conv(op):
         return op
     return Gemm(name=op.name, m=op.k, n=op.h * op.w, k=op.c, batch=op.n, shared_weights=False,
@@ -133,8 +140,9 @@ def layout_copies(op: Any, call: str) -> tuple[tuple[str, float], ...]:
     call) and ``nhwcToNchwKernel`` on the output (the profiled kernels of
     ``scripts/data/h200_single_ops_run11.json``, torch 2.11 / cuDNN 9). A 1x1 convolution
     runs as a cuBLAS GEMM on the NCHW tensor itself (no copies, :func:`computed_op`); an NCHW
-    depthwise or grouped convolution runs PyTorch's or cuDNN's native NCHW kernel, not
-    modelled: costed as the channels-last one, without copies. Every other call: none."""
+    depthwise convolution runs PyTorch's native NCHW kernel (:func:`computed_op`), a grouped
+    one cuDNN's NCHW grouped kernel (not modelled: costed as the channels-last one), both
+    without copies. Every other call: none."""
     if not call.endswith(NCHW) or getattr(op, "kind", "") != "conv2d" or op.groups != 1:
         return ()
     if _pointwise_conv(op):

@@ -175,6 +175,8 @@ class Conv2d:
     dtype: str | None = None
 
     kind = "conv2d"
+    layout = "nhwc"
+    """The layout a GPU computes it in (cuDNN's NHWC kernels; :class:`NchwConv2d`: NCHW)."""
 
     def __post_init__(self) -> None:
         for field in ("n", "c", "h", "w", "k", "r", "s", "stride", "groups"):
@@ -218,6 +220,16 @@ class Conv2d:
         return {"input": self.n * self.c * self.h * self.w,
                 "weight": self.k * (self.c // self.groups) * self.r * self.s,
                 "output": self.n * self.k * self.out_h * self.out_w}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NchwConv2d(Conv2d):
+    """A :class:`Conv2d` computed on NCHW (contiguous) tensors by the framework's own NCHW
+    kernel (PyTorch's ``conv_depthwise2d_forward_kernel`` for a depthwise convolution), not
+    by cuDNN's NHWC kernels: ``accelsim.workload.op_calls.computed_op`` of an ``:nchw``
+    call."""
+
+    layout = "nchw"
 
 
 Op = Gemm | Conv2d

@@ -1,12 +1,14 @@
-"""Single ops as users call them on one H200 (runs 11 and 12, dev): ``accelsim op --exec``.
+"""Single ops as users call them on one H200 (runs 11-17): ``accelsim op --exec``.
 
 ``scripts/data/h200_single_ops_run11.json`` (``scripts/measure/single_ops.py``) timed 150 ops
 as a user's code calls them (``nn.Linear``, ``x @ W``, ``nn.Conv2d`` channels-last and NCHW,
 ``nn.LayerNorm``, ``F.rms_norm``, ``torch.softmax``, ``F.gelu``, ``x + x``, causal
 ``F.scaled_dot_product_attention``) at batch 1-32, each in eager mode (CUDA events around 20
 back-to-back calls, / 20; SDPA: 10) and as the same calls captured in one CUDA graph and
-replayed between two events (/ 20; SDPA: 10). Both runs were held out and scored once, then
-became dev (REGISTRY.yaml: issue 23's mechanism search read their per-case errors).
+replayed between two events (/ 20; SDPA: 10). Runs 11, 12, 15 and 16 were held out and scored
+once, then became dev (REGISTRY.yaml: issue 23's mechanism searches read their per-case
+errors); run 11 is calibration since 2026-12-03 (``scripts/fit/fit_single_op_kernels.py``).
+Each run's role is printed with it, from the registry.
 
 Predictions come from the model, ``simulate_op(h200, op, exec=..., call=...)`` (a one-op
 program through the mode's lowering table and the host/stream replay,
@@ -35,7 +37,9 @@ class scaled by the session's median ratio (:func:`scaled_host`), to tell the se
 host from the model's own errors. That figure reads the dev data: never a prediction, never a
 fit.
 
-Found in these dev runs and not modelled (no calibration data times them; 2026-12-02):
+Modelled since 2026-12-03 (``docs/gpu_findings_log.md``): a skinny GEMM's streamed weights keep
+part of L2 across back-to-back calls, PyTorch's NCHW depthwise kernel, the transposes' ~2.4
+TB/s, causal SDPA's CTAs in launch order. Found in these dev runs and not modelled (2026-12-02):
 
 * a second kernel a call launches costs host time: run 12's ``nn.Linear``/``x @ W`` calls
   whose GEMM the model splits over K (gemm + ``splitKreduce``: the model's choice matches
@@ -44,9 +48,7 @@ Found in these dev runs and not modelled (no calibration data times them; 2026-1
   convolution 10-18 us more (batch 1 and 3);
 * the session's host: GEMM calls cost 1.02-1.12x the calibration host classes (one-kernel
   shapes), the other call classes 1.34-1.51x (``host_probe``);
-* cuDNN's SDPA launches a ``Memset`` (0.77 us) before its kernel (run 11 profiles); the
-  transposes of large tensors move ~2 TB/s, slower than the stream kernel the model gives
-  them; PyTorch's native NCHW depthwise kernel (~4x the channels-last one at batch 32);
+* cuDNN's SDPA launches a ``Memset`` (0.77 us) before its kernel (run 11 profiles);
 * small-M GEMMs (M <= 48) with bias: the measured bias epilogue is 0.2-0.8 us (``nn.Linear``
   against ``x @ W`` kernels of run 11), ``compute.gemm_bias_epilogue_s`` is 1.5 us, fitted
   on M >= 64.
@@ -74,7 +76,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from validate_gpu_conv import time_op_offset_s  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-HELD_OUT = "h200_single_ops_run11.json"
+RUN11 = "h200_single_ops_run11.json"
 RUN12 = "h200_single_ops_run12.json"
 """Run 12 (``measure/single_ops_unprofiled.py``): other shapes, eager timed by wall clock around 200
 back-to-back calls in interleaved rounds, no profiler in the process (run 11 profiled each case
@@ -88,7 +90,7 @@ RUN16 = "h200_single_ops_run16.json"
 """Run 16 (``MEASURE_SET=run16``): shapes no earlier run (nor run 16's calibration probe)
 timed, same protocol; split fixed before it was measured (every op held out), measured after
 the fifth session's model was frozen, scored once."""
-RUNS = (HELD_OUT, RUN12, RUN15, RUN16)
+RUNS = (RUN11, RUN12, RUN15, RUN16)
 """The single-op sets, scored by :func:`fidelity_rows` when present."""
 FAMILY_TARGET_PCT = 10.0
 """MAPE target per family, percent (issue 23 point 4: single ops as users call them)."""
@@ -248,8 +250,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--json", metavar="FILE", help="write the rows and the summary as JSON")
     p.add_argument("--quiet", action="store_true", help="the family table only")
-    p.add_argument("--data", choices=RUNS, default=HELD_OUT,
-                   help=f"the run to score (default {HELD_OUT}; {RUN12}, {RUN15}: other "
+    p.add_argument("--data", choices=RUNS, default=RUN11,
+                   help=f"the run to score (default {RUN11}; {RUN12}, {RUN15}: other "
                         "shapes, timed in a process that never profiles)")
     a = p.parse_args(argv)
     data = json.loads((DATA / a.data).read_text())

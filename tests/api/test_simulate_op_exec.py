@@ -148,3 +148,36 @@ def test_an_nchw_pointwise_convolution_is_a_batched_gemm_on_the_nchw_rows(h200):
     gemm = computed_op(op, "nn.Conv2d:nchw")
     assert isinstance(gemm, Gemm) and (gemm.m, gemm.n, gemm.k, gemm.batch) == (512, 196, 512, 8)
     assert computed_op(op, "nn.Conv2d") is op
+
+
+def test_an_nchw_depthwise_convolution_runs_pytorchs_own_kernel_priced_per_tap(h200):
+    """``nn.Conv2d:nchw`` depthwise: PyTorch's ``conv_depthwise2d_forward_kernel`` (one thread
+    per output, ``conv.depthwise_nchw_instr_per_tap`` a tap), slower than cuDNN's channels-last
+    kernel; at a batch where the taps dominate, a 5x5 filter costs about 25/9 of a 3x3."""
+    from accelsim.api.gpu import make_op
+    from accelsim.workload.op_calls import computed_op
+    from accelsim.workload.ops import NchwConv2d
+
+    conv = dict(n=32, c=256, h=28, w=28, k=256, r=3, s=3, pad=1, groups=256, dtype="bf16")
+    op = make_op("conv2d", **conv)
+    assert isinstance(computed_op(op, "nn.Conv2d:nchw"), NchwConv2d)
+    assert computed_op(op, "nn.Conv2d") is op
+    cl = simulate_op(h200, "conv2d", mode="analytic", exec="graph", call="nn.Conv2d", **conv)
+    nchw = simulate_op(h200, "conv2d", mode="analytic", exec="graph", call="nn.Conv2d:nchw",
+                       **conv)
+    assert nchw["family"] == "depthwise_nchw" and cl["family"] == "depthwise"
+    assert nchw["macs"] == cl["macs"] and nchw["gpu_s"] > 2 * cl["gpu_s"]
+    five = simulate_op(h200, "conv2d", mode="analytic", exec="graph", call="nn.Conv2d:nchw",
+                       **dict(conv, r=5, s=5, pad=2))
+    assert five["gpu_s"] / nchw["gpu_s"] == pytest.approx(25 / 9, rel=0.1)
+
+
+def test_layout_transposes_move_their_bytes_at_the_fitted_transpose_bandwidth(h200):
+    """A large NCHW input transpose reads and writes its tensor no faster than
+    ``conv.layout_transpose_bytes_per_s`` (run 11: ~2.4 TB/s, under a stream kernel's rate)."""
+    conv = dict(n=32, c=64, h=56, w=56, k=128, r=3, s=3, pad=1, dtype="bf16")
+    doc = simulate_op(h200, "conv2d", mode="analytic", exec="graph", call="nn.Conv2d:nchw",
+                      **conv)
+    big = doc["layout_copies"][0]
+    assert big["time_s"] >= 2 * big["bytes"] / h200.conv.layout_transpose_bytes_per_s
+    assert big["time_s"] < 1.5 * 2 * big["bytes"] / h200.conv.layout_transpose_bytes_per_s

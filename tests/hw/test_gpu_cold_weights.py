@@ -6,6 +6,8 @@ differ in cache state)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from accelsim.api.model_run import run_model
@@ -45,6 +47,35 @@ def test_a_streamed_operand_is_not_counted_twice(h200):
     cold = plan_gemm(h200, 8, 4096, 4096, "bf16", cold_weight_fraction=1.0)
     assert _hbm(cold) == pytest.approx(_hbm(hot))
     assert _hbm(hot) >= 4096 * 4096 * 2
+
+
+def _with_share(m, share: float):
+    gemm = dataclasses.replace(m.stack.gemm, stream_l2_share=share)
+    return dataclasses.replace(m, stack=dataclasses.replace(m.stack, gemm=gemm))
+
+
+def test_back_to_back_a_streamed_operand_keeps_its_evict_first_share_of_l2(h200):
+    """A skinny GEMM called back to back with itself (one op timed in a loop) keeps the
+    stack's ``gemm.stream_l2_share`` of its footprint's hit: 33.5 MB of weights fit the 60 MiB
+    L2 once (one partition copy: one CTA reads each line), so at share s it reads (1 - s) of
+    them from HBM; in a step (``back_to_back=False``), or at share 0, every call reads them
+    all; a cold share still comes from HBM once; weights far over L2 keep nothing."""
+    weights = 4096 * 4096 * 2
+    share = h200.stack.gemm.stream_l2_share
+    assert 0 < share < 1
+
+    def hbm(m, mm=8, n=4096, **kw):
+        return _hbm(plan_gemm(m, mm, n, 4096, "bf16", **kw))
+
+    step = hbm(h200)
+    assert hbm(h200, back_to_back=True) == pytest.approx(step - share * weights, rel=0.01)
+    assert hbm(_with_share(h200, 0.0), back_to_back=True) == pytest.approx(step)
+    assert hbm(h200, back_to_back=True, cold_weight_fraction=1.0) == pytest.approx(step)
+    assert hbm(h200, n=16384, back_to_back=True) == pytest.approx(hbm(h200, n=16384))
+    # plan_op: a single op is back to back, a whole model's op (cold_cache) is not
+    gemv = Gemm(name="fc", m=8, n=4096, k=4096, dtype="bf16")
+    assert _hbm(plan_op(h200, gemv)) == pytest.approx(hbm(h200, back_to_back=True))
+    assert _hbm(plan_op(h200, gemv, cold_cache=True)) == pytest.approx(step)
 
 
 def test_plan_op_applies_cold_weights_to_weight_gemms_and_convs_only(h200):

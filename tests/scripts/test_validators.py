@@ -422,6 +422,6 @@ def test_run12_exit_status_follows_its_targets(capsys):
 
 def test_single_op_rows_miss_a_target_exactly_when_main_exits_1(capsys):
     vs = _module("validate_single_ops")
-    rows = [r for r in vs.fidelity_rows() if r["data_set"] == vs.HELD_OUT]  # main's default set
+    rows = [r for r in vs.fidelity_rows() if r["data_set"] == vs.RUN11]  # main's default set
     assert rows and any(r["met"] is False for r in rows) == (vs.main(["--quiet"]) == 1)
     capsys.readouterr()

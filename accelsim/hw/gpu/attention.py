@@ -7,7 +7,9 @@ online softmax (one exp per score on the SFU plus a few FP32 operations on CUDA 
 Warp-specialised kernels (FlashAttention-3, cuDNN) overlap the softmax of one block with the
 GEMMs of the next, so a block costs ``max(mma, softmax)``, except one block per CTA (the
 pipeline's fill and drain) that costs ``mma + softmax``. Causal masking skips the blocks
-above the diagonal, so CTAs differ in length; they are scheduled longest first. K and V of a
+above the diagonal, so CTAs differ in length; they start in launch order, query blocks
+ascending, the longest last (cuDNN's causal flash kernel on the H200 is not scheduled longest
+first: run 11's causal SDPA, ``docs/gpu_findings_log.md`` 2026-12-03). K and V of a
 head are read from HBM once (later query blocks find them in L2); Q and O once. Each block
 also rescales the output accumulator (``Br * d`` FP32 multiplies). In decode with
 grouped-query attention the query heads that share a K/V head are packed into one CTA, so
@@ -107,7 +109,9 @@ def plan_attention(m: GpuMachine, op: Attention, precision: str, *,
         counts = {math.ceil(max(counts) / splits): ctas * splits}
         ctas *= splits
     groups = []
-    for nb in sorted(counts, reverse=True):
+    # launch order: equal CTAs (no mask) in any order; under a causal mask the query blocks
+    # ascending, the shortest CTAs first (h200_single_ops_run11.json, calibration)
+    for nb in sorted(counts, reverse=not op.causal):
         scores = br * bc * nb
         mma_s = 2 * scores * d / rate
         sfu_s = scores / sfu_rate

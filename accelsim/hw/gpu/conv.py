@@ -25,6 +25,9 @@ family                 when                                    kernels
 ``tiny_c_padded``      the same, when faster: pad C to 16 B,   ``nhwcAddPaddingKernel`` x2 +
                        then implicit GEMM                      ``*fprop*``
 ``depthwise``          ``groups == C`` (K a multiple of C)     ``conv2d_c1_k1_nhwc``
+``depthwise_nchw``     the same on an NCHW tensor              ``conv_depthwise2d_forward_kernel``
+                       (:class:`~accelsim.workload.ops.        (PyTorch's own)
+                       NchwConv2d`)
 ``grouped``            ``1 < groups < C``                      ``xmma_fprop_implicit_gemm_*_g16``
 =====================  ======================================  =====================================
 
@@ -55,6 +58,7 @@ from accelsim.config.gpu import OPERAND_BYTES, GpuMachine
 from accelsim.config.gpu_stack import parse_tiles
 from accelsim.hw.gpu.conv_kernels import (
     depthwise_kernel,
+    depthwise_nchw_kernel,
     direct_kernel,
     grouped_kernel,
     io_bytes,
@@ -70,7 +74,7 @@ from accelsim.hw.gpu.winograd import applies, plan_winograd
 from accelsim.workload.ops import Conv2d
 
 FAMILIES = ("gemm_1x1", "implicit_gemm", "winograd", "winograd_nonfused", "tiny_c_direct",
-            "tiny_c_padded", "depthwise", "grouped")
+            "tiny_c_padded", "depthwise", "depthwise_nchw", "grouped")
 """Kernel families of a convolution (see the module docstring)."""
 
 
@@ -94,7 +98,9 @@ def conv_family(op: Conv2d, precision: str) -> str:
     """The kernel family a library runs ``op`` with (tiny-C: ``tiny_c``, decided by time)."""
     cg = op.c // op.groups
     if op.groups > 1:
-        return "depthwise" if cg == 1 else "grouped"
+        if cg == 1:
+            return "depthwise_nchw" if op.layout == "nchw" else "depthwise"
+        return "grouped"
     if precision != "fp32" and op.c * OPERAND_BYTES[precision] < ALIGN_BYTES:
         return "tiny_c"
     if op.r == 1 and op.s == 1 and op.stride == 1 and op.pad == 0:
@@ -129,6 +135,8 @@ def _plan(m: GpuMachine, op: Conv2d, precision: str, cold: float = 0.0) -> ConvP
                         _winograd_plans(m, op, precision))
     if fam == "depthwise":
         return _single(m, fam, depthwise_kernel(m, op, precision), op, precision)
+    if fam == "depthwise_nchw":
+        return _single(m, fam, depthwise_nchw_kernel(m, op, precision), op, precision)
     if fam == "grouped":
         return _single(m, fam, grouped_kernel(m, op, precision), op, precision)
     direct = _single(m, "tiny_c_direct", direct_kernel(m, op, precision), op, precision)

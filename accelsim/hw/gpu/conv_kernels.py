@@ -95,6 +95,33 @@ def depthwise_kernel(m: GpuMachine, op: Conv2d, precision: str) -> Kernel:
     return replace(k, startup_s=k.startup_s + m.conv.depthwise_fixed_s)
 
 
+DEPTHWISE_NCHW_THREADS = 256
+"""Threads per CTA of PyTorch's NCHW depthwise kernel, one output each (its launch: blocks of
+256 over the outputs)."""
+
+
+def depthwise_nchw_kernel(m: GpuMachine, op: Conv2d, precision: str) -> Kernel:
+    """PyTorch's native NCHW depthwise kernel (``conv_depthwise2d_forward_kernel``): one
+    thread per output in CTAs of :data:`DEPTHWISE_NCHW_THREADS`, ``R x S`` taps each at
+    ``conv.depthwise_nchw_instr_per_tap`` FP32-lane instructions (no register blocking, no
+    shared memory: each tap's input is a load through L1), the input, filters and output
+    moved once (HBM at the op's L2 miss share), after ``conv.depthwise_nchw_fixed_s``."""
+    x, w, y = io_bytes(op, precision)
+    outputs = op.n * op.out_h * op.out_w * op.k
+    ctas = math.ceil(outputs / DEPTHWISE_NCHW_THREADS)
+    clk = m.load_clock_hz("fp32")
+    c = m.compute
+    rate = c.simt_flop_per_clk_per_sm * clk * c.simt_elementwise_efficiency
+    alu_s = DEPTHWISE_NCHW_THREADS * op.r * op.s * m.conv.depthwise_nchw_instr_per_tap / rate
+    hit = l2_hit_fraction(m, x + w, y)
+    cta = CtaCost(compute_s=alu_s, l2_bytes=(x + w + y) / ctas,
+                  hbm_bytes=(1.0 - hit) * (x + w + y) / ctas, parts={"alu_s": alu_s})
+    return Kernel(name="conv2d.depthwise_nchw", groups=((ctas, cta),),
+                  launch_s=m.host.kernel_launch_s,
+                  startup_s=startup_s(m, hit) + m.conv.depthwise_nchw_fixed_s,
+                  meta={"family": "depthwise_nchw", "l2_hit": hit})
+
+
 def grouped_kernel(m: GpuMachine, op: Conv2d, precision: str) -> Kernel:
     """One grouped implicit-GEMM kernel (all groups batched, padded per-group MMAs)."""
     e = OPERAND_BYTES[precision]

@@ -52,7 +52,11 @@ How a library (cuBLAS / CUTLASS) runs ``C[M,N] = A[M,K] @ B[K,N]`` and what this
   last touched a step ago and has left L2 since; it comes from HBM once on this call,
   whatever the op's own footprint (a repeated op's hot-L2 hit applies to the rest).
 * **Streamed operands**: an operand read by a single CTA (one row of tiles: a skinny GEMM's
-  weights) is loaded with an evict-first hint and comes from HBM on every call.
+  weights) is loaded with an evict-first hint and comes from HBM on every call of a whole
+  model's step. Called back to back with nothing in between (``back_to_back``: one op timed
+  in a loop), evict-first lines compete only with each other and keep the stack's
+  ``gemm.stream_l2_share`` of the hit the op's footprint would have (one partition copy: one
+  CTA reads each line).
 * **Launch**: ``host.launch_s`` per kernel.
 * **2:4 sparsity** (``sparsity="2:4"``, :mod:`accelsim.hw.gpu.sparsity`): the weight
   operand B is stored compressed (kept values + 2-bit indices: every byte of B in HBM, L2
@@ -313,7 +317,7 @@ def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: i
               max_split: int | None = None, cta_fixed_s: float = 0.0,
               dependent_launch: bool = True, bias: bool = False,
               out_stored_bytes: float | None = None,
-              cold_weight_fraction: float = 0.0) -> GemmPlan:
+              cold_weight_fraction: float = 0.0, back_to_back: bool = False) -> GemmPlan:
     """Plan ``batch`` GEMMs of ``M x N x K`` at ``precision``: the fastest tile and split-K.
 
     ``shared_weights``: B is one ``K x N`` matrix for all batch entries (folded into M).
@@ -332,6 +336,10 @@ def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: i
     ``cold_weight_fraction``: the share (0..1) of B that is not in L2 when the kernel starts
     (a whole model's weights, read once per step: ``devices/gpu_model.py``); it is read from
     HBM once however well the op's own footprint fits L2.
+    ``back_to_back``: the GEMM is called back to back with itself (one op timed in a loop,
+    nothing else between its calls): a streamed weight operand keeps the stack's
+    ``gemm.stream_l2_share`` of L2 across calls. False (default): other traffic runs between
+    calls (a whole model's step) and a streamed operand comes from HBM on every call.
     """
     m.check_precision(precision)
     if not 0.0 <= cold_weight_fraction <= 1.0:
@@ -394,7 +402,8 @@ def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: i
             for simt in variants:
                 plan = _plan(m, precision, path, bm, bn, bk, split, M, N, K, batch, n_tiles,
                              kc, unique_in, c_bytes, hit, aligned, name, wf, cta_fixed_s,
-                             dependent_launch, epilogue_s, pitch, simt, cold_bytes)
+                             dependent_launch, epilogue_s, pitch, simt, cold_bytes,
+                             back_to_back)
                 t = sum(estimate_s(k, m) for k in plan.kernels)
                 key = (t * (1 - 1e-9), plan.ctas)
                 if best is None or key < (best[0], best[1]):
@@ -410,7 +419,8 @@ def _plan(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, s
           c_bytes: float, hit: float, aligned: bool, name: str, wf: float = 1.0,
           cta_fixed_s: float = 0.0, dependent_launch: bool = True,
           epilogue_s: float = 0.0, pitch_class: bool = False,
-          simt: SimtKernel | None = None, cold_bytes: float = 0.0) -> GemmPlan:
+          simt: SimtKernel | None = None, cold_bytes: float = 0.0,
+          back_to_back: bool = False) -> GemmPlan:
     e = OPERAND_BYTES[precision]
     oe = OUTPUT_BYTES[precision]
     ctas = tiles * split
@@ -422,20 +432,27 @@ def _plan(m: GpuMachine, precision: str, path: str, bm: int, bn: int, bk: int, s
     if unique_in > m.memory.l2_bytes * m.memory.l2_thrash_ratio:
         reads = max(unique_in, n_waves * panel)
     # with M within one MMA height every weight element is used once (no reuse across CTAs)
-    # is streamed with an evict-first hint: it stays out of L2 across calls
+    # is streamed with an evict-first hint; called back to back, it keeps across calls only
+    # the share of L2 that evict-first lines hold against each other (gemm.stream_l2_share)
     a_bytes = batch * M * K * OPERAND_BYTES[precision]
     streamed = 0.0
     if M <= m.stack.gemm.stream_max_m and unique_in > a_bytes:
         streamed = unique_in - a_bytes
-    # cold weights come from HBM once; a streamed operand already does on every call
+    # (one CTA reads each streamed line: one partition holds it, not both)
+    stream_hit = m.stack.gemm.stream_l2_share * l2_hit_fraction(m, unique_in, c_bytes) \
+        if streamed and back_to_back else 0.0
+    # cold weights come from HBM once, streamed or not; the warm rest of a streamed operand
+    # misses at the evict-first share's rate
+    cold_streamed = min(cold_bytes, streamed)
+    streamed_hbm = cold_streamed + (streamed - cold_streamed) * (1.0 - stream_hit)
     cold = max(0.0, cold_bytes - streamed)
     hbm_total = (1.0 - hit) * (reads - streamed - cold + (c_bytes if split == 1 else 0.0)) \
-        + streamed + cold
+        + streamed_hbm + cold
     partial_bytes = M * N * batch * 4 * split if split > 1 else 0.0
     out_elem = 4.0 if split > 1 else oe
     cta = _cta(m, precision, path, bm, bn, bk, kc, hbm_total / ctas, out_elem, ctas, wf, hit,
                pitch_class, simt)
-    startup = m.memory.hbm.latency_s if hit < 1.0 or streamed or cold \
+    startup = m.memory.hbm.latency_s if hit < 1.0 or streamed_hbm or cold \
         else m.memory.l2_latency_s
     # the producer prefetches the next tile while this one computes; a main loop shorter
     # than the load latency leaves the rest of the latency exposed on every tile

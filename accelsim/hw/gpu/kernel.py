@@ -49,7 +49,9 @@ class CtaCost:
 
 @dataclass(frozen=True, slots=True)
 class Kernel:
-    """One launched kernel: CTA groups ``((count, CtaCost), ...)`` run longest first."""
+    """One launched kernel: CTA groups ``((count, CtaCost), ...)``, started in this order (the
+    planners list them as the kernel launches them: longest first, except a causal
+    attention's, shortest first)."""
 
     name: str
     groups: tuple

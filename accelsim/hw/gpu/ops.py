@@ -51,8 +51,10 @@ def plan_op(m: GpuMachine, op: object, precision: str | None = None, *,
 
     ``sparsity="2:4"``: the GEMM's weights are 2:4 structured-sparse
     (:mod:`accelsim.hw.gpu.sparsity`); ``bytes`` then counts the compressed weights (values
-    and metadata) and ``flops`` stays the dense-equivalent count. ``cold_cache``: an
-    attention's cached K/V come from HBM (a whole model's decode step), not from L2.
+    and metadata) and ``flops`` stays the dense-equivalent count. ``cold_cache``: the op runs
+    in a whole model's step: an attention's cached K/V come from HBM, not from L2, and a
+    GEMM's streamed weights keep nothing in L2 between calls (without it, the op is repeated
+    back to back: ``plan_gemm(back_to_back=True)``).
     ``cold_weight_fraction``: the share of a weight GEMM's (shared-weight ``Gemm``, a MoE
     layer's ``GroupedGemm``: every touched expert's weights) or a
     convolution's weights that a whole model's step finds outside L2 (read a step ago), read
@@ -67,7 +69,8 @@ def plan_op(m: GpuMachine, op: object, precision: str | None = None, *,
         plan = plan_gemm(m, op.m, op.n, op.k, prec, batch=op.batch,
                          shared_weights=op.shared_weights, sparsity=sparsity, bias=op.bias,
                          cold_weight_fraction=cold_weight_fraction
-                         if op.shared_weights or isinstance(op, GroupedGemm) else 0.0)
+                         if op.shared_weights or isinstance(op, GroupedGemm) else 0.0,
+                         back_to_back=not cold_cache)
         t = op.tensor_elements()
         wf = plan.kernels[0].meta.get("weight_fraction", 1.0)
         nbytes = (t["input"] + t["weight"] * wf) * e + t["output"] * OUTPUT_BYTES[prec]
