@@ -20,7 +20,8 @@ Run 10 took each case's trace before timing its eager steps in the same process,
 ``torch.profiler`` step slows eager dispatch for the rest of a process (README, "Why run 4
 exists"), so its ``eager_s`` are slow. ``KINETO_TIMING_ONLY=1`` (run 12) takes no trace and
 times, in a process that never profiles, run 10's cases and four new shapes
-(``$OUT/h200_programs_run12.json``).
+(``$OUT/h200_programs_run12.json``); with ``PROGRAM_SET=run17``, run 17's nine shapes instead
+(``$OUT/h200_programs_run17.json``).
 """
 
 import gzip
@@ -50,8 +51,27 @@ CASES = [
 ]
 
 
+PROGRAM_SET = os.environ.get("PROGRAM_SET", "run12")
+"""``run12`` (default) or ``run17``: the timing-only shape set."""
+RUN17_CASES = [
+    # run 17 (held out, decided 2026-12-03 before measuring, the model frozen at the day's
+    # single-op commit): shapes no earlier run timed, timed as run 12's, scored once
+    ("decoder_decode_b16_c3000", "decoder", {"mode": "decode", "batch": 16, "context": 3000}),
+    ("decoder_decode_b64_c512", "decoder", {"mode": "decode", "batch": 64, "context": 512}),
+    ("decoder_prefill_b2_s700", "decoder", {"mode": "prefill", "batch": 2, "seq": 700}),
+    ("gpt_decode_b8_c1500", "gpt", {"mode": "decode", "batch": 8, "context": 1500}),
+    ("gpt_decode_b48_c300", "gpt", {"mode": "decode", "batch": 48, "context": 300}),
+    ("encoder_b4_s384", "encoder", {"batch": 4, "seq": 384}),
+    ("encoder_b32_s96", "encoder", {"batch": 32, "seq": 96}),
+    ("cnn_b8", "cnn", {"batch": 8}),
+    ("cnn_b48", "cnn", {"batch": 48}),
+]
+"""Run 17's cases (``KINETO_TIMING_ONLY=1 PROGRAM_SET=run17``: ``h200_programs_run17.json``)."""
+
 TIMING_ONLY = os.environ.get("KINETO_TIMING_ONLY") == "1"
-if TIMING_ONLY:
+if TIMING_ONLY and PROGRAM_SET == "run17":
+    CASES = RUN17_CASES
+elif TIMING_ONLY:
     CASES = CASES + [
         ("decoder_decode_b32_c1024", "decoder", {"mode": "decode", "batch": 32, "context": 1024}),
         ("gpt_decode_b4_c1024", "gpt", {"mode": "decode", "batch": 4, "context": 1024}),
@@ -83,7 +103,8 @@ def main(argv: list[str] | None = None) -> None:
     harness.cli(__doc__, argv)
     torch.manual_seed(0)
     out = harness.OUT
-    doc = {"run": 12 if TIMING_ONLY else 10,
+    run = (17 if PROGRAM_SET == "run17" else 12) if TIMING_ONLY else 10
+    doc = {"run": run,
            "protocol": "no profiler in the process" if TIMING_ONLY else "traced first",
            "device": torch.cuda.get_device_name(0) if harness.has_cuda() else "cpu",
            "torch": torch.__version__, "cuda": torch.version.cuda, "role": "held-out",
@@ -120,7 +141,7 @@ def main(argv: list[str] | None = None) -> None:
             rec["eager_all_s"] = [round(t, 7) for t in per[id(rec)]]
             say(rec["case"], f"eager {rec['eager_s'] * 1e3:.3f} ms graph "
                 f"{rec.get('graph_s', float('nan')) * 1e3:.3f} ms")
-    harness.write_json("h200_programs_run12.json" if TIMING_ONLY else "h200_kineto_run10.json",
+    harness.write_json(f"h200_programs_run{run}.json" if TIMING_ONLY else "h200_kineto_run10.json",
                        doc)
 
 
