@@ -90,7 +90,11 @@ RUN16 = "h200_single_ops_run16.json"
 """Run 16 (``MEASURE_SET=run16``): shapes no earlier run (nor run 16's calibration probe)
 timed, same protocol; split fixed before it was measured (every op held out), measured after
 the fifth session's model was frozen, scored once."""
-RUNS = (RUN11, RUN12, RUN15, RUN16)
+RUN17 = "h200_single_ops_run17.json"
+"""Run 17 (``MEASURE_SET=run17``): shapes no earlier run timed (M = 128, a 5x5 depthwise, a
+stride-2 3x3), decided before the 2026-12-03 fits (``23cb30e``), measured after the model was
+frozen, scored once."""
+RUNS = tuple(r for r in (RUN11, RUN12, RUN15, RUN16, RUN17) if (DATA / r).is_file())
 """The single-op sets, scored by :func:`fidelity_rows` when present."""
 FAMILY_TARGET_PCT = 10.0
 """MAPE target per family, percent (issue 23 point 4: single ops as users call them)."""

@@ -23,7 +23,8 @@ profiled trace recorded it). Printed per trace:
 cases and four new shapes timed in a process that never profiles (run 10 traced each case in
 its timing process, which slows eager dispatch, so its ``eager_s`` are slow): the program
 captured on ``meta``, eager and CUDA graph, and the trace replay where a trace exists; it
-exits 1 when the eager or graph MAPE misses its target (``RUN12_TARGETS_PCT``).
+exits 1 when the eager or graph MAPE misses its target (``RUN12_TARGETS_PCT``). ``--run17``
+scores run 17 (``h200_programs_run17.json``, nine new shapes, no traces) the same way.
 
 Nothing is fitted here.
 """
@@ -46,6 +47,9 @@ from validate_programs import kernel_class, model_classes  # noqa: E402
 TRACES = ROOT / "scripts" / "data" / "kineto"
 HELD_OUT = ROOT / "scripts" / "data" / "h200_kineto_run10.json"
 RUN12 = ROOT / "scripts" / "data" / "h200_programs_run12.json"
+RUN17 = ROOT / "scripts" / "data" / "h200_programs_run17.json"
+"""Run 17 (``kineto_traces.py`` ``PROGRAM_SET=run17``): nine new shapes timed as run 12's, held
+out, measured after the 2026-12-03 model was frozen (``--run17``)."""
 CASES = {"decoder_decode_b8_c2048": ("decoder", {"mode": "decode", "batch": 8, "context": 2048}),
          "decoder_prefill_b1_s1024": ("decoder", {"mode": "prefill", "batch": 1, "seq": 1024}),
          "gpt_decode_b16_c512": ("gpt", {"mode": "decode", "batch": 16, "context": 512}),
@@ -109,22 +113,29 @@ def fidelity_rows() -> list[dict]:
     replays (no target of their own), as ``--run12`` prints them."""
     import fidelity
 
-    errs = run12_errors(verbose=False)
-    src = [RUN12.name]
-    return [fidelity.row("validate_traces", src, "captured program step (eager)",
-                         errors_pct=errs["eager"], target_pct=RUN12_TARGETS_PCT["eager"],
-                         metric="step time"),
-            fidelity.row("validate_traces", src, "captured program step (graph)",
-                         errors_pct=errs["graph"], target_pct=RUN12_TARGETS_PCT["graph"],
-                         metric="step time"),
-            fidelity.row("validate_traces", src, "Kineto trace replay (eager, host modelled)",
-                         errors_pct=errs["trace"], metric="step time")]
+    rows = []
+    for path in (RUN12, RUN17):
+        if not path.is_file():
+            continue
+        errs = run12_errors(verbose=False, path=path)
+        src = [path.name]
+        rows += [fidelity.row("validate_traces", src, "captured program step (eager)",
+                              errors_pct=errs["eager"], target_pct=RUN12_TARGETS_PCT["eager"],
+                              metric="step time"),
+                 fidelity.row("validate_traces", src, "captured program step (graph)",
+                              errors_pct=errs["graph"], target_pct=RUN12_TARGETS_PCT["graph"],
+                              metric="step time")]
+        if errs["trace"]:
+            rows.append(fidelity.row("validate_traces", src,
+                                     "Kineto trace replay (eager, host modelled)",
+                                     errors_pct=errs["trace"], metric="step time"))
+    return rows
 
 
-def score_run12() -> int:
-    """Run 12 (held out): captured eager and graph steps, and trace replays, vs measured;
-    1 when a step's MAPE misses its target (``RUN12_TARGETS_PCT``), else 0."""
-    return run12_verdict(run12_errors(verbose=True))
+def score_run12(path: Path = RUN12) -> int:
+    """Run 12 or 17 (held out): captured eager and graph steps, and trace replays, vs
+    measured; 1 when a step's MAPE misses its target (``RUN12_TARGETS_PCT``), else 0."""
+    return run12_verdict(run12_errors(verbose=True, path=path))
 
 
 def run12_verdict(errs: dict[str, list[float]]) -> int:
@@ -146,12 +157,13 @@ def run12_verdict(errs: dict[str, list[float]]) -> int:
         print(f"  held-out MAPE, {key:<6} {mape:5.1f}% "
               f"(bias {sum(e) / len(e):+.1f}%, {len(e)} cases){verdict}")
     if missed:
-        print(f"run 12: target missed for {', '.join(missed)}")
+        print(f"target missed for {', '.join(missed)}")
     return 1 if missed else 0
 
 
-def run12_errors(*, verbose: bool) -> dict[str, list[float]]:
-    """Signed errors (percent) of run 12's cases: captured eager, graph, trace replay."""
+def run12_errors(*, verbose: bool, path: Path = RUN12) -> dict[str, list[float]]:
+    """Signed errors (percent) of run 12's (or ``path``'s: run 17) cases: captured eager,
+    graph, trace replay (where a trace exists)."""
     import plain
 
     from accelsim.api.model_run import run_model
@@ -159,15 +171,18 @@ def run12_errors(*, verbose: bool) -> dict[str, list[float]]:
     from accelsim.workload.program_ops import program_workload
     from accelsim.workload.torch_capture import capture_program
 
-    doc = json.loads(RUN12.read_text())
+    doc = json.loads(path.read_text())
     errs: dict[str, list[float]] = {"eager": [], "graph": [], "trace": []}
     if verbose:
-        print(f"{RUN12.name} (held out; {doc['protocol']}): h200, predicted vs measured")
+        print(f"{path.name} (held out; {doc['protocol']}): h200, predicted vs measured")
     for c in doc["cases"]:
         fn, args = getattr(plain, c["program"])(device="meta", **c["params"])
         wl = program_workload(capture_program(fn, *args))
         line = f"  {c['case']:<26}"
         for mode in ("eager", "graph"):
+            if f"{mode}_s" not in c:
+                line += f"  {mode} not measured ({c.get(mode + '_error', '')[:40]})"
+                continue
             pred = run_model("h200", wl, exec_mode=mode).step_s
             meas = c[f"{mode}_s"]
             errs[mode].append((pred / meas - 1) * 100)
@@ -188,7 +203,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="leave out the held-out eager step times (h200_kineto_run10.json)")
     ap.add_argument("--run12", action="store_true",
                     help="score h200_programs_run12.json (held out, unprofiled timings)")
+    ap.add_argument("--run17", action="store_true",
+                    help="score h200_programs_run17.json (held out, new shapes, unprofiled)")
     args = ap.parse_args(argv)
+    if args.run17:
+        return score_run12(RUN17)
     if args.run12:
         return score_run12()
     measured = {}
