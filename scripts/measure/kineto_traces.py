@@ -52,7 +52,7 @@ CASES = [
 
 
 PROGRAM_SET = os.environ.get("PROGRAM_SET", "run12")
-"""``run12`` (default) or ``run17``: the timing-only shape set."""
+"""``run12`` (default), ``run17`` or ``run18``: the timing-only shape set."""
 RUN17_CASES = [
     # run 17 (held out, decided 2026-12-03 before measuring, the model frozen at the day's
     # single-op commit): shapes no earlier run timed, timed as run 12's, scored once
@@ -67,10 +67,25 @@ RUN17_CASES = [
     ("cnn_b48", "cnn", {"batch": 48}),
 ]
 """Run 17's cases (``KINETO_TIMING_ONLY=1 PROGRAM_SET=run17``: ``h200_programs_run17.json``)."""
+RUN18_CASES = [
+    # run 18 (held out, decided 2026-12-03 after run 17 was scored and before any change it
+    # guided): shapes no earlier run timed, timed as run 12's, scored once
+    ("decoder_decode_b4_c4096", "decoder", {"mode": "decode", "batch": 4, "context": 4096}),
+    ("decoder_decode_b128_c256", "decoder", {"mode": "decode", "batch": 128, "context": 256}),
+    ("decoder_prefill_b1_s2048", "decoder", {"mode": "prefill", "batch": 1, "seq": 2048}),
+    ("decoder_prefill_b4_s300", "decoder", {"mode": "prefill", "batch": 4, "seq": 300}),
+    ("gpt_decode_b2_c2000", "gpt", {"mode": "decode", "batch": 2, "context": 2000}),
+    ("gpt_decode_b96_c128", "gpt", {"mode": "decode", "batch": 96, "context": 128}),
+    ("encoder_b16_s256", "encoder", {"batch": 16, "seq": 256}),
+    ("encoder_b1_s1024", "encoder", {"batch": 1, "seq": 1024}),
+    ("cnn_b2", "cnn", {"batch": 2}),
+    ("cnn_b96", "cnn", {"batch": 96}),
+]
+"""Run 18's cases (``PROGRAM_SET=run18``: ``h200_programs_run18.json``)."""
 
 TIMING_ONLY = os.environ.get("KINETO_TIMING_ONLY") == "1"
-if TIMING_ONLY and PROGRAM_SET == "run17":
-    CASES = RUN17_CASES
+if TIMING_ONLY and PROGRAM_SET in ("run17", "run18"):
+    CASES = RUN17_CASES if PROGRAM_SET == "run17" else RUN18_CASES
 elif TIMING_ONLY:
     CASES = CASES + [
         ("decoder_decode_b32_c1024", "decoder", {"mode": "decode", "batch": 32, "context": 1024}),
@@ -103,7 +118,7 @@ def main(argv: list[str] | None = None) -> None:
     harness.cli(__doc__, argv)
     torch.manual_seed(0)
     out = harness.OUT
-    run = (17 if PROGRAM_SET == "run17" else 12) if TIMING_ONLY else 10
+    run = {"run17": 17, "run18": 18}.get(PROGRAM_SET, 12) if TIMING_ONLY else 10
     doc = {"run": run,
            "protocol": "no profiler in the process" if TIMING_ONLY else "traced first",
            "device": torch.cuda.get_device_name(0) if harness.has_cuda() else "cpu",

@@ -71,6 +71,14 @@ SETS = {
                         (128, 56, 128, 3, 1, 1)],
               "rowwise": (3072, 7168), "row_batches": (5, 50),
               "attention": ((28, 128, 2, 1792), (16, 128, 4, 640), (64, 64, 1, 2304))},
+    # run 18 (held out, decided 2026-12-03 after run 17 was scored and before any change it
+    # guided): shapes no earlier run timed, measured after the model is frozen again
+    "run18": {"batches": (3, 24, 80, 192), "matmul_m": 80,
+              "linears": [(2048, 6144), (6144, 1024), (3072, 12288), (768, 768)],
+              "convs": [(256, 28, 256, 3, 2, 1), (1024, 14, 256, 1, 1, 1),
+                        (160, 28, 160, 5, 1, 160), (384, 14, 384, 3, 1, 384)],
+              "rowwise": (1024, 12288), "row_batches": (6, 60),
+              "attention": ((8, 128, 8, 1024), (32, 64, 2, 1536), (48, 128, 1, 2048))},
 }
 """Shape sets by ``MEASURE_SET`` (default ``run12``); the file is
 ``h200_single_ops_<set>.json``."""
