@@ -49,6 +49,10 @@ class GpuConvKernels:
         "depthwise kernel (conv_depthwise2d_forward_kernel: one thread per output, each tap "
         "a bounds check, index math, a global load, a conversion and an FMA).",
         check=positive)
+    depthwise_nchw_instr_per_output: float = param(
+        "FP32-lane instructions per output of that NCHW depthwise kernel besides its taps "
+        "(the thread's index math, bounds set-up, conversion and store).",
+        check=non_negative)
     depthwise_nchw_fixed_s: float = param(
         "Serial time of that NCHW depthwise kernel before its outputs (its CTAs' index "
         "set-up and first loads), seconds.", check=non_negative)

@@ -41,21 +41,30 @@ from accelsim.hw.gpu.sparsity import sparse_peak_flops
 from accelsim.limits import MAX_GPU_CTAS, check_count
 from accelsim.report.gpu_power import gpu_energy_j
 from accelsim.workload.device_ops import device_op
-from accelsim.workload.op_calls import computed_op, default_call
+from accelsim.workload.op_calls import (
+    NCHW_POINTWISE_ALGORITHMS,
+    computed_op,
+    default_call,
+    nchw_pointwise,
+)
 
 MODES = ("event", "analytic")
 
 
 def op_document(m: GpuMachine, op: object, *, mode: str = "event", precision: str | None = None,
                 sparsity: str | None = None, exec_mode: str | None = None,
-                call: str | None = None) -> dict:
+                call: str | None = None, pointwise: str | None = None) -> dict:
     """Time one operator on GPU ``m``: the document of :func:`accelsim.api.gpu.simulate_op`
     (seconds, bytes, FLOP; see that module's docstring for the fields). An op the libraries
     run as another (an embedding lookup: a row gather, fused ops) is planned as that op
     (:func:`~accelsim.workload.device_ops.device_op`, as whole models run it). ``exec_mode``
     (``eager``, ``graph``): the op as users call it (``call``, default the op's usual call),
     back to back in that mode (:mod:`accelsim.devices.gpu_op_program`); ``time_s`` is then
-    the time per call, host included."""
+    the time per call, host included. An NCHW pointwise convolution call runs whichever of
+    cuDNN's two ways is faster (``pointwise``, :data:`~accelsim.workload.op_calls.
+    NCHW_POINTWISE_ALGORITHMS`: cuBLAS's batched GEMM on the NCHW rows, or the NHWC kernel
+    between two transposes; run 17 profiles the first at batch 5 and times the second's
+    cost from batch 16 on); the document says which (``nchw_pointwise``)."""
     if mode not in MODES:
         raise ConfigError(None, "mode", mode, f"must be one of {', '.join(MODES)}")
     if exec_mode is not None:
@@ -63,8 +72,15 @@ def op_document(m: GpuMachine, op: object, *, mode: str = "event", precision: st
     elif call is not None:
         raise ConfigError(None, "call", call, "names how users call the op: give an "
                           f"execution mode with it (exec: {', '.join(OP_EXEC_MODES)})")
+    if exec_mode is not None and pointwise is None and nchw_pointwise(op, call or ""):
+        docs = [op_document(m, op, mode=mode, precision=precision, sparsity=sparsity,
+                            exec_mode=exec_mode, call=call, pointwise=way)
+                for way in NCHW_POINTWISE_ALGORITHMS]
+        # the library's choice is the GPU's: the faster kernels, whatever the mode
+        return min(docs, key=lambda d: d["gpu_s"])
+    way = pointwise or NCHW_POINTWISE_ALGORITHMS[0]
     # a call may have the GPU compute the op as another (an NCHW 1x1 conv: a batched GEMM)
-    run_as = device_op(computed_op(op, call or default_call(op)) if exec_mode else op)
+    run_as = device_op(computed_op(op, call or default_call(op), way) if exec_mode else op)
     plan = plan_op(m, run_as, precision, sparsity=sparsity)
     macs = float(getattr(op, "macs", 0))
     if mode == "event":
@@ -85,7 +101,9 @@ def op_document(m: GpuMachine, op: object, *, mode: str = "event", precision: st
     program: dict = {}
     if exec_mode is not None:  # the op as users call it: a one-op program, back to back
         program = op_program(m, op, t, exec_mode=exec_mode, call=call, replay=mode,
-                             extra_kernels=extra_launches(plan.kernels))
+                             extra_kernels=extra_launches(plan.kernels), pointwise=way)
+        if nchw_pointwise(op, call or ""):
+            program["nchw_pointwise"] = way
         t = program["time_s"]
         bound = "host" if program["host_s"] > program["gpu_s"] else bound
     clock = m.load_clock_hz(plan.precision)

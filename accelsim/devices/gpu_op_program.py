@@ -75,12 +75,13 @@ def check_exec(exec_mode: str) -> str:
     return exec_mode
 
 
-def layout_copy_s(m: GpuMachine, op: Any, call: str) -> list[dict[str, Any]]:
+def layout_copy_s(m: GpuMachine, op: Any, call: str,
+                  pointwise: str = "batched_gemm") -> list[dict[str, Any]]:
     """The layout transposes ``call`` launches around ``op`` on ``m``: name, bytes (read, and
     as many written) and seconds per kernel: a stream kernel (``kernel_tail_s`` included),
     moving its bytes no faster than ``conv.layout_transpose_bytes_per_s``."""
     out = []
-    for name, nbytes in layout_copies(op, call):
+    for name, nbytes in layout_copies(op, call, pointwise):
         k = stream_kernel(m, name, read_bytes=nbytes, write_bytes=nbytes)
         moved_s = 2 * nbytes / m.conv.layout_transpose_bytes_per_s
         out.append({"name": name, "bytes": nbytes,
@@ -103,7 +104,8 @@ def host_seconds(m: GpuMachine, call: str, classes: list[str]) -> tuple[list[str
 
 def op_program(m: GpuMachine, op: Any, kernel_s: float, *, exec_mode: str,
                call: str | None = None, replay: str = "analytic",
-               calls: int = BACK_TO_BACK_CALLS, extra_kernels: int = 0) -> dict[str, Any]:
+               calls: int = BACK_TO_BACK_CALLS, extra_kernels: int = 0,
+               pointwise: str = "batched_gemm") -> dict[str, Any]:
     """``op`` called ``calls`` times in a row as ``exec_mode`` runs it on ``m``: the call
     (``call`` or the op's default user call), its framework calls with their host classes and
     host seconds, and per call ``host_s`` (host time: dispatch in eager mode, the graph
@@ -113,7 +115,9 @@ def op_program(m: GpuMachine, op: Any, kernel_s: float, *, exec_mode: str,
     ``analytic`` (the recurrence; equal). ``extra_kernels``: the op's kernels besides its main
     one that its library launches by shape (``hw/gpu/kernel.py`` ``EXTRA_LAUNCH``); in eager
     mode each, and each layout copy, adds ``host.extra_kernel_s`` to the computing call's
-    host time (``extra_kernels`` in the result: their count)."""
+    host time (``extra_kernels`` in the result: their count). ``pointwise``: how an NCHW
+    pointwise convolution runs (:data:`~accelsim.workload.op_calls.NCHW_POINTWISE_ALGORITHMS`;
+    ``transposed`` launches its two transposes)."""
     table = load_lowering(check_exec(exec_mode))
     chosen, sites = op_call_sites(op, call)
     lowered = lower_sites(sites, table)
@@ -124,7 +128,7 @@ def op_program(m: GpuMachine, op: Any, kernel_s: float, *, exec_mode: str,
     graph = table.submit == "graph"
     classes, host = host_seconds(m, chosen, [c.call for c in lowered])
     host = [0.0 if graph else h for h in host]
-    copies = layout_copy_s(m, op, chosen)
+    copies = layout_copy_s(m, op, chosen, pointwise)
     kernel_s += sum(c["time_s"] for c in copies)
     extra = extra_kernels + len(copies)
     if not graph and extra:

@@ -111,7 +111,13 @@ def _pointwise_conv(op: Any) -> bool:
             and op.stride == 1 and op.pad == 0)
 
 
-def computed_op(op: Any, call: str) -> Any:
+NCHW_POINTWISE_ALGORITHMS = ("batched_gemm", "transposed")
+"""How cuDNN runs an NCHW pointwise convolution: cuBLAS's batched GEMM on the NCHW rows, or
+its NHWC kernel between transposes of the input and the output; the faster is taken
+(:func:`accelsim.devices.gpu.op_document`)."""
+
+
+def computed_op(op: Any, call: str, pointwise: str = "batched_gemm") -> Any:
     """The op ``call`` has the GPU compute for ``op``: ``op`` itself, except a pointwise
     convolution on an NCHW tensor, which cuDNN hands to cuBLAS as a GEMM per image on the
     NCHW layout, ``out[k x h*w] = W[k x c] @ x[c x h*w]`` batched over the images (a
@@ -121,17 +127,19 @@ def computed_op(op: Any, call: str) -> Any:
     kernels there and ``nvjet`` at 56x56). Same MACs as ``op``. A depthwise convolution on
     an NCHW tensor is PyTorch's own NCHW depthwise kernel
     (:class:`~accelsim.workload.ops.NchwConv2d`; run 11 profiles
-    ``conv_depthwise2d_forward_kernel``)."""
+    ``conv_depthwise2d_forward_kernel``). ``pointwise`` (:data:`NCHW_POINTWISE_ALGORITHMS`):
+    ``transposed`` computes an NCHW pointwise convolution as the NHWC one (``op`` itself)."""
     if call.endswith(NCHW) and getattr(op, "kind", "") == "conv2d" \
             and op.groups == op.c and op.groups > 1:
         return NchwConv2d(**{f.name: getattr(op, f.name) for f in fields(op)})
-    if not call.endswith(NCHW) or not _pointwise_conv(op):
+    if not call.endswith(NCHW) or not _pointwise_conv(op) or pointwise == "transposed":
         return op
     return Gemm(name=op.name, m=op.k, n=op.h * op.w, k=op.c, batch=op.n, shared_weights=False,
                 dtype=op.dtype)
 
 
-def layout_copies(op: Any, call: str) -> tuple[tuple[str, float], ...]:
+def layout_copies(op: Any, call: str,
+                  pointwise: str = "batched_gemm") -> tuple[tuple[str, float], ...]:
     """The layout transposes a call launches around ``op``'s kernels, as ``(name, bytes)``:
     each kernel reads and writes ``bytes`` (the tensor, in the op's dtype, bf16 when unset).
 
@@ -142,12 +150,17 @@ def layout_copies(op: Any, call: str) -> tuple[tuple[str, float], ...]:
     runs as a cuBLAS GEMM on the NCHW tensor itself (no copies, :func:`computed_op`); an NCHW
     depthwise convolution runs PyTorch's native NCHW kernel (:func:`computed_op`), a grouped
     one cuDNN's NCHW grouped kernel (not modelled: costed as the channels-last one), both
-    without copies. Every other call: none."""
+    without copies. ``pointwise="transposed"``: a pointwise convolution's input and output
+    transposes (its ``K x C x 1 x 1`` filter is the same in both layouts). Every other call:
+    none."""
     if not call.endswith(NCHW) or getattr(op, "kind", "") != "conv2d" or op.groups != 1:
         return ()
-    if _pointwise_conv(op):
-        return ()  # cuBLAS on the NCHW tensor itself: computed_op
     b = dtype_bytes(op.dtype, default="bf16")
+    if _pointwise_conv(op):
+        if pointwise != "transposed":
+            return ()  # cuBLAS on the NCHW tensor itself: computed_op
+        return (("nchwToNhwc input", op.n * op.c * op.h * op.w * b),
+                ("nhwcToNchw output", op.n * op.k * op.out_h * op.out_w * b))
     return (("nchwToNhwc input", op.n * op.c * op.h * op.w * b),
             ("nchwToNhwc filter", op.k * op.c * op.r * op.s * b),
             ("nhwcToNchw output", op.n * op.k * op.out_h * op.out_w * b))
@@ -174,6 +187,13 @@ def op_call_sites(op: Any, call: str | None = None) -> tuple[str, list[CallSite]
     return chosen, sites
 
 
-__all__ = ["MODULE_HOST_CLASS", "NCHW", "USER_CALLS", "computed_op", "default_call",
-           "layout_copies",
-           "module_call", "op_call_sites", "user_calls"]
+def nchw_pointwise(op: Any, call: str) -> bool:
+    """Whether ``call`` of ``op`` is a pointwise convolution on an NCHW tensor (two ways to
+    run it: :data:`NCHW_POINTWISE_ALGORITHMS`)."""
+    return call.endswith(NCHW) and _pointwise_conv(op)
+
+
+__all__ = ["MODULE_HOST_CLASS", "NCHW", "NCHW_POINTWISE_ALGORITHMS", "USER_CALLS",
+           "computed_op", "default_call", "layout_copies", "module_call", "nchw_pointwise",
+           "op_call_sites", "user_calls"]
+

@@ -14,11 +14,13 @@ calibration).
   calls of a skinny GEMM (``hw/gpu/gemm.py``). Fitted on the nine ``x @ W`` cases (M <= 32,
   weights 4.7-90 MB): bias-free, so ``compute.gemm_bias_epilogue_s`` (fitted on M >= 64) does
   not enter. Grid 0..1 in steps of 0.05, least mean absolute percentage error.
-* ``conv.depthwise_nchw_instr_per_tap`` and ``conv.depthwise_nchw_fixed_s``
-  (``configs/hardware/h200.yaml``): instructions per output and tap, and the fixed time, of
-  PyTorch's native NCHW depthwise kernel (``hw/gpu/conv_kernels.py``
-  ``depthwise_nchw_kernel``). Fitted on the six NCHW depthwise cases (3x3, 256 channels,
-  28x28, batch 1-32): least squares on log time over a grid.
+* ``conv.depthwise_nchw_instr_per_output``, ``conv.depthwise_nchw_instr_per_tap`` and
+  ``conv.depthwise_nchw_fixed_s`` (``configs/hardware/h200.yaml``): instructions per output,
+  per output and tap, and the fixed time, of PyTorch's native NCHW depthwise kernel
+  (``hw/gpu/conv_kernels.py`` ``depthwise_nchw_kernel``). Fitted on run 11's six 3x3 cases
+  (256 channels, 28x28, batch 1-32) and run 17's four 5x5 ones
+  (``h200_single_ops_run17.json``, calibration since 2026-12-03; 240 channels, 28x28, batch
+  5-128): least squares on log time over a grid.
 
 * ``conv.layout_transpose_bytes_per_s`` (``configs/hardware/h200.yaml``): the bandwidth
   (bytes read plus written per second) of cuDNN's ``nchwToNhwc`` / ``nhwcToNchw`` kernels
@@ -88,26 +90,53 @@ def fit_stream_l2_share() -> dict[str, float]:
     return {"stream_l2_share": best[0], "mape_pct": 100 * best[1], "cases": len(cases)}
 
 
+DEPTHWISE_SOURCES = (SOURCE, "h200_single_ops_run17.json")
+"""The NCHW depthwise fit's runs: run 11's 3x3 and run 17's 5x5 cases (calibration)."""
+
+
+def _depthwise_cases() -> list[dict]:
+    out = []
+    for name in DEPTHWISE_SOURCES:
+        doc = fit_data(name)
+        out += [dict(c, run=doc.get("run", 11)) for c in doc["ops"]
+                if c["family"] == "conv2d" and c.get("layout") == "nchw" and c.get("graph_s")
+                and c["groups"] == c["c"] and c["groups"] > 1]
+    return out
+
+
 def fit_depthwise_nchw() -> dict[str, float]:
-    """``conv.depthwise_nchw_instr_per_tap`` and ``conv.depthwise_nchw_fixed_s`` by least
-    squares on log graph time (grids: 1..80 instructions in steps of 0.5, 0..3 us in steps
-    of 0.1 us)."""
-    doc = fit_data(SOURCE)
+    """``conv.depthwise_nchw_instr_per_output``, ``conv.depthwise_nchw_instr_per_tap`` and
+    ``conv.depthwise_nchw_fixed_s`` by least squares on log graph time: a coarse grid
+    (0..300 instructions in steps of 10, 0..40 in steps of 1, 0..1 us in steps of 0.1 us),
+    then steps of 1 and 0.25 around its best."""
     offset = time_op_offset_s(fit_data(OFFSET_SOURCE))
-    cases = _cases(doc, lambda c: c["family"] == "conv2d" and c.get("layout") == "nchw"
-                   and c["groups"] == c["c"] and c["groups"] > 1)
+    cases = _depthwise_cases()
     base = load_machine("h200")
-    best = None
-    for i in range(2, 161):
-        for j in range(31):
-            fields = {"depthwise_nchw_instr_per_tap": i / 2, "depthwise_nchw_fixed_s": j * 1e-7}
-            m = with_conv(base, **fields)
-            sq = sum(math.log(graph_s(m, c, offset) / c["graph_s"]) ** 2 for c in cases)
-            if best is None or sq < best[1] - 1e-12:
-                best = (fields, sq)
-    m = with_conv(base, **best[0])
+
+    def loss(fields: dict) -> float:
+        m = with_conv(base, **fields)
+        return sum(math.log(graph_s(m, c, offset) / c["graph_s"]) ** 2 for c in cases)
+
+    def search(outs, taps, fixes):
+        best = None
+        for o in outs:
+            for t in taps:
+                for f in fixes:
+                    fields = {"depthwise_nchw_instr_per_output": o,
+                              "depthwise_nchw_instr_per_tap": t, "depthwise_nchw_fixed_s": f}
+                    sq = loss(fields)
+                    if best is None or sq < best[1] - 1e-12:
+                        best = (fields, sq)
+        return best[0]
+
+    coarse = search(range(0, 301, 10), range(0, 41), [0.3e-6])
+    o0, t0 = coarse["depthwise_nchw_instr_per_output"], coarse["depthwise_nchw_instr_per_tap"]
+    fine = search([o for o in range(o0 - 10, o0 + 11) if o >= 0],
+                  [t0 + k / 4 for k in range(-4, 5) if t0 + k / 4 > 0],
+                  [k * 1e-7 for k in range(11)])
+    m = with_conv(base, **fine)
     mape = sum(abs(graph_s(m, c, offset) / c["graph_s"] - 1) for c in cases) / len(cases)
-    return {**best[0], "mape_pct": 100 * mape, "cases": len(cases)}
+    return {**fine, "mape_pct": 100 * mape, "cases": len(cases)}
 
 
 TRANSPOSES = ("nchwToNhwc", "nhwcToNchw")

@@ -23,8 +23,10 @@ program through the mode's lowering table and the host/stream replay,
 
 NCHW convolutions are the call ``nn.Conv2d:nchw``: cuDNN's ``nchwToNhwc`` (input, filter) and
 ``nhwcToNchw`` (output) transposes around an ungrouped non-1x1 convolution are kernels of the
-call (``op_calls.layout_copies``); PyTorch's native NCHW depthwise kernel, cuDNN's NCHW grouped
-kernels and the host cost of launching the transposes are not modelled.
+call (``op_calls.layout_copies``, each an extra launch's host time in eager mode); a 1x1 one
+runs the faster of cuBLAS's batched GEMM on the NCHW rows and the NHWC GEMM between two
+transposes; a depthwise one PyTorch's own NCHW kernel; cuDNN's NCHW grouped kernels are not
+modelled.
 
 Prints per case and per family MAPE (eager and graph) and the target (10 % per family);
 exit 1 when a family misses it. ``--json`` writes the rows.

@@ -144,7 +144,7 @@ def run12_verdict(errs: dict[str, list[float]]) -> int:
     for key, e in errs.items():
         target = RUN12_TARGETS_PCT.get(key)
         if not e:
-            print(f"  held-out MAPE, {key:<6} no case")
+            print(f"  MAPE, {key:<6} no case")
             if target is not None:
                 missed.append(key)
             continue
@@ -154,7 +154,7 @@ def run12_verdict(errs: dict[str, list[float]]) -> int:
             verdict = f"  target {target:.0f}%: " + ("met" if mape <= target else "MISSED")
             if mape > target:
                 missed.append(key)
-        print(f"  held-out MAPE, {key:<6} {mape:5.1f}% "
+        print(f"  MAPE, {key:<6} {mape:5.1f}% "
               f"(bias {sum(e) / len(e):+.1f}%, {len(e)} cases){verdict}")
     if missed:
         print(f"target missed for {', '.join(missed)}")
@@ -174,7 +174,9 @@ def run12_errors(*, verbose: bool, path: Path = RUN12) -> dict[str, list[float]]
     doc = json.loads(path.read_text())
     errs: dict[str, list[float]] = {"eager": [], "graph": [], "trace": []}
     if verbose:
-        print(f"{path.name} (held out; {doc['protocol']}): h200, predicted vs measured")
+        from data_registry import role_of
+
+        print(f"{path.name} ({role_of(path)}; {doc['protocol']}): h200, predicted vs measured")
     for c in doc["cases"]:
         fn, args = getattr(plain, c["program"])(device="meta", **c["params"])
         wl = program_workload(capture_program(fn, *args))

@@ -150,10 +150,12 @@ def test_an_nchw_pointwise_convolution_is_a_batched_gemm_on_the_nchw_rows(h200):
     assert computed_op(op, "nn.Conv2d") is op
 
 
-def test_an_nchw_depthwise_convolution_runs_pytorchs_own_kernel_priced_per_tap(h200):
+def test_an_nchw_depthwise_convolution_runs_pytorchs_own_kernel_priced_per_output_and_tap(h200):
     """``nn.Conv2d:nchw`` depthwise: PyTorch's ``conv_depthwise2d_forward_kernel`` (one thread
-    per output, ``conv.depthwise_nchw_instr_per_tap`` a tap), slower than cuDNN's channels-last
-    kernel; at a batch where the taps dominate, a 5x5 filter costs about 25/9 of a 3x3."""
+    per output: ``conv.depthwise_nchw_instr_per_output`` plus ``depthwise_nchw_instr_per_tap``
+    a tap), slower than cuDNN's channels-last kernel; at a batch where the instructions
+    dominate, a 5x5 filter costs (per output + 25 per tap) / (per output + 9 per tap) of a
+    3x3."""
     from accelsim.api.gpu import make_op
     from accelsim.workload.op_calls import computed_op
     from accelsim.workload.ops import NchwConv2d
@@ -169,7 +171,11 @@ def test_an_nchw_depthwise_convolution_runs_pytorchs_own_kernel_priced_per_tap(h
     assert nchw["macs"] == cl["macs"] and nchw["gpu_s"] > 2 * cl["gpu_s"]
     five = simulate_op(h200, "conv2d", mode="analytic", exec="graph", call="nn.Conv2d:nchw",
                        **dict(conv, r=5, s=5, pad=2))
-    assert five["gpu_s"] / nchw["gpu_s"] == pytest.approx(25 / 9, rel=0.1)
+    c = h200.conv
+    ratio = (c.depthwise_nchw_instr_per_output + 25 * c.depthwise_nchw_instr_per_tap) \
+        / (c.depthwise_nchw_instr_per_output + 9 * c.depthwise_nchw_instr_per_tap)
+    assert 1 < ratio < 25 / 9
+    assert five["gpu_s"] / nchw["gpu_s"] == pytest.approx(ratio, rel=0.05)
 
 
 def test_layout_transposes_move_their_bytes_at_the_fitted_transpose_bandwidth(h200):
@@ -181,3 +187,26 @@ def test_layout_transposes_move_their_bytes_at_the_fitted_transpose_bandwidth(h2
     big = doc["layout_copies"][0]
     assert big["time_s"] >= 2 * big["bytes"] / h200.conv.layout_transpose_bytes_per_s
     assert big["time_s"] < 1.5 * 2 * big["bytes"] / h200.conv.layout_transpose_bytes_per_s
+
+
+def test_an_nchw_pointwise_convolution_runs_the_faster_of_cudnns_two_ways(h200):
+    """``nn.Conv2d:nchw`` 1x1: cuBLAS's batched GEMM on the 49-element NCHW rows of a 7x7 map
+    or the NHWC GEMM between an input and an output transpose, whichever is faster; at batch
+    128 that is the transposed one (run 17), and it costs the NHWC convolution plus the two
+    transposes."""
+    conv = dict(n=128, c=512, h=7, w=7, k=2048, r=1, s=1, dtype="bf16")
+    doc = simulate_op(h200, "conv2d", mode="analytic", exec="graph", call="nn.Conv2d:nchw",
+                      **conv)
+    from accelsim.api.gpu import make_op
+    from accelsim.devices.gpu import op_document
+
+    ways = {w: op_document(h200, make_op("conv2d", **conv), mode="analytic", exec_mode="graph",
+                           call="nn.Conv2d:nchw", pointwise=w)
+            for w in ("batched_gemm", "transposed")}
+    assert doc["nchw_pointwise"] == "transposed"
+    assert doc["gpu_s"] == min(d["gpu_s"] for d in ways.values())
+    assert [c["name"] for c in doc["layout_copies"]] == ["nchwToNhwc input", "nhwcToNchw output"]
+    cl = simulate_op(h200, "conv2d", mode="analytic", exec="graph", call="nn.Conv2d", **conv)
+    assert doc["gpu_s"] == pytest.approx(cl["gpu_s"] + sum(c["time_s"]
+                                                           for c in doc["layout_copies"]))
+    assert ways["batched_gemm"]["layout_copies"] == []

@@ -102,9 +102,10 @@ DEPTHWISE_NCHW_THREADS = 256
 
 def depthwise_nchw_kernel(m: GpuMachine, op: Conv2d, precision: str) -> Kernel:
     """PyTorch's native NCHW depthwise kernel (``conv_depthwise2d_forward_kernel``): one
-    thread per output in CTAs of :data:`DEPTHWISE_NCHW_THREADS`, ``R x S`` taps each at
-    ``conv.depthwise_nchw_instr_per_tap`` FP32-lane instructions (no register blocking, no
-    shared memory: each tap's input is a load through L1), the input, filters and output
+    thread per output in CTAs of :data:`DEPTHWISE_NCHW_THREADS`, each
+    ``conv.depthwise_nchw_instr_per_output`` FP32-lane instructions plus ``R x S`` taps at
+    ``conv.depthwise_nchw_instr_per_tap`` (no register blocking, no shared memory: each tap's
+    input is a load through L1), the input, filters and output
     moved once (HBM at the op's L2 miss share), after ``conv.depthwise_nchw_fixed_s``."""
     x, w, y = io_bytes(op, precision)
     outputs = op.n * op.out_h * op.out_w * op.k
@@ -112,7 +113,9 @@ def depthwise_nchw_kernel(m: GpuMachine, op: Conv2d, precision: str) -> Kernel:
     clk = m.load_clock_hz("fp32")
     c = m.compute
     rate = c.simt_flop_per_clk_per_sm * clk * c.simt_elementwise_efficiency
-    alu_s = DEPTHWISE_NCHW_THREADS * op.r * op.s * m.conv.depthwise_nchw_instr_per_tap / rate
+    per_out = m.conv.depthwise_nchw_instr_per_output \
+        + op.r * op.s * m.conv.depthwise_nchw_instr_per_tap
+    alu_s = DEPTHWISE_NCHW_THREADS * per_out / rate
     hit = l2_hit_fraction(m, x + w, y)
     cta = CtaCost(compute_s=alu_s, l2_bytes=(x + w + y) / ctas,
                   hbm_bytes=(1.0 - hit) * (x + w + y) / ctas, parts={"alu_s": alu_s})
