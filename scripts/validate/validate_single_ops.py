@@ -96,7 +96,10 @@ RUN17 = "h200_single_ops_run17.json"
 """Run 17 (``MEASURE_SET=run17``): shapes no earlier run timed (M = 128, a 5x5 depthwise, a
 stride-2 3x3), decided before the 2026-12-03 fits (``23cb30e``), measured after the model was
 frozen, scored once."""
-RUNS = tuple(r for r in (RUN11, RUN12, RUN15, RUN16, RUN17) if (DATA / r).is_file())
+RUN18 = "h200_single_ops_run18.json"
+"""Run 18 (``MEASURE_SET=run18``): shapes no earlier run timed, decided after run 17 was
+scored (``7557e74``), measured after the second round's model was frozen, scored once."""
+RUNS = tuple(r for r in (RUN11, RUN12, RUN15, RUN16, RUN17, RUN18) if (DATA / r).is_file())
 """The single-op sets, scored by :func:`fidelity_rows` when present."""
 FAMILY_TARGET_PCT = 10.0
 """MAPE target per family, percent (issue 23 point 4: single ops as users call them)."""

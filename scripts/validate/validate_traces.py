@@ -24,7 +24,8 @@ cases and four new shapes timed in a process that never profiles (run 10 traced 
 its timing process, which slows eager dispatch, so its ``eager_s`` are slow): the program
 captured on ``meta``, eager and CUDA graph, and the trace replay where a trace exists; it
 exits 1 when the eager or graph MAPE misses its target (``RUN12_TARGETS_PCT``). ``--run17``
-scores run 17 (``h200_programs_run17.json``, nine new shapes, no traces) the same way.
+and ``--run18`` score runs 17 and 18 (``h200_programs_run1{7,8}.json``, new shapes, no
+traces) the same way.
 
 Nothing is fitted here.
 """
@@ -50,6 +51,9 @@ RUN12 = ROOT / "scripts" / "data" / "h200_programs_run12.json"
 RUN17 = ROOT / "scripts" / "data" / "h200_programs_run17.json"
 """Run 17 (``kineto_traces.py`` ``PROGRAM_SET=run17``): nine new shapes timed as run 12's, held
 out, measured after the 2026-12-03 model was frozen (``--run17``)."""
+RUN18 = ROOT / "scripts" / "data" / "h200_programs_run18.json"
+"""Run 18 (``PROGRAM_SET=run18``): ten new shapes, held out, measured after the model froze
+again on 2026-12-03 (``--run18``)."""
 CASES = {"decoder_decode_b8_c2048": ("decoder", {"mode": "decode", "batch": 8, "context": 2048}),
          "decoder_prefill_b1_s1024": ("decoder", {"mode": "prefill", "batch": 1, "seq": 1024}),
          "gpt_decode_b16_c512": ("gpt", {"mode": "decode", "batch": 16, "context": 512}),
@@ -114,7 +118,7 @@ def fidelity_rows() -> list[dict]:
     import fidelity
 
     rows = []
-    for path in (RUN12, RUN17):
+    for path in (RUN12, RUN17, RUN18):
         if not path.is_file():
             continue
         errs = run12_errors(verbose=False, path=path)
@@ -206,8 +210,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--run12", action="store_true",
                     help="score h200_programs_run12.json (held out, unprofiled timings)")
     ap.add_argument("--run17", action="store_true",
-                    help="score h200_programs_run17.json (held out, new shapes, unprofiled)")
+                    help="score h200_programs_run17.json (new shapes, unprofiled)")
+    ap.add_argument("--run18", action="store_true",
+                    help="score h200_programs_run18.json (new shapes, unprofiled)")
     args = ap.parse_args(argv)
+    if args.run18:
+        return score_run12(RUN18)
     if args.run17:
         return score_run12(RUN17)
     if args.run12:
