@@ -464,6 +464,20 @@ def test_run12_exit_status_follows_its_targets(capsys):
     assert "MISSED" in capsys.readouterr().out
 
 
+@pytest.mark.slow
+def test_held_out_program_runs_exit_by_their_fidelity_rows(capsys):
+    """``--run17`` / ``--run18`` (captured programs of new shapes, no traces) exit 1 exactly
+    when a fidelity row of that file misses its target; its role is printed from the
+    registry."""
+    vt = _module("validate_traces")
+    rows = vt.fidelity_rows()
+    for flag, path in (("--run17", vt.RUN17), ("--run18", vt.RUN18)):
+        mine = [r for r in rows if r["data_set"] == path.name]
+        assert len(mine) == 2 and all(r["cases"] >= 9 for r in mine)  # eager and graph, no trace
+        assert vt.main([flag]) == (1 if any(r["met"] is False for r in mine) else 0)
+        assert f"{path.name} ({mine[0]['role']};" in capsys.readouterr().out
+
+
 def test_single_op_rows_miss_a_target_exactly_when_main_exits_1(capsys):
     vs = _module("validate_single_ops")
     rows = [r for r in vs.fidelity_rows() if r["data_set"] == vs.RUN11]  # main's default set
