@@ -260,8 +260,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", metavar="FILE", help="write the rows and the summary as JSON")
     p.add_argument("--quiet", action="store_true", help="the family table only")
     p.add_argument("--data", choices=RUNS, default=RUN11,
-                   help=f"the run to score (default {RUN11}; {RUN12}, {RUN15}: other "
-                        "shapes, timed in a process that never profiles)")
+                   help=f"the run to score (default {RUN11}, profiled in its timing "
+                        "process; the others: other shapes, timed in a process that never "
+                        "profiles; each run's role is printed from scripts/data/REGISTRY.yaml)")
     a = p.parse_args(argv)
     data = json.loads((DATA / a.data).read_text())
     for r in data["ops"]:
