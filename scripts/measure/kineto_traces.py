@@ -51,48 +51,54 @@ CASES = [
 ]
 
 
-PROGRAM_SET = os.environ.get("PROGRAM_SET", "run12")
-"""``run12`` (default), ``run17`` or ``run18``: the timing-only shape set."""
-RUN17_CASES = [
-    # run 17 (held out, decided 2026-12-03 before measuring, the model frozen at the day's
-    # single-op commit): shapes no earlier run timed, timed as run 12's, scored once
-    ("decoder_decode_b16_c3000", "decoder", {"mode": "decode", "batch": 16, "context": 3000}),
-    ("decoder_decode_b64_c512", "decoder", {"mode": "decode", "batch": 64, "context": 512}),
-    ("decoder_prefill_b2_s700", "decoder", {"mode": "prefill", "batch": 2, "seq": 700}),
-    ("gpt_decode_b8_c1500", "gpt", {"mode": "decode", "batch": 8, "context": 1500}),
-    ("gpt_decode_b48_c300", "gpt", {"mode": "decode", "batch": 48, "context": 300}),
-    ("encoder_b4_s384", "encoder", {"batch": 4, "seq": 384}),
-    ("encoder_b32_s96", "encoder", {"batch": 32, "seq": 96}),
-    ("cnn_b8", "cnn", {"batch": 8}),
-    ("cnn_b48", "cnn", {"batch": 48}),
-]
-"""Run 17's cases (``KINETO_TIMING_ONLY=1 PROGRAM_SET=run17``: ``h200_programs_run17.json``)."""
-RUN18_CASES = [
-    # run 18 (held out, decided 2026-12-03 after run 17 was scored and before any change it
-    # guided): shapes no earlier run timed, timed as run 12's, scored once
-    ("decoder_decode_b4_c4096", "decoder", {"mode": "decode", "batch": 4, "context": 4096}),
-    ("decoder_decode_b128_c256", "decoder", {"mode": "decode", "batch": 128, "context": 256}),
-    ("decoder_prefill_b1_s2048", "decoder", {"mode": "prefill", "batch": 1, "seq": 2048}),
-    ("decoder_prefill_b4_s300", "decoder", {"mode": "prefill", "batch": 4, "seq": 300}),
-    ("gpt_decode_b2_c2000", "gpt", {"mode": "decode", "batch": 2, "context": 2000}),
-    ("gpt_decode_b96_c128", "gpt", {"mode": "decode", "batch": 96, "context": 128}),
-    ("encoder_b16_s256", "encoder", {"batch": 16, "seq": 256}),
-    ("encoder_b1_s1024", "encoder", {"batch": 1, "seq": 1024}),
-    ("cnn_b2", "cnn", {"batch": 2}),
-    ("cnn_b96", "cnn", {"batch": 96}),
-]
-"""Run 18's cases (``PROGRAM_SET=run18``: ``h200_programs_run18.json``)."""
-
-TIMING_ONLY = os.environ.get("KINETO_TIMING_ONLY") == "1"
-if TIMING_ONLY and PROGRAM_SET in ("run17", "run18"):
-    CASES = RUN17_CASES if PROGRAM_SET == "run17" else RUN18_CASES
-elif TIMING_ONLY:
-    CASES = CASES + [
+PROGRAM_SETS = {
+    # run 12: run 10's cases and four new shapes, timed in a process that never profiles
+    12: CASES + [
         ("decoder_decode_b32_c1024", "decoder", {"mode": "decode", "batch": 32, "context": 1024}),
         ("gpt_decode_b4_c1024", "gpt", {"mode": "decode", "batch": 4, "context": 1024}),
         ("encoder_b2_s512", "encoder", {"batch": 2, "seq": 512}),
         ("cnn_b4", "cnn", {"batch": 4}),
-    ]
+    ],
+    # run 17 (held out, decided 2026-12-03 before measuring, the model frozen at the day's
+    # single-op commit): shapes no earlier run timed, timed as run 12's, scored once
+    17: [
+        ("decoder_decode_b16_c3000", "decoder", {"mode": "decode", "batch": 16, "context": 3000}),
+        ("decoder_decode_b64_c512", "decoder", {"mode": "decode", "batch": 64, "context": 512}),
+        ("decoder_prefill_b2_s700", "decoder", {"mode": "prefill", "batch": 2, "seq": 700}),
+        ("gpt_decode_b8_c1500", "gpt", {"mode": "decode", "batch": 8, "context": 1500}),
+        ("gpt_decode_b48_c300", "gpt", {"mode": "decode", "batch": 48, "context": 300}),
+        ("encoder_b4_s384", "encoder", {"batch": 4, "seq": 384}),
+        ("encoder_b32_s96", "encoder", {"batch": 32, "seq": 96}),
+        ("cnn_b8", "cnn", {"batch": 8}),
+        ("cnn_b48", "cnn", {"batch": 48}),
+    ],
+    # run 18 (held out, decided 2026-12-03 after run 17 was scored and before any change it
+    # guided): shapes no earlier run timed, timed as run 12's, scored once
+    18: [
+        ("decoder_decode_b4_c4096", "decoder", {"mode": "decode", "batch": 4, "context": 4096}),
+        ("decoder_decode_b128_c256", "decoder", {"mode": "decode", "batch": 128, "context": 256}),
+        ("decoder_prefill_b1_s2048", "decoder", {"mode": "prefill", "batch": 1, "seq": 2048}),
+        ("decoder_prefill_b4_s300", "decoder", {"mode": "prefill", "batch": 4, "seq": 300}),
+        ("gpt_decode_b2_c2000", "gpt", {"mode": "decode", "batch": 2, "context": 2000}),
+        ("gpt_decode_b96_c128", "gpt", {"mode": "decode", "batch": 96, "context": 128}),
+        ("encoder_b16_s256", "encoder", {"batch": 16, "seq": 256}),
+        ("encoder_b1_s1024", "encoder", {"batch": 1, "seq": 1024}),
+        ("cnn_b2", "cnn", {"batch": 2}),
+        ("cnn_b96", "cnn", {"batch": 96}),
+    ],
+}
+"""Timing-only shape sets by run (``KINETO_TIMING_ONLY=1 PROGRAM_SET=run<N>``, default
+``run12``): ``$OUT/h200_programs_run<N>.json``."""
+
+TIMING_ONLY = os.environ.get("KINETO_TIMING_ONLY") == "1"
+PROGRAM_SET = os.environ.get("PROGRAM_SET", "run12")
+RUN = int(PROGRAM_SET.removeprefix("run")) if PROGRAM_SET.removeprefix("run").isdigit() else None
+if TIMING_ONLY:
+    if RUN not in PROGRAM_SETS:
+        print(f"kineto_traces.py: PROGRAM_SET = {PROGRAM_SET!r}: must be one of "
+              f"{', '.join(f'run{n}' for n in PROGRAM_SETS)}", file=sys.stderr)
+        sys.exit(2)
+    CASES = PROGRAM_SETS[RUN]
 
 
 graph_of = harness.graph_of
@@ -118,7 +124,7 @@ def main(argv: list[str] | None = None) -> None:
     harness.cli(__doc__, argv)
     torch.manual_seed(0)
     out = harness.OUT
-    run = {"run17": 17, "run18": 18}.get(PROGRAM_SET, 12) if TIMING_ONLY else 10
+    run = RUN if TIMING_ONLY else 10
     doc = {"run": run,
            "protocol": "no profiler in the process" if TIMING_ONLY else "traced first",
            "device": torch.cuda.get_device_name(0) if harness.has_cuda() else "cpu",

@@ -83,6 +83,10 @@ SETS = {
 """Shape sets by ``MEASURE_SET`` (default ``run12``); the file is
 ``h200_single_ops_<set>.json``."""
 SET = os.environ.get("MEASURE_SET", "run12")
+if SET not in SETS:
+    print(f"single_ops_unprofiled.py: MEASURE_SET = {SET!r}: must be one of {', '.join(SETS)}",
+          file=sys.stderr)
+    sys.exit(2)
 SHAPES = SETS[SET]
 BATCHES, LINEARS, CONVS = SHAPES["batches"], SHAPES["linears"], SHAPES["convs"]
 ROWWISE = SHAPES["rowwise"]

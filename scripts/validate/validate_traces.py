@@ -23,7 +23,7 @@ profiled trace recorded it). Printed per trace:
 cases and four new shapes timed in a process that never profiles (run 10 traced each case in
 its timing process, which slows eager dispatch, so its ``eager_s`` are slow): the program
 captured on ``meta``, eager and CUDA graph, and the trace replay where a trace exists; it
-exits 1 when the eager or graph MAPE misses its target (``RUN12_TARGETS_PCT``). ``--run17``
+exits 1 when the eager or graph MAPE misses its target (``PROGRAM_TARGETS_PCT``). ``--run17``
 and ``--run18`` score runs 17 and 18 (``h200_programs_run1{7,8}.json``, new shapes, no
 traces) the same way.
 
@@ -61,7 +61,7 @@ CASES = {"decoder_decode_b8_c2048": ("decoder", {"mode": "decode", "batch": 8, "
          "cnn_b16": ("cnn", {"batch": 16})}
 """Each trace's program and parameters (scripts/measure/kineto_traces.py CASES)."""
 OTHER_GPUS = ("b200", "a100")
-RUN12_TARGETS_PCT = {"eager": 10.0, "graph": 5.0}
+PROGRAM_TARGETS_PCT = {"eager": 10.0, "graph": 5.0}
 """Issue 23's targets for a captured program's step (MAPE, percent): eager 10 %, CUDA graph
 5 %. The trace replays have none of their own. ``--run12`` exits 1 when one is missed."""
 
@@ -121,13 +121,13 @@ def fidelity_rows() -> list[dict]:
     for path in (RUN12, RUN17, RUN18):
         if not path.is_file():
             continue
-        errs = run12_errors(verbose=False, path=path)
+        errs = program_errors(verbose=False, path=path)
         src = [path.name]
         rows += [fidelity.row("validate_traces", src, "captured program step (eager)",
-                              errors_pct=errs["eager"], target_pct=RUN12_TARGETS_PCT["eager"],
+                              errors_pct=errs["eager"], target_pct=PROGRAM_TARGETS_PCT["eager"],
                               metric="step time"),
                  fidelity.row("validate_traces", src, "captured program step (graph)",
-                              errors_pct=errs["graph"], target_pct=RUN12_TARGETS_PCT["graph"],
+                              errors_pct=errs["graph"], target_pct=PROGRAM_TARGETS_PCT["graph"],
                               metric="step time")]
         if errs["trace"]:
             rows.append(fidelity.row("validate_traces", src,
@@ -136,17 +136,17 @@ def fidelity_rows() -> list[dict]:
     return rows
 
 
-def score_run12(path: Path = RUN12) -> int:
+def score_programs(path: Path = RUN12) -> int:
     """Run 12 or 17 (held out): captured eager and graph steps, and trace replays, vs
-    measured; 1 when a step's MAPE misses its target (``RUN12_TARGETS_PCT``), else 0."""
-    return run12_verdict(run12_errors(verbose=True, path=path))
+    measured; 1 when a step's MAPE misses its target (``PROGRAM_TARGETS_PCT``), else 0."""
+    return program_verdict(program_errors(verbose=True, path=path))
 
 
-def run12_verdict(errs: dict[str, list[float]]) -> int:
+def program_verdict(errs: dict[str, list[float]]) -> int:
     """Print each MAPE against its target; 1 if one is missed (or has no case), else 0."""
     missed = []
     for key, e in errs.items():
-        target = RUN12_TARGETS_PCT.get(key)
+        target = PROGRAM_TARGETS_PCT.get(key)
         if not e:
             print(f"  MAPE, {key:<6} no case")
             if target is not None:
@@ -165,8 +165,8 @@ def run12_verdict(errs: dict[str, list[float]]) -> int:
     return 1 if missed else 0
 
 
-def run12_errors(*, verbose: bool, path: Path = RUN12) -> dict[str, list[float]]:
-    """Signed errors (percent) of run 12's (or ``path``'s: run 17) cases: captured eager,
+def program_errors(*, verbose: bool, path: Path = RUN12) -> dict[str, list[float]]:
+    """Signed errors (percent) of run 12's (or ``path``'s: runs 17, 18) cases: captured eager,
     graph, trace replay (where a trace exists)."""
     import plain
 
@@ -215,11 +215,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="score h200_programs_run18.json (new shapes, unprofiled)")
     args = ap.parse_args(argv)
     if args.run18:
-        return score_run12(RUN18)
+        return score_programs(RUN18)
     if args.run17:
-        return score_run12(RUN17)
+        return score_programs(RUN17)
     if args.run12:
-        return score_run12()
+        return score_programs()
     measured = {}
     if not args.no_score:
         measured = {c["case"]: c for c in json.loads(HELD_OUT.read_text())["cases"]}

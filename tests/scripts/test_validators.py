@@ -455,12 +455,12 @@ def test_run12_exit_status_follows_its_targets(capsys):
     """The captured-program steps of run 12 are held to 10 % (eager) and 5 % (graph): a verdict
     on made-up errors fails when either is missed, and passes when both are met."""
     vt = _module("validate_traces")
-    assert vt.RUN12_TARGETS_PCT == {"eager": 10.0, "graph": 5.0}
+    assert vt.PROGRAM_TARGETS_PCT == {"eager": 10.0, "graph": 5.0}
     ok = {"eager": [9.0, -9.0], "graph": [4.0, -4.0], "trace": [50.0]}
-    assert vt.run12_verdict(ok) == 0
-    assert vt.run12_verdict({**ok, "graph": [6.0, -4.5]}) == 1
-    assert vt.run12_verdict({**ok, "eager": [12.0, 9.0]}) == 1
-    assert vt.run12_verdict({**ok, "eager": []}) == 1
+    assert vt.program_verdict(ok) == 0
+    assert vt.program_verdict({**ok, "graph": [6.0, -4.5]}) == 1
+    assert vt.program_verdict({**ok, "eager": [12.0, 9.0]}) == 1
+    assert vt.program_verdict({**ok, "eager": []}) == 1
     assert "MISSED" in capsys.readouterr().out
 
 
