@@ -86,6 +86,20 @@ PROGRAM_SETS = {
         ("cnn_b2", "cnn", {"batch": 2}),
         ("cnn_b96", "cnn", {"batch": 96}),
     ],
+    # run 20 (held out, decided 2026-12-03 before the wave-fitting change of run 19's
+    # calibration probe): shapes no earlier run timed, prefill weighted, scored once
+    20: [
+        ("decoder_prefill_b1_s1500", "decoder", {"mode": "prefill", "batch": 1, "seq": 1500}),
+        ("decoder_prefill_b2_s1100", "decoder", {"mode": "prefill", "batch": 2, "seq": 1100}),
+        ("decoder_prefill_b8_s256", "decoder", {"mode": "prefill", "batch": 8, "seq": 256}),
+        ("decoder_decode_b24_c1800", "decoder", {"mode": "decode", "batch": 24, "context": 1800}),
+        ("decoder_decode_b2_c6000", "decoder", {"mode": "decode", "batch": 2, "context": 6000}),
+        ("gpt_decode_b32_c700", "gpt", {"mode": "decode", "batch": 32, "context": 700}),
+        ("encoder_b8_s512", "encoder", {"batch": 8, "seq": 512}),
+        ("encoder_b64_s64", "encoder", {"batch": 64, "seq": 64}),
+        ("cnn_b32", "cnn", {"batch": 32}),
+        ("cnn_b6", "cnn", {"batch": 6}),
+    ],
 }
 """Timing-only shape sets by run (``KINETO_TIMING_ONLY=1 PROGRAM_SET=run<N>``, default
 ``run12``): ``$OUT/h200_programs_run<N>.json``."""

@@ -7,7 +7,7 @@ Run on the device machine with the image's python3 (PyTorch):
 
     PYTHONUNBUFFERED=1 python3 scripts/measure/single_ops_unprofiled.py $OUT
 
-Writes ``$OUT/h200_single_ops_run12.json`` (``MEASURE_SET=run15`` / ``run16``: that run's
+Writes ``$OUT/h200_single_ops_run12.json`` (``MEASURE_SET=run15`` ... ``run20``: that run's
 shapes, to ``h200_single_ops_run15.json`` / ``h200_single_ops_run16.json``). Protocol: no
 ``torch.profiler`` anywhere in the process; every case is built first, then timed in
 interleaved rounds (each round times every case once, so all cases see the same host
@@ -79,6 +79,16 @@ SETS = {
                         (160, 28, 160, 5, 1, 160), (384, 14, 384, 3, 1, 384)],
               "rowwise": (1024, 12288), "row_batches": (6, 60),
               "attention": ((8, 128, 8, 1024), (32, 64, 2, 1536), (48, 128, 1, 2048))},
+    # run 20 (held out, decided 2026-12-03 before the wave-fitting change that run 19's
+    # calibration probe supports): shapes no earlier run timed, prefill-sized token counts
+    # (``prefill_m``: linears and matmuls at fractional waves) included, measured after the
+    # model is frozen, scored once
+    "run20": {"batches": (2, 12, 64, 144), "matmul_m": 32, "prefill_m": (900, 2000),
+              "linears": [(3072, 1024), (3584, 18944), (1536, 8960), (5120, 5120)],
+              "convs": [(64, 56, 256, 1, 1, 1), (96, 28, 96, 3, 2, 96), (512, 14, 512, 3, 1, 1),
+                        (32, 112, 32, 3, 1, 32)],
+              "rowwise": (1280, 8192), "row_batches": (8, 36),
+              "attention": ((32, 128, 1, 4096), (24, 64, 3, 1280), (8, 128, 6, 768))},
 }
 """Shape sets by ``MEASURE_SET`` (default ``run12``); the file is
 ``h200_single_ops_<set>.json``."""
@@ -114,11 +124,15 @@ def build() -> tuple[list[tuple[dict, object]], list[tuple[dict, object]]]:
             x = torch.randn(b, k, device=DEV, dtype=DT)
             cases.append(({"family": "linear", "call": "nn.Linear", "m": b, "k": k, "n": n,
                            "bias": True}, lambda lin=lin, x=x: lin(x)))
+        for m in SHAPES.get("prefill_m", ()):
+            x = torch.randn(m, k, device=DEV, dtype=DT)
+            cases.append(({"family": "linear", "call": "nn.Linear", "m": m, "k": k, "n": n,
+                           "bias": True}, lambda lin=lin, x=x: lin(x)))
         w = torch.randn(k, n, device=DEV, dtype=DT)
-        x = torch.randn(SHAPES["matmul_m"], k, device=DEV, dtype=DT)
-        cases.append(({"family": "matmul", "call": "x @ W", "m": SHAPES["matmul_m"], "k": k,
-                       "n": n},
-                      lambda x=x, w=w: x @ w))
+        for m in (SHAPES["matmul_m"], *SHAPES.get("prefill_m", ())):
+            x = torch.randn(m, k, device=DEV, dtype=DT)
+            cases.append(({"family": "matmul", "call": "x @ W", "m": m, "k": k, "n": n},
+                          lambda x=x, w=w: x @ w))
     for c, h, k, r, st, g in CONVS:
         for layout in ("channels_last", "nchw"):
             conv = nn.Conv2d(c, k, r, stride=st, padding=r // 2, groups=g, bias=False)

@@ -99,7 +99,11 @@ frozen, scored once."""
 RUN18 = "h200_single_ops_run18.json"
 """Run 18 (``MEASURE_SET=run18``): shapes no earlier run timed, decided after run 17 was
 scored (``7557e74``), measured after the second round's model was frozen, scored once."""
-RUNS = tuple(r for r in (RUN11, RUN12, RUN15, RUN16, RUN17, RUN18) if (DATA / r).is_file())
+RUN20 = "h200_single_ops_run20.json"
+"""Run 20 (``MEASURE_SET=run20``): shapes no earlier run timed, prefill-sized linears and
+matmuls included, decided before the wave-fitting change of run 19's probe, measured after the
+model froze, scored once."""
+RUNS = tuple(r for r in (RUN11, RUN12, RUN15, RUN16, RUN17, RUN18, RUN20) if (DATA / r).is_file())
 """The single-op sets, scored by :func:`fidelity_rows` when present."""
 FAMILY_TARGET_PCT = 10.0
 """MAPE target per family, percent (issue 23 point 4: single ops as users call them)."""
