@@ -30,6 +30,11 @@ ARCHITECTURES = ("volta", "turing", "ampere", "ada", "hopper", "blackwell")
 _TILE = re.compile(r"^([1-9][0-9]*)x([1-9][0-9]*)$")
 
 
+def _positive_or_null(v: Any) -> str | None:
+    """Check: null, or strictly greater than zero."""
+    return None if v is None else positive(v)
+
+
 def _tile(t: Any) -> str | None:
     """Check (per list item): a ``BMxBN`` tile."""
     return None if _TILE.match(str(t)) else "expected a BMxBN tile, e.g. 128x128"
@@ -141,9 +146,9 @@ class GemmStack:
         "kernels on Hopper); empty = none.", check=_tile)
     wave_fitting_precisions: tuple[str, ...] = param(
         "Precisions that get wave_fitting_tiles.", check=_precision)
-    wave_fitting_max_waves: int = param(
-        "GEMMs of at most this many waves of 128x128 tiles get the wave-fitting tiles.",
-        check=positive)
+    wave_fitting_max_waves: int | None = param(
+        "GEMMs of at most this many waves of 128x128 tiles get the wave-fitting tiles; "
+        "null = every GEMM of a wave_fitting precision.", check=_positive_or_null)
     unaligned_tiles: tuple[str, ...] = param(
         "Tiles of the element-aligned fallback kernels (CUTLASS 2.x align1).", check=_tile)
     unaligned_k_block: int = param("BK of the align1 fallback kernels, elements.",

@@ -149,7 +149,7 @@ def test_the_shipped_gpu_constants_reproduce_the_h200_measurement():
     assert p.static_w == pytest.approx(meas["idle_w"], rel=0.01)
     assert p.parts_w["core"] > p.parts_w["mac"]  # the overhead, not the MAC, dominates
     f = fit()
-    assert f["base_core_gpu_mac_pj"] == pytest.approx(14.5, rel=0.01)
+    assert f["base_core_gpu_mac_pj"] == pytest.approx(14.0, rel=0.01)
     assert f["base_gpu_idle_pe_w"] == pytest.approx(5.38e-3, rel=0.01)
 
 

@@ -19,8 +19,8 @@ def h200():
     return load_machine("h200")
 
 
-def gemm_s(m, M, N, K, prec="bf16", batch=1):
-    plan = plan_gemm(m, M, N, K, prec, batch=batch, shared_weights=batch == 1)
+def gemm_s(m, M, N, K, prec="bf16", batch=1, tiles=None):
+    plan = plan_gemm(m, M, N, K, prec, batch=batch, shared_weights=batch == 1, tiles=tiles)
     return plan, sum(estimate_s(k, m) for k in plan.kernels)
 
 
@@ -46,9 +46,9 @@ def test_operands_cached_in_both_l2_partitions_halve_the_residency(h200):
 
 
 def test_epilogue_stores_wait_for_write_backs_once_the_l2_overflows(h200):
-    # same CTA tile and waves; only the output's L2 residency differs
-    small, _ = gemm_s(h200, 1024, 1024, 128, batch=4)
-    large, _ = gemm_s(h200, 1024, 1024, 128, batch=64)
+    # same CTA tile (fixed) and waves; only the output's L2 residency differs
+    small, _ = gemm_s(h200, 1024, 1024, 128, batch=4, tiles=((128, 256),))
+    large, _ = gemm_s(h200, 1024, 1024, 128, batch=64, tiles=((128, 256),))
     assert small.tile == large.tile
     post = [p.kernels[0].groups[0][1].post_s for p in (small, large)]
     assert small.l2_hit == 1.0 and large.l2_hit == 0.0

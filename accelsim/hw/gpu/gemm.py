@@ -371,7 +371,8 @@ def plan_gemm(m: GpuMachine, M: int, N: int, K: int, precision: str, *, batch: i
     best: tuple[float, int, GemmPlan] | None = None
     # cuBLASLt's odd-sized tiles fit a GEMM of a few waves into whole waves of the SMs
     waves = math.ceil(M / WAVE_TILE) * math.ceil(N / WAVE_TILE) * batch
-    few_waves = waves <= m.stack.gemm.wave_fitting_max_waves * m.sm_count
+    max_waves = m.stack.gemm.wave_fitting_max_waves
+    few_waves = max_waves is None or waves <= max_waves * m.sm_count
     cands = _candidates(m, path, precision, few_waves)
     if tiles is not None:
         cands = [(bm, bn, cands[0][2]) for bm, bn in tiles]
