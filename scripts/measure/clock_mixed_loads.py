@@ -17,11 +17,16 @@ average and may hold a higher clock. This probe measures that.
 Protocol: each load is a CUDA graph replayed back to back for ``SECONDS`` (after ``WARM_S`` of
 warm-up at that load), NVML sampling the SM clock and board power every 20 ms; per load: the
 replays, the seconds per replay (CUDA events around the whole window), the median SM clock and
-power over the window's second half. Loads: ``gemm`` (8 x ``x @ W``, M = 1536, N = 14336,
-K = 4096, bf16), ``mem`` (8 x ``silu`` over a 1536 x 14336 bf16 tensor), ``mix_<j>`` (8 x
-(one such GEMM then ``j`` such silu), j = 1, 2, 4, 8), and three plain-decoder steps
+power over the window's second half. Loads: ``gemm_matmul`` (8 x ``x @ W``, ``W`` K x N as
+run 19 timed it; M = 1536, N = 14336, K = 4096, bf16), ``gemm_linear`` (the same product as
+``nn.Linear`` computes it, ``F.linear(x, W')`` with ``W'`` N x K, as the plain decoder calls
+it), ``mem`` (8 x ``silu`` over a 1536 x 14336 bf16 tensor), ``mix_<j>`` (8 x (one such
+linear then ``j`` such silu), j = 1, 2, 4, 8), and three plain-decoder steps
 (``workloads/programs/plain.py``: prefill batch 3 x 512 and 1 x 2560 tokens, decode batch 16
-at context 1024). Then ``cold``: after 2 s idle, five single-GEMM replays timed one by one.
+at context 1024). Then ``cold``: after 2 s idle, five single-linear replays timed one by one.
+Last, after all timing (the profiler never slows a timed call): the kernels of one call of
+each GEMM layout, and of one eager prefill step (3 x 512) aggregated by kernel name (count,
+total microseconds).
 
 The split was fixed before anything was measured (``scripts/data/REGISTRY.yaml``): every load
 is **calibration** (for the GPU clock under mixed loads); the held-out check of whatever it
@@ -107,10 +112,15 @@ def main(argv: list[str] | None = None) -> None:
            "loads": [], "errors": {}}
     x = torch.randn(M, K, device=DEV, dtype=DT)
     w = torch.randn(K, N, device=DEV, dtype=DT)
+    w_t = torch.randn(N, K, device=DEV, dtype=DT)
     t = torch.randn(M, N, device=DEV, dtype=DT)
-    gemm = lambda: x @ w
+    matmul = lambda: x @ w
+    gemm = lambda: F.linear(x, w_t)
     mem = lambda: F.silu(t)
-    loads = [("gemm", {"gemms": 1, "elementwise": 0}, lambda: [gemm() for _ in range(REPEAT)]),
+    loads = [("gemm_matmul", {"gemms": 1, "elementwise": 0},
+              lambda: [matmul() for _ in range(REPEAT)]),
+             ("gemm_linear", {"gemms": 1, "elementwise": 0},
+              lambda: [gemm() for _ in range(REPEAT)]),
              ("mem", {"gemms": 0, "elementwise": 1}, lambda: [mem() for _ in range(REPEAT)])]
     for j in MIX_ELEMENTWISE:
         loads.append((f"mix_{j}", {"gemms": 1, "elementwise": j},
@@ -152,6 +162,19 @@ def main(argv: list[str] | None = None) -> None:
             except Exception as ex:  # noqa: BLE001
                 doc["errors"][name] = repr(ex)[:400]
                 say("ERROR", name, doc["errors"][name])
+        doc["kernels"] = {"gemm_matmul": harness.profile_kernels(matmul),
+                          "gemm_linear": harness.profile_kernels(gemm)}
+        try:
+            model, args = plain.decoder(device=DEV, dtype="bf16", model=built, **PROGRAMS[0][1])
+            by_name: dict = {}
+            for name, us in harness.profile_kernels(lambda: model(*args))["kernels"]:
+                c = by_name.setdefault(name, [0, 0.0])
+                c[0] += 1
+                c[1] += us
+            doc["kernels"][PROGRAMS[0][0] + "_eager"] = sorted(
+                ([n, c, round(us, 2)] for n, (c, us) in by_name.items()), key=lambda r: -r[2])
+        except Exception as ex:  # noqa: BLE001
+            doc["errors"]["profile"] = repr(ex)[:400]
     harness.write_json("h200_clock_mixes_run21.json", doc)
 
 
