@@ -29,6 +29,7 @@ import pandas as pd
 
 from accelsim.config.gpu import GpuMachine
 from accelsim.config.lowering import KERNEL_CLASSES, load_lowering
+from accelsim.devices.gpu_op_program import layout_copy_s
 from accelsim.devices.memory_check import check_memory, check_program_memory
 from accelsim.devices.results import COLUMNS, ModelRun
 from accelsim.engine import gpu_stream
@@ -43,6 +44,7 @@ from accelsim.report.energy import energy_table_for
 from accelsim.report.gpu_power import gpu_energy_j
 from accelsim.report.power import static_power_w
 from accelsim.workload.device_ops import device_op
+from accelsim.workload.op_calls import NCHW_POINTWISE_ALGORITHMS, computed_op, nchw_pointwise
 from accelsim.workload.ops import Workload
 from accelsim.workload.parallel import Collective
 from accelsim.workload.program_ops import HostCall, call_sites
@@ -159,23 +161,45 @@ def _collective_cost(work: Collective, collective: CollectiveCost | None) -> _Co
                  energy_j=energy_j, bound="link", precision=work.dtype or "bf16")
 
 
+def _layout_plan(m: GpuMachine, op: Any, user_call: str, cold_weights: float
+                 ) -> tuple[tuple, list[dict[str, Any]]]:
+    """The kernels and layout copies of ``op`` computed through ``user_call`` (an NCHW
+    convolution: :func:`~accelsim.workload.op_calls.computed_op` and
+    :func:`~accelsim.devices.gpu_op_program.layout_copy_s`, as a one-op program of that call
+    runs it); a pointwise one takes the faster of its two ways."""
+    ways = NCHW_POINTWISE_ALGORITHMS if nchw_pointwise(op, user_call) else ("batched_gemm",)
+    best: tuple[float, tuple, list[dict[str, Any]]] | None = None
+    for way in ways:
+        plan = plan_op(m, device_op(computed_op(op, user_call, way)), cold_cache=True,
+                       cold_weight_fraction=cold_weights)
+        copies = layout_copy_s(m, op, user_call, way)
+        t = sum(estimate_s(k, m) for k in plan.kernels) + sum(c["time_s"] for c in copies)
+        if best is None or t < best[0]:
+            best = (t, plan.kernels, copies)
+    assert best is not None
+    return best[1], best[2]
+
+
 def _kernel_cost(m: GpuMachine, work: Any, table: Any, cache: dict,
                  reduce_shape: tuple[int, int] | None = None,
-                 family: str = "vectorized", cold_weights: float = 0.0) -> _Cost:
+                 family: str = "vectorized", cold_weights: float = 0.0,
+                 user_call: str = "") -> _Cost:
     """GPU time, traffic and energy of one call's kernels (memoised by shape).
     ``reduce_shape``: the (rows, cols) a ``reduce`` stream call reduces row by row.
     ``family``: the call's launch family; ``strided`` kernels each start
     ``host.strided_kernel_s`` later and spend ``compute.strided_instr_per_element`` FP32/INT-lane
     instructions per element on index arithmetic (non-vectorized TensorIterator / cat kernels).
     ``cold_weights``: the share of a weight GEMM's or convolution's weights that the step
-    finds outside L2 (:func:`step_cold_weight_fraction`)."""
+    finds outside L2 (:func:`step_cold_weight_fraction`). ``user_call``: the call whose
+    layout decides the op's kernels (``F.conv2d:nchw``: :func:`_layout_plan`; its layout
+    copies are kernels of the call, each an extra launch)."""
     if isinstance(work, StreamWork):
         key: Any = ("stream", work.read_bytes, work.write_bytes, work.simt_flops, work.sfu_ops,
                     reduce_shape, family, work.elements, work.sfu_routine)
     else:
         op = device_op(work)
         key = (dataclasses.replace(op, name="") if dataclasses.is_dataclass(op) else op,
-               family, cold_weights)
+               family, cold_weights, user_call)
     hit = cache.get(key)
     if hit is not None:
         return hit
@@ -193,6 +217,10 @@ def _kernel_cost(m: GpuMachine, work: Any, table: Any, cache: dict,
                           simt_flops=work.simt_flops + index_instr + routine,
                           sfu_ops=work.sfu_ops)
         kernels, prec, flops, macs = (k,), "fp32", work.simt_flops, 0.0
+    elif user_call:
+        kernels, copies = _layout_plan(m, op, user_call, cold_weights)
+        prec, flops = plan_op(m, op).precision, float(getattr(op, "flops", 0))
+        macs = float(getattr(op, "macs", 0))
     else:
         # a step's caches and weights were last touched a step ago
         plan = plan_op(m, op, cold_cache=True, cold_weight_fraction=cold_weights)
@@ -205,16 +233,23 @@ def _kernel_cost(m: GpuMachine, work: Any, table: Any, cache: dict,
     hbm = sum(k.hbm_bytes for k in kernels)
     l2 = sum(k.l2_bytes for k in kernels)
     longest = kernels[int(np.argmax(times))]
+    n_copies = 0
+    if user_call and not isinstance(work, StreamWork):
+        # the layout transposes: each reads and writes its tensor through HBM
+        times += [c["time_s"] for c in copies]
+        hbm += sum(2 * c["bytes"] for c in copies)
+        n_copies = len(copies)
     # dynamic energy + leakage over the kernels' time (as compare.run_kernel prices a kernel;
     # host-idle gaps between kernels are not charged)
     leak_w = sum(static_power_w(m, table).values())
-    cost = _Cost(gpu_s=float(sum(times)), kernels=len(kernels), flops=flops, hbm_bytes=hbm,
+    cost = _Cost(gpu_s=float(sum(times)), kernels=len(kernels) + n_copies, flops=flops,
+                 hbm_bytes=hbm,
                  l2_bytes=l2, energy_j=_energy_j(m, table, cache, macs=macs, flops=flops,
                                                     l2_bytes=l2, hbm_bytes=hbm, precision=prec)
                  + leak_w * float(sum(times)),
                  bound=bound_of(longest, m), precision=prec,
                  first_pdl=bool(kernels[0].meta.get("pdl")),
-                 extra_launches=extra_launches(kernels),
+                 extra_launches=extra_launches(kernels) + n_copies,
                  last_pdl=bool(kernels[-1].meta.get("pdl")))
     cache[key] = cost
     return cost
@@ -394,7 +429,7 @@ def _replay(m: GpuMachine, workload: Any, *, exec_mode: str, replay: str,
             costs.append(_collective_cost(c.work, collective))
             continue
         costs.append(None if c.work is None else _kernel_cost(m, c.work, etab, cache, row,
-                                                              c.family, cold))
+                                                              c.family, cold, c.user_call))
         if progress is not None and (i % 200 == 0 or i + 1 == len(calls)):
             progress(i + 1, len(calls), c.op_name)
     gpu_s = gpu_stream.hide_dependent_launches(

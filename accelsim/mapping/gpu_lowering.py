@@ -75,6 +75,9 @@ class LoweredCall:
     layer: int | None = None
     family: str = "vectorized"
     """Launch family of the call's kernel(s) (``config.lowering.FAMILIES``)."""
+    user_call: str = ""
+    """The user call that computes the op where its layout decides the kernels
+    (``F.conv2d:nchw``: :mod:`accelsim.workload.op_calls`); ``""``: the op's own kernels."""
 
 
 def op_key(op: Any) -> str:
@@ -183,7 +186,9 @@ def lower_sites(sites: Iterable[Any], table: LoweringTable) -> list[LoweredCall]
             for _ in range(step.count):
                 out.append(LoweredCall(op_index=site.index, op_name=site.name, call=step.call,
                                        work=work, kernel_class=klass, layer=site.layer,
-                                       family=family))
+                                       family=family,
+                                       user_call=site.meta.get("call", "")
+                                       if work is site.op else ""))
     return out
 
 

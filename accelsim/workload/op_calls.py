@@ -25,10 +25,7 @@ from typing import Any
 from accelsim.errors import ConfigError
 from accelsim.workload.graph import dtype_bytes
 from accelsim.workload.ops import Gemm, NchwConv2d
-from accelsim.workload.program_ops import CallSite
-
-NCHW = ":nchw"
-"""Suffix of a convolution call made on an NCHW (contiguous, not channels-last) tensor."""
+from accelsim.workload.program_ops import NCHW, CallSite
 
 USER_CALLS: dict[str, tuple[str, ...]] = {
     "gemm": ("nn.Linear", "F.linear", "matmul"),

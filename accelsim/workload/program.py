@@ -110,6 +110,20 @@ class TensorInfo:
             expected *= size
         return True
 
+    @property
+    def dense(self) -> bool:
+        """Dense and non-overlapping in some order of its dimensions (row-major after a
+        permutation: a channels-last or transposed-but-whole tensor), as TensorIterator's
+        vectorized kernels take it when every operand shares its strides."""
+        dims = sorted((st, size) for size, st in zip(self.shape, self.stride, strict=True)
+                      if size != 1)
+        expected = 1
+        for st, size in dims:
+            if st != expected:
+                return False
+            expected *= size
+        return True
+
     def to_json(self) -> dict[str, Any]:
         """The JSON object of this tensor."""
         out: dict[str, Any] = {"shape": list(self.shape), "dtype": self.dtype,

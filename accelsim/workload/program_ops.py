@@ -173,6 +173,13 @@ the strided family). Run 1's profiles: RMSNorm's fp32->bf16 cast launches
 ``unrolled_elementwise_kernel<direct_copy_kernel_cuda>``."""
 
 
+def _same_layout(t: TensorInfo, out: TensorInfo) -> bool:
+    """``t`` is laid out as ``out``: both row-major, or both dense with the same strides (a
+    channels-last operand of a channels-last result: TensorIterator coalesces them into one
+    vectorized loop)."""
+    return t.contiguous and out.contiguous or t.dense and tuple(t.stride) == tuple(out.stride)
+
+
 def _strided(call: Call, out: TensorInfo | None) -> bool:
     if out is None:
         return False
@@ -181,9 +188,9 @@ def _strided(call: Call, out: TensorInfo | None) -> bool:
             continue
         cast = t.dtype != out.dtype and not (call.fn in COPIES
                                              and (t.dtype, out.dtype) in _NARROWING)
-        if not t.contiguous or t.shape != out.shape or cast:
+        if t.shape != out.shape or cast or not _same_layout(t, out):
             return True
-    return not out.contiguous
+    return not (out.contiguous or out.dense)
 
 
 def _gemm(call: Call, name: str) -> Gemm | None:
@@ -266,6 +273,20 @@ def _conv(call: Call, name: str) -> Conv2d | None:
                       pad=pad, groups=groups, dtype=_prec(x))
     except ValueError:
         return None
+
+
+NCHW = ":nchw"
+"""Suffix of a convolution call made on an NCHW (contiguous, not channels-last) tensor
+(``F.conv2d:nchw``; :mod:`accelsim.workload.op_calls`)."""
+
+
+def nchw_input(x: TensorInfo) -> bool:
+    """Whether a 4-D tensor is laid out NCHW (contiguous, not channels-last): its strides are
+    the contiguous ones and the two layouts differ (C > 1 and H x W > 1)."""
+    if len(x.shape) != 4:
+        return False
+    n, c, h, w = x.shape
+    return c > 1 and h * w > 1 and tuple(x.stride) == (c * h * w, h * w, w, 1)
 
 
 def _pool(call: Call, name: str) -> Pool2d | None:
@@ -352,8 +373,12 @@ def _site(i: int, call: Call) -> CallSite:
     if fn == "matmul" and isinstance(op, Gemm) and not op.shared_weights:
         fn = "bmm"  # a batched right operand: aten::bmm
     if op is not None:
+        # a convolution on an NCHW tensor is the user call F.conv2d:nchw: cuDNN's layout
+        # transposes, cuBLAS or PyTorch's own NCHW kernels (accelsim.workload.op_calls)
+        meta = {"call": "F.conv2d" + NCHW} if fn == "conv2d" and nchw_input(call.inputs[0]) \
+            else {}
         return CallSite(key=f"call.{fn}", op=op, read_bytes=read, write_bytes=write,
-                        elements=elements, family="vectorized", **base)
+                        elements=elements, family="vectorized", meta=meta, **base)
     known = fn in POINTWISE or fn in COPIES or fn in REDUCTIONS or fn == "index"
     if target is None or elements <= 0 or (read + write) <= 0 and fn not in COPIES:
         # nothing to compute (an empty tensor, a host-side creator): host only
@@ -430,5 +455,6 @@ def unmodelled_calls(program: Program) -> dict[str, int]:
     return counts
 
 
-__all__ = ["HostCall", "COPIES", "POINTWISE", "REDUCTIONS", "VIEW_CALLS", "CallSite",
-           "CapturedWorkload", "call_sites", "program_workload", "unmodelled_calls"]
+__all__ = ["HostCall", "COPIES", "NCHW", "POINTWISE", "REDUCTIONS", "VIEW_CALLS", "CallSite",
+           "CapturedWorkload", "call_sites", "nchw_input", "program_workload",
+           "unmodelled_calls"]

@@ -21,6 +21,12 @@ meta result (weights and activations never do: they descend from meta parameters
 run would, so the branch the real run takes is the one captured. The recorded calls are
 unchanged (meta shapes and strides).
 
+**Convolution output layout.** On CUDA a convolution whose input or weight is channels-last
+returns a channels-last tensor; the ``meta`` kernel returns a contiguous one. Capture gives it
+the CUDA layout, so a channels-last CNN stays channels-last call after call and an NCHW one
+NCHW (the GPU lowering prices a convolution on an NCHW tensor as ``F.conv2d:nchw``:
+``accelsim.workload.op_calls``).
+
 **SDPA's output layout.** ``F.scaled_dot_product_attention`` on an H100/H200 runs cuDNN's
 kernel, which allocates its output in the query's memory layout: for the usual query
 ``x.view(b, s, h, d).transpose(1, 2)``, a ``(batch, heads, seq, dim)`` view of a
@@ -263,6 +269,24 @@ def _cuda_sdpa_layout(out: Any, query: Any) -> Any:
     return torch.empty((b, s, h, d), dtype=out.dtype, device=out.device).transpose(1, 2)
 
 
+def _cuda_conv_layout(out: Any, inp: Any, weight: Any) -> Any:
+    """A 4-D meta convolution result in the memory format CUDA gives it: channels-last when
+    the input or the weight is (PyTorch's ``cudnn_conv_suggest_memory_format``), so the
+    BatchNorm, ReLU and next convolution after it see the strides they see on the GPU; the
+    ``meta`` kernel always returns a contiguous tensor. Else unchanged."""
+    torch = _torch()
+
+    def channels_last(t: Any) -> bool:
+        return isinstance(t, torch.Tensor) and t.dim() == 4 and not t.is_contiguous() \
+            and t.is_contiguous(memory_format=torch.channels_last)
+
+    if not isinstance(out, torch.Tensor) or out.device.type != "meta" or out.dim() != 4 \
+            or not (channels_last(inp) or channels_last(weight)) or channels_last(out):
+        return out
+    return torch.empty(out.shape, dtype=out.dtype, device=out.device,
+                       memory_format=torch.channels_last)
+
+
 def _mode_class() -> type:
     torch = _torch()
     from torch.overrides import TorchFunctionMode
@@ -295,6 +319,9 @@ def _mode_class() -> type:
                     "(torch.library register_fake)") from None
             if name == "scaled_dot_product_attention":
                 out = _cuda_sdpa_layout(out, args[0] if args else kwargs.get("query"))
+            elif name == "conv2d":
+                out = _cuda_conv_layout(out, args[0] if args else kwargs.get("input"),
+                                        args[1] if len(args) > 1 else kwargs.get("weight"))
             rec.propagate(func, args, kwargs, out)
             if name in _SKIP:
                 return out

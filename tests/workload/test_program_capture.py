@@ -221,3 +221,87 @@ def test_cli_capture_without_pytorch_says_how_to_get_it(tmp_path, capsys, monkey
     assert "pip install 'accelsim[torch]'" in capsys.readouterr().err
     assert main(["capture", "b.py:f", "-o", "b.json"]) == 2
     assert "No module named 'no_such_module_xyz'" in capsys.readouterr().err
+
+
+class TinyCnn(nn.Module):
+    """A user's small CNN: a 3x3 conv, a depthwise 3x3, a pointwise 1x1, BatchNorm, ReLU."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.c1 = nn.Conv2d(32, 64, 3, padding=1, bias=False)
+        self.n1 = nn.BatchNorm2d(64)
+        self.dw = nn.Conv2d(64, 64, 3, padding=1, groups=64, bias=False)
+        self.pw = nn.Conv2d(64, 128, 1, bias=False)
+
+    def forward(self, x):
+        y = F.relu(self.n1(self.c1(x)))
+        return F.relu(self.pw(self.dw(y)) + 1.0)
+
+
+def _cnn_program(channels_last: bool, batch: int = 8):
+    fmt = torch.channels_last if channels_last else torch.contiguous_format
+    with torch.device("meta"):
+        model = TinyCnn().to(torch.bfloat16).eval().to(memory_format=fmt)
+        x = torch.zeros(batch, 32, 28, 28, dtype=torch.bfloat16).to(memory_format=fmt)
+    return capture(model, x)
+
+
+@pytest.mark.parametrize("channels_last", [True, False])
+def test_conv_results_keep_the_layout_cuda_gives_them(channels_last):
+    """On meta a convolution returns a contiguous tensor whatever its input; on CUDA a
+    channels-last input gives a channels-last result. Capture records the CUDA layout, so the
+    ReLU and the next convolution see the strides they see on the GPU."""
+    prog = _cnn_program(channels_last).program
+    convs = [c for c in prog.calls if c.fn == "conv2d"]
+    assert len(convs) == 3
+    for c in convs:
+        out = c.outputs[0]
+        assert out.contiguous is (not channels_last)
+        assert out.dense
+    sites = [s for s in call_sites(prog) if s.fn == "relu"]
+    assert sites and all(s.family == "vectorized" for s in sites)  # one layout, coalesced
+    nchw = [s.meta.get("call") for s in call_sites(prog) if s.fn == "conv2d"]
+    assert nchw == ([None] * 3 if channels_last else ["F.conv2d:nchw"] * 3)
+
+
+def test_an_nchw_program_lowers_its_convolutions_as_the_single_op_call_does():
+    """One lowering: each NCHW convolution of a captured program costs what ``accelsim op ...
+    --call F.conv2d:nchw`` gives it, plus the stream's kernel tail where one shows (cuDNN's
+    three transposes around a 3x3, PyTorch's NCHW kernel for the depthwise one, the faster
+    way for the 1x1), and launches those kernels."""
+    from accelsim.api.gpu import load_gpu, simulate_op
+    from accelsim.api.model_run import run_model
+
+    m = load_gpu("h200")
+    prog = _cnn_program(False)
+    ops = {s.name: s.op for s in call_sites(prog.program) if s.fn == "conv2d"}
+    run = run_model(m, prog, exec_mode="graph")
+    rows = run.calls.set_index("layer")
+    for name, op in ops.items():
+        one = simulate_op(m, op, mode="analytic", exec="graph", call="F.conv2d:nchw")
+        # a whole program's stream adds the kernel tail to every kernel but the convolution
+        # kernels' (hw/gpu README, "launch"): the 1x1's cuBLAS GEMM pays it there
+        extra = rows.loc[name, "gpu_s"] - one["gpu_s"]
+        gemm = one.get("nchw_pointwise") == "batched_gemm"
+        assert extra == pytest.approx(m.host.kernel_tail_s if gemm else 0.0, abs=1e-12)
+        copies = len(one["layout_copies"])
+        assert copies == (3 if op.r == 3 and op.groups == 1 else
+                          0 if op.groups > 1 else copies)
+        assert rows.loc[name, "kernels"] >= 1 + copies
+    cl = run_model(m, _cnn_program(True), exec_mode="graph")
+    assert cl.calls.kernels.sum() < run.calls.kernels.sum()  # no transposes channels-last
+    assert cl.step_s < run.step_s
+    # eager: each layout copy is a launch of its own on the host
+    eager = run_model(m, prog, exec_mode="eager").calls.set_index("layer")
+    eager_cl = run_model(m, _cnn_program(True), exec_mode="eager").calls.set_index("layer")
+    c1 = next(n for n, op in ops.items() if op.r == 3 and op.groups == 1)
+    assert eager.loc[c1, "host_s"] == pytest.approx(
+        eager_cl.loc[c1, "host_s"] + 3 * m.host.extra_kernel_s)
+
+
+def test_an_nchw_program_runs_the_same_ops_on_other_machine_kinds():
+    """The layout is the GPU lowering's business: a TPU or a CPU computes the same ops."""
+    a, b = _cnn_program(False), _cnn_program(True)
+    assert [op for op in a.ops] == [op for op in b.ops]
+    for hw in ("tpu_v4", "spr_cpu"):
+        assert simulate(hw, a).totals["time_s"] == pytest.approx(simulate(hw, b).totals["time_s"])

@@ -222,10 +222,13 @@ class Cnn(nn.Module):
         return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
 
 
-def cnn(batch=1, size=224, device="meta", dtype="bf16", model=None):
-    """A ResNet-18-shaped plain CNN (eval, channels_last) over ``batch`` images."""
+def cnn(batch=1, size=224, device="meta", dtype="bf16", model=None, channels_last=True):
+    """A ResNet-18-shaped plain CNN (eval) over ``batch`` images, channels-last (as
+    ``torch.compile`` and the zoo's CNNs run) or, ``channels_last=False``, in PyTorch's default
+    NCHW layout."""
     dt = _dt(dtype)
+    fmt = torch.channels_last if channels_last else torch.contiguous_format
     with torch.device(device):
-        model = model or Cnn().to(dt).eval().to(memory_format=torch.channels_last)
-        x = torch.zeros(batch, 3, size, size, dtype=dt).to(memory_format=torch.channels_last)
+        model = model or Cnn().to(dt).eval().to(memory_format=fmt)
+        x = torch.zeros(batch, 3, size, size, dtype=dt).to(memory_format=fmt)
     return model, (x,)
