@@ -100,6 +100,15 @@ PROGRAM_SETS = {
         ("cnn_b32", "cnn", {"batch": 32}),
         ("cnn_b6", "cnn", {"batch": 6}),
     ],
+    # run 22 (held out, decided 2026-12-03 after the NCHW program lowering was committed,
+    # f790b0b, before anything NCHW was measured as a program): the plain CNN in PyTorch's
+    # default NCHW layout (one built model: every case NCHW), scored once
+    22: [
+        ("cnn_nchw_b1", "cnn", {"batch": 1, "channels_last": False}),
+        ("cnn_nchw_b4", "cnn", {"batch": 4, "channels_last": False}),
+        ("cnn_nchw_b16", "cnn", {"batch": 16, "channels_last": False}),
+        ("cnn_nchw_b64", "cnn", {"batch": 64, "channels_last": False}),
+    ],
 }
 """Timing-only shape sets by run (``KINETO_TIMING_ONLY=1 PROGRAM_SET=run<N>``, default
 ``run12``): ``$OUT/h200_programs_run<N>.json``."""

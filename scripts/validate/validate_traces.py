@@ -24,8 +24,8 @@ cases and four new shapes timed in a process that never profiles (run 10 traced 
 its timing process, which slows eager dispatch, so its ``eager_s`` are slow): the program
 captured on ``meta``, eager and CUDA graph, and the trace replay where a trace exists; it
 exits 1 when the eager or graph MAPE misses its target (``PROGRAM_TARGETS_PCT``). ``--run17``,
-``--run18`` and ``--run20`` score runs 17, 18 and 20 (``h200_programs_run{17,18,20}.json``, new
-shapes, no traces) the same way.
+``--run18``, ``--run20`` and ``--run22`` score runs 17, 18, 20 and 22
+(``h200_programs_run{17,18,20,22}.json``, new shapes, no traces) the same way.
 
 Nothing is fitted here.
 """
@@ -54,6 +54,9 @@ out, measured after the 2026-12-03 model was frozen (``--run17``)."""
 RUN18 = ROOT / "scripts" / "data" / "h200_programs_run18.json"
 """Run 18 (``PROGRAM_SET=run18``): ten new shapes, held out, measured after the model froze
 again on 2026-12-03 (``--run18``)."""
+RUN22 = ROOT / "scripts" / "data" / "h200_programs_run22.json"
+"""Run 22 (``PROGRAM_SET=run22``): the plain CNN in NCHW, four batches, held out, decided after
+the NCHW program lowering was written and before it was measured (``--run22``)."""
 RUN20 = ROOT / "scripts" / "data" / "h200_programs_run20.json"
 """Run 20 (``PROGRAM_SET=run20``): ten new shapes (prefill weighted), held out, decided before
 the wave-fitting change of run 19's probe, measured after the model froze (``--run20``)."""
@@ -121,7 +124,7 @@ def fidelity_rows() -> list[dict]:
     import fidelity
 
     rows = []
-    for path in (RUN12, RUN17, RUN18, RUN20):
+    for path in (RUN12, RUN17, RUN18, RUN20, RUN22):
         if not path.is_file():
             continue
         errs = program_errors(verbose=False, path=path)
@@ -218,7 +221,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="score h200_programs_run18.json (new shapes, unprofiled)")
     ap.add_argument("--run20", action="store_true",
                     help="score h200_programs_run20.json (new shapes, prefill weighted)")
+    ap.add_argument("--run22", action="store_true",
+                    help="score h200_programs_run22.json (the plain CNN in NCHW)")
     args = ap.parse_args(argv)
+    if args.run22:
+        return score_programs(RUN22)
     if args.run20:
         return score_programs(RUN20)
     if args.run18:
