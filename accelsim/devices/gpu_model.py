@@ -14,7 +14,8 @@ models through :func:`run_gpu_model`. Units: seconds, FLOP, decimal bytes, joule
 
 Imports: errors, config.gpu, config.lowering, engine.gpu_stream, hw.gpu, hw.gpu.kernel,
 hw.gpu.memory, hw.gpu.reduce, mapping.gpu_lowering, mapping.program_fusion, report.energy,
-report.gpu_power, report.power, workload.*, devices.memory_check, devices.results.
+report.gpu_power, report.power, workload.*, devices.gpu_op_program, devices.memory_check,
+devices.results.
 """
 
 from __future__ import annotations
