@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,6 +65,18 @@ DTYPE_BYTES: dict[str, float] = {
     "float8_e4m3fn": 1, "float8_e5m2": 1, "float8_e4m3fnuz": 1, "float8_e5m2fnuz": 1,
     "int8": 1, "uint8": 1, "int16": 2, "int32": 4, "int64": 8, "bool": 1, "complex64": 8}
 """Bytes per element of each torch dtype a program may name."""
+
+
+def dense_strides(shape: Sequence[int], stride: Sequence[int]) -> bool:
+    """PyTorch's ``is_non_overlapping_and_dense()`` of a tensor of ``shape`` and ``stride``
+    (elements): row-major after some permutation of its dimensions (size-1 ones ignored)."""
+    dims = sorted((st, size) for size, st in zip(shape, stride, strict=True) if size != 1)
+    expected = 1
+    for st, size in dims:
+        if st != expected:
+            return False
+        expected *= size
+    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,14 +127,7 @@ class TensorInfo:
         """Dense and non-overlapping in some order of its dimensions (row-major after a
         permutation: a channels-last or transposed-but-whole tensor), as TensorIterator's
         vectorized kernels take it when every operand shares its strides."""
-        dims = sorted((st, size) for size, st in zip(self.shape, self.stride, strict=True)
-                      if size != 1)
-        expected = 1
-        for st, size in dims:
-            if st != expected:
-                return False
-            expected *= size
-        return True
+        return dense_strides(self.shape, self.stride)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object of this tensor."""
@@ -363,4 +368,5 @@ def read_program(path: str | os.PathLike) -> Program:
 
 
 __all__ = ["DTYPE_BYTES", "FORMAT", "MAX_CALLS", "TORCH_DTYPES", "VERSION", "Call", "Program",
-           "TensorInfo", "file_head", "is_program_path", "program_from_json", "read_program"]
+           "TensorInfo", "dense_strides", "file_head", "is_program_path", "program_from_json",
+           "read_program"]

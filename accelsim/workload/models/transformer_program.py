@@ -45,7 +45,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from accelsim.workload.models.transformer import TransformerSpec
-from accelsim.workload.program import Call, Program, TensorInfo
+from accelsim.workload.program import Call, Program, TensorInfo, dense_strides
 
 TORCH_DTYPE = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 """accelsim precision -> the torch dtype the model is cast to."""
@@ -100,13 +100,7 @@ def _is_contiguous(t: _T) -> bool:
 
 def _dense(t: _T) -> bool:
     """PyTorch's ``is_non_overlapping_and_dense()``."""
-    dims = sorted((st, size) for size, st in zip(t.shape, t.stride, strict=True) if size != 1)
-    expected = 1
-    for st, size in dims:
-        if st != expected:
-            return False
-        expected *= size
-    return True
+    return dense_strides(t.shape, t.stride)
 
 
 def _broadcast(shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
