@@ -13,6 +13,7 @@ Imports: units, errors, precision, config.*.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -115,6 +116,12 @@ class GpuCompute:
     mma_efficiency: float = param(
         "Fraction of the tensor-core rate the pipelined main loop sustains.",
         check=_unit_interval)
+    sustained_tensor_time_ratio: float = param(
+        "Time of a compute-bound tensor-core GEMM held for seconds at the power cap over its "
+        "time in the short timings (tens of ms) that mma_efficiency was fitted on: the clock "
+        "falls further once the cap binds. A sustained machine (GpuMachine.sustained: "
+        "serving) runs its tensor-core precisions' clocks divided by it; 1 = no difference.",
+        check=positive)
     unaligned_mma_fraction: float = param(
         "Rate of the fallback kernels for operands off the 16-byte alignment, as a fraction "
         "of the aligned tensor-core rate.", check=_unit_interval)
@@ -381,6 +388,18 @@ class GpuMachine:
         if precision == "fp32":
             return self.compute.simt_flop_per_clk_per_sm
         return float(self.compute.tensor_flop_per_clk_per_sm[precision])
+
+    def sustained(self) -> GpuMachine:
+        """This machine held at load for minutes (a serving engine): every tensor-core
+        precision's clock under load divided by ``compute.sustained_tensor_time_ratio``
+        (CUDA-core fp32, which does not reach the cap, unchanged)."""
+        ratio = self.compute.sustained_tensor_time_ratio
+        if ratio == 1.0:
+            return self
+        clocks = {p: (v if p == "fp32" else _hz(v) / ratio)
+                  for p, v in self.compute.clock_under_load_hz.items()}
+        return dataclasses.replace(
+            self, compute=dataclasses.replace(self.compute, clock_under_load_hz=clocks))
 
     def load_clock_hz(self, precision: str) -> float:
         """SM clock under a sustained load at ``precision`` (the rated clock if not given)."""

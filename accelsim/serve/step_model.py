@@ -19,7 +19,9 @@ sum of its kernels, so a stage of ``L`` layers costs ``t(1) + (L - 1) (t(2) - t(
   rounded as contexts are); each group's attention runs once with ``batch`` = its count.
 
 :meth:`StepModel.evaluate` computes a key directly; :meth:`StepModel.step` caches it (a test
-holds the two equal). Units: seconds, joules, bytes (decimal), tokens.
+holds the two equal). The GPUs run sustained (``GpuMachine.sustained``: a serving engine keeps
+them at load for minutes, where the power cap holds a tensor-core GEMM's clock below what the
+short calibration timings saw). Units: seconds, joules, bytes (decimal), tokens.
 
 Imports: errors, precision, config.lowering, config.system, devices.*, hw.link, report.energy,
 report.power, workload.graph, workload.models.transformer, workload.parallel, serve.engine.
@@ -110,6 +112,9 @@ class StepModel:
         if getattr(self.gpu, "kind", "gpu") != "gpu":
             raise UnsupportedError(f"{system.name}'s devices are {self.gpu.kind}s: serving "
                                    "runs on GPUs")
+        # an engine keeps its GPUs at load for minutes: the power-capped clocks of a sustained
+        # load, not those of the short timings the GEMM model was fitted on
+        self.gpu = self.gpu.sustained()
         if dtype not in PRECISION_BYTES or not self.gpu.supports(dtype):
             raise UnsupportedError(f"{self.gpu.name} has no {dtype} tensor cores")
         self.dtype = dtype

@@ -270,3 +270,26 @@ def test_a_moe_model_serves_and_its_layers_extrapolate(node):
     assert model.evaluate(key).time_s == pytest.approx(full.totals["time_s"], rel=1e-9)
     r = serve("h200", "mixtral_8x7b", tp=2, isl=64, osl=8, requests=4)
     assert r.summary["finished"] == 4 and (r.requests["generated"] == 8).all()
+
+
+def test_a_serving_engine_runs_its_gpus_at_the_sustained_clocks(node):
+    """Minutes at load: the power cap holds a tensor-core GEMM's clock below the short
+    calibration timings' (h200.yaml ``compute.sustained_tensor_time_ratio``, measured). A
+    compute-bound prefill iteration slows by up to that ratio; a memory-bound decode one
+    hardly moves; CUDA-core fp32 clocks never change."""
+    h200 = load_machine("h200")
+    ratio = h200.compute.sustained_tensor_time_ratio
+    held = h200.sustained()
+    assert ratio > 1.0
+    assert held.load_clock_hz("bf16") == pytest.approx(h200.load_clock_hz("bf16") / ratio)
+    assert held.load_clock_hz("fp8") == pytest.approx(h200.load_clock_hz("fp8") / ratio)
+    assert held.load_clock_hz("fp32") == h200.load_clock_hz("fp32")
+    steady = load_machine("h200", {"compute.sustained_tensor_time_ratio": 1.0})
+    assert steady.sustained() is steady
+    eng = load_engine("vllm", {"step_overhead_s": 0})
+    prefill = StepBatch(decode=0, decode_context=0, prefill=(PrefillChunk(2048),))
+    decode = StepBatch(decode=8, decode_context=8 * 512, prefill=())
+    for batch, lo, hi in ((prefill, 1.03, ratio), (decode, 1.0, 1.02)):
+        slow = StepModel(node, LLAMA3_8B, eng, gpu=h200).step(batch).time_s
+        fast = StepModel(node, LLAMA3_8B, eng, gpu=steady).step(batch).time_s
+        assert lo <= slow / fast <= hi + 1e-9
