@@ -120,9 +120,13 @@ def run(args: argparse.Namespace) -> int:
     params = _params(args.params)
     try:
         built = factory(device="meta", **params)
-    except TypeError as exc:
+    except (TypeError, ValueError) as exc:
         raise ConfigError(args.target, None, None, f"the factory refused its arguments: "
-                          f"{str(exc).splitlines()[0][:300]}") from None
+                          f"{(str(exc).splitlines() or [''])[0][:300]}") from None
+    except Exception as exc:  # noqa: BLE001 (the user's factory failed: one line)
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        raise ConfigError(args.target, None, None,
+                          f"the factory failed: {type(exc).__name__}: {first}") from None
     if not isinstance(built, tuple) or len(built) not in (2, 3) or not callable(built[0]):
         raise ConfigError(args.target, None, type(built).__name__,
                           "the factory must return (callable, args) or (callable, args, kwargs)")

@@ -152,6 +152,21 @@ def test_cli_capture_then_run(tmp_path, capsys, monkeypatch):
     assert not (tmp_path / "q.json").exists()
 
 
+@pytest.mark.parametrize("raise_, says", [
+    ("raise ValueError('batch must be even')", "refused its arguments: batch must be even"),
+    ("raise RuntimeError('no weights here')", "failed: RuntimeError: no weights here"),
+])
+def test_cli_capture_of_a_factory_that_raises_is_one_line(tmp_path, capsys, monkeypatch,
+                                                          raise_, says):
+    src = tmp_path / "bad.py"
+    src.write_text(f"def build(device='meta', batch=2):\n    {raise_}\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["capture", f"{src}:build", "batch=3", "-o", "q.json"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and says in err[0] and "bad.py:build" in err[0]
+    assert not (tmp_path / "q.json").exists()
+
+
 def test_small_index_tensors_have_known_values_and_the_real_branch_is_captured():
     """Position arithmetic from Python numbers is evaluated beside the meta run, so code that
     branches on it (Hugging Face's packed-sequence check) captures the branch a real run takes;

@@ -226,6 +226,8 @@ def cnn(batch=1, size=224, device="meta", dtype="bf16", model=None, channels_las
     """A ResNet-18-shaped plain CNN (eval) over ``batch`` images, channels-last (as
     ``torch.compile`` and the zoo's CNNs run) or, ``channels_last=False``, in PyTorch's default
     NCHW layout."""
+    if not isinstance(channels_last, bool):
+        raise ValueError(f"channels_last={channels_last!r}: expected true or false")
     dt = _dt(dtype)
     fmt = torch.channels_last if channels_last else torch.contiguous_format
     with torch.device(device):
