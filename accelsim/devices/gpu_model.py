@@ -163,20 +163,20 @@ def _collective_cost(work: Collective, collective: CollectiveCost | None) -> _Co
 
 
 def _layout_plan(m: GpuMachine, op: Any, user_call: str, cold_weights: float
-                 ) -> tuple[tuple, list[dict[str, Any]]]:
-    """The kernels and layout copies of ``op`` computed through ``user_call`` (an NCHW
+                 ) -> tuple[Any, list[dict[str, Any]]]:
+    """The plan and layout copies of ``op`` computed through ``user_call`` (an NCHW
     convolution: :func:`~accelsim.workload.op_calls.computed_op` and
     :func:`~accelsim.devices.gpu_op_program.layout_copy_s`, as a one-op program of that call
     runs it); a pointwise one takes the faster of its two ways."""
     ways = NCHW_POINTWISE_ALGORITHMS if nchw_pointwise(op, user_call) else ("batched_gemm",)
-    best: tuple[float, tuple, list[dict[str, Any]]] | None = None
+    best: tuple[float, Any, list[dict[str, Any]]] | None = None
     for way in ways:
         plan = plan_op(m, device_op(computed_op(op, user_call, way)), cold_cache=True,
                        cold_weight_fraction=cold_weights)
         copies = layout_copy_s(m, op, user_call, way)
         t = sum(estimate_s(k, m) for k in plan.kernels) + sum(c["time_s"] for c in copies)
         if best is None or t < best[0]:
-            best = (t, plan.kernels, copies)
+            best = (t, plan, copies)
     assert best is not None
     return best[1], best[2]
 
@@ -219,8 +219,8 @@ def _kernel_cost(m: GpuMachine, work: Any, table: Any, cache: dict,
                           sfu_ops=work.sfu_ops)
         kernels, prec, flops, macs = (k,), "fp32", work.simt_flops, 0.0
     elif user_call:
-        kernels, copies = _layout_plan(m, op, user_call, cold_weights)
-        prec, flops = plan_op(m, op).precision, float(getattr(op, "flops", 0))
+        plan, copies = _layout_plan(m, op, user_call, cold_weights)
+        kernels, prec, flops = plan.kernels, plan.precision, float(getattr(op, "flops", 0))
         macs = float(getattr(op, "macs", 0))
     else:
         # a step's caches and weights were last touched a step ago
