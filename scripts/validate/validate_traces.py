@@ -60,6 +60,12 @@ the NCHW program lowering was written and before it was measured (``--run22``)."
 RUN20 = ROOT / "scripts" / "data" / "h200_programs_run20.json"
 """Run 20 (``PROGRAM_SET=run20``): ten new shapes (prefill weighted), held out, decided before
 the wave-fitting change of run 19's probe, measured after the model froze (``--run20``)."""
+PROGRAM_RUNS = {12: (RUN12, "held out, unprofiled timings"),
+                17: (RUN17, "new shapes, unprofiled"), 18: (RUN18, "new shapes, unprofiled"),
+                20: (RUN20, "new shapes, prefill weighted"),
+                22: (RUN22, "the plain CNN in NCHW")}
+"""The program runs by number: ``--run<N>`` scores one; :func:`fidelity_rows` reports each
+present."""
 CASES = {"decoder_decode_b8_c2048": ("decoder", {"mode": "decode", "batch": 8, "context": 2048}),
          "decoder_prefill_b1_s1024": ("decoder", {"mode": "prefill", "batch": 1, "seq": 1024}),
          "gpt_decode_b16_c512": ("gpt", {"mode": "decode", "batch": 16, "context": 512}),
@@ -124,7 +130,7 @@ def fidelity_rows() -> list[dict]:
     import fidelity
 
     rows = []
-    for path in (RUN12, RUN17, RUN18, RUN20, RUN22):
+    for path, _ in PROGRAM_RUNS.values():
         if not path.is_file():
             continue
         errs = program_errors(verbose=False, path=path)
@@ -213,27 +219,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--no-score", action="store_true",
                     help="leave out the held-out eager step times (h200_kineto_run10.json)")
-    ap.add_argument("--run12", action="store_true",
-                    help="score h200_programs_run12.json (held out, unprofiled timings)")
-    ap.add_argument("--run17", action="store_true",
-                    help="score h200_programs_run17.json (new shapes, unprofiled)")
-    ap.add_argument("--run18", action="store_true",
-                    help="score h200_programs_run18.json (new shapes, unprofiled)")
-    ap.add_argument("--run20", action="store_true",
-                    help="score h200_programs_run20.json (new shapes, prefill weighted)")
-    ap.add_argument("--run22", action="store_true",
-                    help="score h200_programs_run22.json (the plain CNN in NCHW)")
+    for run, (path, what) in PROGRAM_RUNS.items():
+        ap.add_argument(f"--run{run}", action="store_true",
+                        help=f"score {path.name} ({what})")
     args = ap.parse_args(argv)
-    if args.run22:
-        return score_programs(RUN22)
-    if args.run20:
-        return score_programs(RUN20)
-    if args.run18:
-        return score_programs(RUN18)
-    if args.run17:
-        return score_programs(RUN17)
-    if args.run12:
-        return score_programs()
+    for run, (path, _) in PROGRAM_RUNS.items():
+        if getattr(args, f"run{run}"):
+            return score_programs(path)
     measured = {}
     if not args.no_score:
         measured = {c["case"]: c for c in json.loads(HELD_OUT.read_text())["cases"]}
