@@ -58,11 +58,12 @@ RUN22 = ROOT / "scripts" / "data" / "h200_programs_run22.json"
 """Run 22 (``PROGRAM_SET=run22``): the plain CNN in NCHW, four batches, held out, decided after
 the NCHW program lowering was written and before it was measured (``--run22``)."""
 RUN20 = ROOT / "scripts" / "data" / "h200_programs_run20.json"
-"""Run 20 (``PROGRAM_SET=run20``): ten new shapes (prefill weighted), held out, decided before
-the wave-fitting change of run 19's probe, measured after the model froze (``--run20``)."""
+"""Run 20 (``PROGRAM_SET=run20``): ten new shapes (prefill weighted), decided before the
+wave-fitting change of run 19's probe, measured after the model froze, scored once; dev since
+2026-12-03 (its prefill gap led to run 21's clock probe) (``--run20``)."""
 PROGRAM_RUNS = {12: (RUN12, "held out, unprofiled timings"),
                 17: (RUN17, "new shapes, unprofiled"), 18: (RUN18, "new shapes, unprofiled"),
-                20: (RUN20, "new shapes, prefill weighted"),
+                20: (RUN20, "new shapes, prefill weighted; dev"),
                 22: (RUN22, "the plain CNN in NCHW")}
 """The program runs by number: ``--run<N>`` scores one; :func:`fidelity_rows` reports each
 present."""

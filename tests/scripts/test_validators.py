@@ -507,3 +507,19 @@ def test_single_op_rows_miss_a_target_exactly_when_main_exits_1(capsys):
     rows = [r for r in vs.fidelity_rows() if r["data_set"] == vs.RUN11]  # main's default set
     assert rows and any(r["met"] is False for r in rows) == (vs.main(["--quiet"]) == 1)
     capsys.readouterr()
+
+
+def test_serving_cases_that_guided_a_choice_are_dev_and_the_rest_stay_held_out():
+    """The serving split as the registry records it: the nine calibration rows, the rows read
+    before a choice (dev: the 70B-on-one-H100 rows, then every case that runs since the
+    sustained-clock change), and held out only what no choice saw (cases not run yet)."""
+    vs = _module("validate_serving")
+    cases = json.loads((DATA / "serving_published.json").read_text())["cases"]
+    splits = {c["id"]: vs.split_of(c) for c in cases}
+    assert sum(s == "calibration" for s in splits.values()) == 9
+    assert all(s == "dev" for i, s in splits.items() if i.startswith(vs.DEV_SINCE_SUSTAINED)
+               and not i.startswith(vs.CALIBRATION_PREFIX))
+    assert all(s == "held-out" for i, s in splits.items() if i.startswith(("mlperf", "sglang")))
+    row = {"id": "trtllm014_x", "split": "dev"}
+    assert vs.pooled(row) and not vs.pooled({"id": vs.DEV_PREFIXES[0] + "x", "split": "dev"})
+    assert not vs.pooled({"id": vs.CALIBRATION_PREFIX + "x", "split": "calibration"})
