@@ -17,7 +17,14 @@ and returns ``(callable, args)``: what one step runs. Capture one with
 * ``encoder``: a BERT-large-shaped encoder written with ``@`` on parameter matrices, manual
   attention (``q @ k.transpose``, ``softmax``, ``@ v``) and ``F.layer_norm`` (post-norm);
 * ``cnn``: a ResNet-18-shaped CNN of ``nn.Conv2d``/``nn.BatchNorm2d``/``F.relu`` in
-  channels_last, max and average pooling and a linear head.
+  channels_last, max and average pooling and a linear head;
+* ``torch_encoder``: a BERT-base-shaped encoder built from PyTorch's own
+  ``nn.TransformerEncoder(nn.TransformerEncoderLayer(...))``; in inference with
+  ``batch_first=True`` PyTorch runs each layer as one fused call
+  (``torch._transformer_encoder_layer_fwd``), with the default ``batch_first=False`` its Python
+  path (``F.multi_head_attention_forward``);
+* ``torch_vit``: a ViT-B/16-shaped classifier: a patch convolution, a class token, learned
+  positions, a pre-norm ``nn.TransformerEncoder`` (GELU) and a linear head.
 """
 
 import math
@@ -233,4 +240,51 @@ def cnn(batch=1, size=224, device="meta", dtype="bf16", model=None, channels_las
     with torch.device(device):
         model = model or Cnn().to(dt).eval().to(memory_format=fmt)
         x = torch.zeros(batch, 3, size, size, dtype=dt).to(memory_format=fmt)
+    return model, (x,)
+
+
+def torch_encoder(batch=1, seq=128, layers=12, d=768, heads=12, ffn=3072, batch_first=True,
+                  activation="relu", norm_first=False, device="meta", dtype="bf16", model=None):
+    """A BERT-base-shaped ``nn.TransformerEncoder`` over ``batch x seq`` embedded tokens
+    (``seq x batch`` when ``batch_first`` is false)."""
+    for key, value in (("batch_first", batch_first), ("norm_first", norm_first)):
+        if not isinstance(value, bool):
+            raise ValueError(f"{key}={value!r}: expected true or false")
+    dt = _dt(dtype)
+    with torch.device(device):
+        layer = nn.TransformerEncoderLayer(d, heads, ffn, dropout=0.1, activation=activation,
+                                           batch_first=batch_first, norm_first=norm_first)
+        model = model or nn.TransformerEncoder(layer, layers, enable_nested_tensor=False
+                                               ).to(dt).eval()
+        shape = (batch, seq, d) if batch_first else (seq, batch, d)
+        x = torch.zeros(*shape, dtype=dt)
+    return model, (x,)
+
+
+class Vit(nn.Module):
+    def __init__(self, size=224, patch=16, layers=12, d=768, heads=12, ffn=3072, classes=1000):
+        super().__init__()
+        self.patch = nn.Conv2d(3, d, patch, patch)
+        tokens = (size // patch) ** 2 + 1
+        self.cls = nn.Parameter(torch.zeros(1, 1, d))
+        self.pos = nn.Parameter(torch.zeros(1, tokens, d))
+        layer = nn.TransformerEncoderLayer(d, heads, ffn, dropout=0.0, activation="gelu",
+                                           batch_first=True, norm_first=True)
+        self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.norm = nn.LayerNorm(d)
+        self.head = nn.Linear(d, classes)
+
+    def forward(self, img):
+        x = self.patch(img).flatten(2).transpose(1, 2)
+        x = torch.cat([self.cls.expand(x.shape[0], -1, -1), x], dim=1) + self.pos
+        x = self.encoder(x)
+        return self.head(self.norm(x[:, 0]))
+
+
+def torch_vit(batch=1, size=224, device="meta", dtype="bf16", model=None):
+    """A ViT-B/16-shaped classifier over ``batch`` NCHW images (pre-norm, GELU)."""
+    dt = _dt(dtype)
+    with torch.device(device):
+        model = model or Vit(size=size).to(dt).eval()
+        x = torch.zeros(batch, 3, size, size, dtype=dt)
     return model, (x,)
