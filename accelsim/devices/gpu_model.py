@@ -39,7 +39,13 @@ from accelsim.hw.gpu import plan_op
 from accelsim.hw.gpu.kernel import bound_of, estimate_s, extra_launches
 from accelsim.hw.gpu.memory import l2_hit_fraction, stream_kernel
 from accelsim.hw.gpu.reduce import row_mean_kernel
-from accelsim.mapping.gpu_lowering import LoweredCall, StreamWork, lower, lower_sites
+from accelsim.mapping.gpu_lowering import (
+    FUSED_HOST_CLASS,
+    LoweredCall,
+    StreamWork,
+    lower,
+    lower_sites,
+)
 from accelsim.mapping.program_fusion import fuse_sites
 from accelsim.report.energy import energy_table_for
 from accelsim.report.gpu_power import gpu_energy_j
@@ -262,6 +268,8 @@ def _host_s(m: GpuMachine, call: LoweredCall, table: Any,
         return 0.0
     if isinstance(call.work, Collective) and collective is not None:
         return collective(call.work)[1]
+    if call.call == FUSED_HOST_CLASS:  # inside a fused C++ call: its module site pays
+        return 0.0
     extra = m.host.call_s(table.per_call_extra) if table.per_call_extra else 0.0
     return m.host.call_s(call.call) + extra
 

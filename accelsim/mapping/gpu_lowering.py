@@ -136,6 +136,10 @@ def lower(ops: Iterable[tuple[Any, int | None]], table: LoweringTable) -> list[L
     return out
 
 
+FUSED_HOST_CLASS = "fused"
+"""Host class of a call made inside a fused C++ call (a site's ``meta["fused"]``): no host
+time of its own, the fused call's module site carries it (no ``per_call_extra`` either)."""
+
 UNMODELLED_KEY = "call.unmodelled"
 """The table entry that costs a captured call no entry names (the stated fallback)."""
 
@@ -183,8 +187,9 @@ def lower_sites(sites: Iterable[Any], table: LoweringTable) -> list[LoweredCall]
             klass = step.kernel_class or own
             check_count(len(out) + step.count, MAX_LOWERED_CALLS, file=table.source,
                         field="calls", what="framework calls")
+            host_class = FUSED_HOST_CLASS if site.meta.get("fused") else step.call
             for _ in range(step.count):
-                out.append(LoweredCall(op_index=site.index, op_name=site.name, call=step.call,
+                out.append(LoweredCall(op_index=site.index, op_name=site.name, call=host_class,
                                        work=work, kernel_class=klass, layer=site.layer,
                                        family=family,
                                        user_call=site.meta.get("call", "")
@@ -192,5 +197,5 @@ def lower_sites(sites: Iterable[Any], table: LoweringTable) -> list[LoweredCall]
     return out
 
 
-__all__ = ["DEFAULT_CLASS", "UNMODELLED_KEY", "LoweredCall", "StreamWork", "lower",
-           "lower_sites", "op_key"]
+__all__ = ["DEFAULT_CLASS", "FUSED_HOST_CLASS", "UNMODELLED_KEY", "LoweredCall", "StreamWork",
+           "lower", "lower_sites", "op_key"]

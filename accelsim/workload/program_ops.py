@@ -334,7 +334,13 @@ def _site(i: int, call: Call) -> CallSite:
     out = call.outputs[0] if call.outputs else None
     base = {"index": i, "fn": fn, "name": label, "layer": layer}
     if fn in HOST_ONLY:
+        if call.args.get("fastpath"):  # PyTorch's fused path (workload.torch_fused_paths)
+            return CallSite(key=f"call.module.{call.args['fastpath']}", **base)
+        if call.qualname == "TransformerEncoderLayer":
+            return CallSite(key="call.module.encoder_layer", **base)
         return CallSite(key="call.module", **base)
+    if fn == "multi_head_attention_forward":  # its Python; the calls it makes follow
+        return CallSite(key="call.mha_python", **base)
     if fn in HOST_CREATORS:
         return CallSite(key="call.empty", **base)
     if fn in ("split", "chunk", "split_with_sizes", "unbind") and all(t.view for t in call.outputs):
@@ -414,8 +420,12 @@ def _site(i: int, call: Call) -> CallSite:
 
 
 def call_sites(program: Program) -> list[CallSite]:
-    """One :class:`CallSite` per call of ``program``, in order."""
+    """One :class:`CallSite` per call of ``program``, in order. A call made inside a fused
+    C++ call (``args["fused"]``: :mod:`accelsim.workload.torch_fused_paths`) carries
+    ``meta["fused"]``: its host time is the fused call's."""
     sites = [_site(i, c) for i, c in enumerate(program.calls)]
+    sites = [dataclasses.replace(s, meta={**s.meta, "fused": c.args["fused"]})
+             if c.args.get("fused") else s for s, c in zip(sites, program.calls, strict=True)]
     seen: dict[str, int] = {}
     out = []
     for s in sites:  # unique labels: the second rms_norm of a module is "<path>.rms_norm#2"

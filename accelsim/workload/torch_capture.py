@@ -41,12 +41,13 @@ without a meta kernel) is a one-line
 :class:`~accelsim.errors.WorkloadError` naming the call and what to do. ``torch`` is an
 optional extra (``pip install accelsim[torch]``).
 
-Imports: torch (lazily), errors, workload.program.
+Imports: torch (lazily), errors, workload.program, workload.torch_fused_paths.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -139,6 +140,22 @@ def _scalar(value: Any) -> Any:
 _MISSING = object()
 
 
+@dataclasses.dataclass
+class _Held:
+    """A module call that may be on PyTorch's fused path: its calls wait here until it returns."""
+
+    module: Any
+    kind: str
+    """:func:`~accelsim.workload.torch_fused_paths.fast_path`'s answer at the call."""
+    index: int
+    """Where its ``module`` call sits in the enclosing list."""
+    x: Any
+    """Its first input (the tensor the fused call reads)."""
+    calls: list = dataclasses.field(default_factory=list)
+    mha: dict | None = None
+    """The arguments of the ``F.multi_head_attention_forward`` it made (masks, weights)."""
+
+
 class _Recorder:
     """Tensor metadata and the module stack while a program runs."""
 
@@ -152,6 +169,14 @@ class _Recorder:
         self.known: dict[int, tuple[Any, Any]] = {}
         """id of a meta tensor -> (a weak reference to it, its value on the CPU): see the
         module's "Known values"."""
+        self.held: list[_Held] = []
+        """Modules that may run PyTorch's fused inference path, innermost last: their calls
+        are held until the module returns (module doc, "PyTorch's fused transformer paths")."""
+        self.views: dict[int, bool] = {}
+        """Program tensor number -> whether the call that made it made a view."""
+        self.fused = ""
+        """While non-empty: the calls recorded are ones a fused C++ call makes (their
+        ``args["fused"]``)."""
 
     def shadow(self, value: Any) -> Any:
         """``value`` with each tensor replaced by its known CPU value (``_MISSING`` when a
@@ -217,20 +242,55 @@ class _Recorder:
         self.ids[id(t)] = (ref, n)
         return n
 
-    def info(self, t: Any, inputs: tuple[Any, ...] = ()) -> TensorInfo:
-        view = bool(t._is_view()) or any(t is x for x in inputs)
+    def info(self, t: Any, inputs: tuple[Any, ...] | None = None) -> TensorInfo:
+        """``t`` as a call's result (``inputs``: the call's tensor inputs) or, ``None``, as
+        an input (its flags as the call that made it recorded them)."""
+        n = self.ident(t)
+        if inputs is None:
+            view = self.views.get(n, bool(t._is_view()))
+        elif any(t is x for x in inputs):  # the input itself (in place, a no-op .to())
+            view = True
+        else:
+            key = _storage_key(t)
+            view = _shares_storage(t, inputs) if key is not None else bool(t._is_view())
+            self.views[n] = view
         return TensorInfo(tuple(int(s) for s in t.shape), str(t.dtype).removeprefix("torch."),
                           tuple(int(s) for s in t.stride()), view=view,
-                          param=id(t) in self.params, tensor_id=self.ident(t))
+                          param=id(t) in self.params, tensor_id=n)
 
     def add(self, call: Call) -> None:
-        if len(self.calls) >= MAX_CALLS:
+        if self.fused:
+            call = dataclasses.replace(call, args={**call.args, "fused": self.fused})
+        target = self.held[-1].calls if self.held else self.calls
+        if len(self.calls) + len(target) >= MAX_CALLS:
             raise WorkloadError("capture", "calls", len(self.calls),
                                 f"more than {MAX_CALLS:,} calls in one step")
-        self.calls.append(call)
+        target.append(call)
 
     def module(self) -> str:
         return self.stack[-1] if self.stack else ""
+
+
+def _storage_key(t: Any) -> int | None:
+    """The identity of ``t``'s storage (None when it has none, e.g. a nested tensor)."""
+    try:
+        return int(t.untyped_storage()._cdata)
+    except (RuntimeError, AttributeError, NotImplementedError):
+        return None
+
+
+def _shares_storage(t: Any, inputs: tuple[Any, ...]) -> bool:
+    """Whether result ``t`` lives in an input's storage: a view of it. ``_is_view()`` does not
+    tell: under ``torch.inference_mode()`` PyTorch keeps no view metadata (False for
+    ``x.transpose(0, 1)`` of an inference tensor), and a result PyTorch reshapes from a buffer
+    of its own is a view of that buffer, not of an input (True for ``F.linear`` of a 3-D
+    input: ``addmm`` on the flattened rows, then ``view``)."""
+    key = _storage_key(t)
+    if key is None:
+        return False
+    torch = _torch()
+    return any(isinstance(x, torch.Tensor) and x is not t and _storage_key(x) == key
+               for x in inputs)
 
 
 def _args(name: str, args: tuple, kwargs: dict) -> dict[str, Any]:
@@ -257,16 +317,22 @@ def _args(name: str, args: tuple, kwargs: dict) -> dict[str, Any]:
 
 
 def _cuda_sdpa_layout(out: Any, query: Any) -> Any:
-    """A 4-D meta SDPA result in its query's layout, as cuDNN allocates it: a ``(batch, heads,
-    seq, dim)`` view of a ``(batch, seq, heads, dim)`` buffer when the query is one (module
-    doc); else unchanged."""
+    """A 4-D meta SDPA result in its query's layout, as cuDNN allocates it: dense, its
+    dimensions in the order of the query's strides (module doc): for the usual query, and one
+    sliced from a fused QKV buffer, a ``(batch, heads, seq, dim)`` view of a ``(batch, seq,
+    heads, dim)`` buffer; for ``F.multi_head_attention_forward``'s a view of a ``(seq, batch,
+    heads, dim)`` one (run 24's profiles, ``h200_torch_transformer_run24.json``: no copy after
+    the SDPA kernel of either). A contiguous query, another rank: unchanged."""
     torch = _torch()
     if not isinstance(out, torch.Tensor) or out.device.type != "meta" or out.dim() != 4 \
             or not isinstance(query, torch.Tensor) or query.dim() != 4 \
-            or query.is_contiguous() or not query.transpose(1, 2).is_contiguous():
+            or query.is_contiguous():
         return out
-    b, h, s, d = out.shape
-    return torch.empty((b, s, h, d), dtype=out.dtype, device=out.device).transpose(1, 2)
+    order = sorted(range(4), key=lambda i: (-query.stride(i), i))
+    if order == [0, 1, 2, 3]:
+        return out
+    buf = torch.empty([out.shape[i] for i in order], dtype=out.dtype, device=out.device)
+    return buf.permute([order.index(i) for i in range(4)])
 
 
 def _cuda_conv_layout(out: Any, inp: Any, weight: Any) -> Any:
@@ -302,6 +368,8 @@ def _mode_class() -> type:
             kwargs = kwargs or {}
             name, qual = canonical_name(func)
             rec = self.rec
+            if name == "multi_head_attention_forward":
+                return self._python_mha(func, qual, args, kwargs)
             if name in _READS:  # a host read of a tensor's value: its known value, if any
                 sargs = rec.shadow(args)
                 if sargs is not _MISSING:
@@ -339,7 +407,71 @@ def _mode_class() -> type:
                          args=_args(name, args, kwargs), module=rec.module(), qualname=qual))
             return out
 
+        def _python_mha(self, func, qual, args, kwargs):  # noqa: ANN001, ANN202
+            """``F.multi_head_attention_forward``: a host-only call of its own (its Python),
+            then the calls its Python path makes, recorded one by one (the function is
+            Python: its ``has_torch_function`` check is answered False while it runs under
+            this mode). Its masks and weights decide an enclosing fused path (``_Held``)."""
+            import torch.nn.functional as F
+
+            rec = self.rec
+            scal = _args("multi_head_attention_forward", args, kwargs)
+            info = {"need_weights": bool(scal.get("need_weights", True)),
+                    "average": bool(scal.get("average_attn_weights", True)),
+                    "masked": bool(scal.get("has_attn_mask") or scal.get("has_key_padding_mask")
+                                   or scal.get("is_causal"))}
+            for held in rec.held:
+                if held.mha is None:
+                    held.mha = info
+            rec.add(Call(fn="multi_head_attention_forward", module=rec.module(), qualname=qual,
+                         args={k: info[k] for k in ("need_weights", "masked")}))
+            saved = F.has_torch_function
+            F.has_torch_function = lambda *_a, **_k: False
+            try:
+                with self:
+                    return func(*args, **kwargs)
+            finally:
+                F.has_torch_function = saved
+
     return CaptureMode
+
+
+def _fused_kind(held: _Held) -> str:
+    """The path a held module took, now that its ``F.multi_head_attention_forward`` is known:
+    its fused one, or ``""`` (masked, nested: the Python path, recorded as it ran)."""
+    from accelsim.workload import torch_fused_paths as fp
+
+    info = held.mha
+    if info is None or info["masked"]:
+        return ""
+    if held.kind == fp.FUSED_MHA and info["need_weights"]:
+        return fp.FUSED_MHA_WEIGHTS
+    return held.kind
+
+
+def _record_fused(rec: _Recorder, held: _Held, kind: str) -> None:
+    """Record the calls of the fused C++ call ``held`` makes (``kind``), in its place."""
+    from accelsim.workload import torch_fused_paths as fp
+
+    parent = rec.held[-1].calls if rec.held else rec.calls
+    parent[held.index] = dataclasses.replace(parent[held.index], args={"fastpath": kind})
+    start = len(parent)
+    rec.fused = kind
+    try:
+        if kind == fp.FUSED_LAYER:
+            fp.record_layer(held.module, held.x)
+        else:
+            info = held.mha or {}
+            fp.record_mha(held.module, held.x, need_weights=kind == fp.FUSED_MHA_WEIGHTS,
+                          average=info.get("average", True))
+    finally:
+        rec.fused = ""
+    if kind == fp.FUSED_LAYER:  # the FFN activation is the first FFN GEMM's epilogue
+        linears = [i for i in range(start, len(parent)) if parent[i].fn == "linear"]
+        if len(linears) >= 3:
+            c = parent[linears[2]]
+            parent[linears[2]] = dataclasses.replace(
+                c, args={**c.args, "epilogue": fp.activation(held.module)})
 
 
 def capture_program(fn: Callable[..., Any], *args: Any, name: str | None = None,
@@ -357,12 +489,25 @@ def capture_program(fn: Callable[..., Any], *args: Any, name: str | None = None,
         params = {id(p) for p in root.parameters()} | {id(b) for b in root.buffers()}
     rec = _Recorder(params, names)
 
-    def pre(module: Any, _inputs: Any) -> None:
+    from accelsim.workload.torch_fused_paths import fast_path
+
+    def pre(module: Any, inputs: Any) -> None:
         path = names.get(id(module), type(module).__name__)
+        kind = fast_path(module, tuple(inputs)) if not rec.fused else ""
         rec.add(Call(fn="module", module=path, qualname=type(module).__name__))
         rec.stack.append(path)
+        if kind:  # its calls wait until it returns (torch_fused_paths)
+            parent = rec.held[-1].calls if rec.held else rec.calls
+            rec.held.append(_Held(module, kind, len(parent) - 1, inputs[0]))
 
-    def post(_module: Any, _inputs: Any, _out: Any) -> None:
+    def post(module: Any, _inputs: Any, _out: Any) -> None:
+        if rec.held and rec.held[-1].module is module:
+            held = rec.held.pop()
+            kind = _fused_kind(held)
+            if kind:
+                _record_fused(rec, held, kind)
+            else:
+                (rec.held[-1].calls if rec.held else rec.calls).extend(held.calls)
         if rec.stack:
             rec.stack.pop()
 

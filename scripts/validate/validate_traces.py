@@ -61,10 +61,16 @@ RUN20 = ROOT / "scripts" / "data" / "h200_programs_run20.json"
 """Run 20 (``PROGRAM_SET=run20``): ten new shapes (prefill weighted), decided before the
 wave-fitting change of run 19's probe, measured after the model froze, scored once; dev since
 2026-12-03 (its prefill gap led to run 21's clock probe) (``--run20``)."""
+RUN24 = ROOT / "scripts" / "data" / "h200_torch_transformer_run24.json"
+"""Run 24 (``scripts/measure/torch_transformer_paths.py``): PyTorch's own
+``nn.TransformerEncoder`` (fused path and Python path) and a ViT built on it, held out, decided
+before measuring, scored once after their lowering was fitted on the run's calibration probes
+(``--run24``)."""
 PROGRAM_RUNS = {12: (RUN12, "held out, unprofiled timings"),
                 17: (RUN17, "new shapes, unprofiled"), 18: (RUN18, "new shapes, unprofiled"),
                 20: (RUN20, "new shapes, prefill weighted; dev"),
-                22: (RUN22, "the plain CNN in NCHW")}
+                22: (RUN22, "the plain CNN in NCHW"),
+                24: (RUN24, "PyTorch's nn.TransformerEncoder and a ViT")}
 """The program runs by number: ``--run<N>`` scores one; :func:`fidelity_rows` reports each
 present."""
 CASES = {"decoder_decode_b8_c2048": ("decoder", {"mode": "decode", "batch": 8, "context": 2048}),

@@ -351,9 +351,9 @@ def _mean(e: _Emitter, x: _T) -> _T:
 
 def _linear(e: _Emitter, path: str, x: _T, weight: _T, bias: _T | None) -> _T:
     with e.module(path, "Linear"):
-        # with a bias, a batched input runs as addmm on a 2-D view: the result is a view
-        out = _T((*x.shape[:-1], weight.shape[0]), x.dtype,
-                 is_view=bias is not None and len(x.shape) > 2)
+        # (with a bias a batched input runs as addmm on a 2-D view, and the result is a view
+        # of linear's own buffer: not of an input, as capture records it)
+        out = _T((*x.shape[:-1], weight.shape[0]), x.dtype)
         ins = [x, weight] + ([bias] if bias is not None else [])
         e.call("linear", ins, [out], {} if bias is not None else {"arg2": None})
     return out
@@ -428,12 +428,16 @@ def _sdpa_call(e: _Emitter, q: _T, k: _T, v: _T, mask: _T | None, args: dict) ->
     """``F.scaled_dot_product_attention`` with ``args`` as recorded; its result takes the
     query's layout as cuDNN allocates it."""
     b, h, s, d = q.shape
-    if not _is_contiguous(q) and _is_contiguous(_T((b, s, h, d), q.dtype,
-                                                   (q.stride[0], q.stride[2], q.stride[1],
-                                                    q.stride[3]))):
-        out = _T((b, h, s, d), q.dtype, (s * h * d, d, h * d, 1), is_view=True)
-    else:  # cuDNN's layout rule (torch_capture._cuda_sdpa_layout)
-        out = _T((b, h, s, d), q.dtype)
+    out = _T((b, h, s, d), q.dtype)
+    order = sorted(range(4), key=lambda i: (-q.stride[i], i))
+    if not _is_contiguous(q) and order != [0, 1, 2, 3]:
+        # cuDNN's layout rule (torch_capture._cuda_sdpa_layout): dense, in the query's
+        # stride order
+        stride, step = [0] * 4, 1
+        for i in reversed(order):
+            stride[i] = step
+            step *= q.shape[i]
+        out = _T((b, h, s, d), q.dtype, tuple(stride))
     e.call("scaled_dot_product_attention", [q, k, v] + ([mask] if mask is not None else []),
            [out], args)
     return out
