@@ -198,9 +198,12 @@ call_table.head(50)
 # `view`, `transpose`, `unbind`, `flatten`, slicing: these change a tensor's shape and strides
 # and share its storage; PyTorch launches **no kernel** for them, only the host pays a couple
 # of microseconds to dispatch them. The same `reshape` call is a view or a copy depending on
-# the strides it is given: `x.float().reshape(...)` in `Rotary` is a view, but
-# `a.transpose(1, 2).reshape(b, s, d)` in `Attention` has to copy, because the transposed
-# tensor's elements are not in row-major order. The captured strides decide:
+# the strides it is given: `x.float().reshape(...)` in `Rotary` is a view, and so is
+# `a.transpose(1, 2).reshape(b, s, d)` in `Attention`. That second one is a view only because
+# cuDNN writes SDPA's output in its query's memory order. The query is a transposed slice of
+# the QKV projection, laid out `(batch, seq, heads, dim)`, so the transposed output is
+# row-major again. Had SDPA returned a contiguous `(batch, heads, seq, dim)` tensor, this
+# reshape would copy. The captured strides decide:
 
 # %%
 reshapes = call_table[call_table["call"] == "reshape"].drop_duplicates(
@@ -404,9 +407,10 @@ print("the model file, the program and the run's CSV files are in", workdir)
 #    halves and compute `x * cos + rotate_half(x) * sin` (Hugging Face's way). Does the
 #    unmodelled table empty? How many kernels does the rotary embedding launch now, and what
 #    does it cost at batch 1 in eager mode?
-# 3. **Make a copy disappear.** The `reshape` after SDPA copies. What happens to the kernel list
-#    if you write `a.transpose(1, 2).contiguous().view(b, s, d)` instead? (Predict first, then
-#    capture.) Why can no rewrite of this line avoid the copy?
+# 3. **Make a copy appear.** The `reshape` after SDPA is a view because SDPA's output follows
+#    its query's layout. Give SDPA contiguous inputs, `q.transpose(1, 2).contiguous()` (and
+#    the same for k and v). What happens to the kernel list before SDPA, and after it?
+#    Predict first, then capture. Which of the two layouts would you keep, and why?
 # 4. **Fuse the projections.** `qkv` is already one GEMM for Q, K and V. Do the same for the
 #    MLP: one `nn.Linear(d, 2 * ffn)` and `chunk(2, dim=-1)`. What changes at batch 1 and
 #    at batch 32, and why more at one than at the other?
@@ -416,3 +420,11 @@ print("the model file, the program and the run's CSV files are in", workdir)
 # 6. **A bigger model.** Change `TinyLM`'s defaults to Llama-3-8B's shape (32 layers,
 #    d=4096, 32 heads, ffn=14336, vocab=128256) and repeat section 4: is batch 1 still host
 #    bound? (Building it on `meta` costs nothing: no weights are allocated.)
+# 7. **PyTorch's own layer.** Capture `nn.TransformerEncoderLayer(256, 4, 1024,
+#    batch_first=True).eval()` on a `(1, 16, 256)` meta tensor, then the same layer with
+#    `batch_first=False` on `(16, 1, 256)`. Compare the call tables and the kernel lists. In
+#    inference the first runs PyTorch's fused path: one C++ call whose host class is the whole
+#    layer, with the FFN's ReLU inside a GEMM's epilogue. The second runs the Python path,
+#    with a copy after the QKV projection and a ReLU kernel of its own. Which path is faster in
+#    eager mode at batch 1, and which at batch 64? (`accelsim/workload/torch_fused_paths.py`
+#    says when PyTorch takes each.)

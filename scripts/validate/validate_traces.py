@@ -135,6 +135,7 @@ def fidelity_rows() -> list[dict]:
     programs' eager and CUDA-graph steps (targets 10 % and 5 %, issue 23) and the trace
     replays (no target of their own), as ``--run12`` prints them."""
     import fidelity
+    from data_registry import entry_of
 
     rows = []
     for path, _ in PROGRAM_RUNS.values():
@@ -142,7 +143,9 @@ def fidelity_rows() -> list[dict]:
             continue
         errs = program_errors(verbose=False, path=path)
         src = [path.name]
-        rows += [fidelity.row("validate_traces", src, "captured program step (eager)",
+        parts = (entry_of(path).get("parts") or {})
+        eager_src = [(path.name, "eager_steps")] if "eager_steps" in parts else src
+        rows += [fidelity.row("validate_traces", eager_src, "captured program step (eager)",
                               errors_pct=errs["eager"], target_pct=PROGRAM_TARGETS_PCT["eager"],
                               metric="step time"),
                  fidelity.row("validate_traces", src, "captured program step (graph)",
