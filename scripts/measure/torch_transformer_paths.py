@@ -6,7 +6,9 @@ Run on the device machine with the image's python3 (PyTorch):
 
     PYTHONUNBUFFERED=1 python3 scripts/measure/torch_transformer_paths.py $OUT
 
-Writes ``$OUT/h200_torch_transformer_run24.json``. Why: users build encoders from
+Writes ``$OUT/h200_torch_transformer_run24.json`` (``CASE_SET=run26``: run 26's programs,
+``$OUT/h200_torch_transformer_run26.json``; the probes are timed in every run, the session's
+host state). Why: users build encoders from
 ``nn.TransformerEncoder``; in inference with ``batch_first=True`` PyTorch runs each layer as one
 C++ call (``torch._transformer_encoder_layer_fwd``: the layer's kernels without Python between
 them), with the default ``batch_first=False`` (or ``need_weights=True`` on a bare
@@ -16,7 +18,8 @@ fixed before anything was measured (``scripts/data/REGISTRY.yaml``, this docstri
 * **calibration** (``probes``): the tiny-shape module calls (batch 1, 16 tokens, width 256, 4
   heads), host seconds per call issued back to back (5 interleaved rounds of ``CALLS``), and
   the same session's host classes (``nn.Linear``, ``F.layer_norm``, ``torch.add`` on tiny
-  tensors: the session's host state beside ``host.eager_call_s``); then, in ``profiles``, the
+  tensors: the session's host state beside ``host.eager_call_s``; since run 26 also on CPU
+  tensors, with the fused layer); then, in ``profiles``, the
   kernels of one call of each probe at the tiny shape and at batch 8 x 256 tokens, width 768
   (what each path launches). These fit the lowering of the two paths and their host classes.
 * **held-out** (``cases``): whole programs of ``workloads/programs/plain.py`` (``torch_encoder``
@@ -61,7 +64,8 @@ PROBES = [
     ("mha_python_weights", "mha", {"batch_first": False, "need_weights": True}),
 ]
 
-CASES = [
+RUN = int(os.environ.get("CASE_SET", "run24").removeprefix("run") or 24)
+RUN24_CASES = [
     ("tenc_bf_b1_s128", "torch_encoder", {"batch": 1, "seq": 128}),
     ("tenc_bf_b8_s256", "torch_encoder", {"batch": 8, "seq": 256}),
     ("tenc_bf_b32_s128", "torch_encoder", {"batch": 32, "seq": 128}),
@@ -75,7 +79,28 @@ CASES = [
     ("vit_b8", "torch_vit", {"batch": 8}),
     ("vit_b32", "torch_vit", {"batch": 32}),
 ]
-"""Held-out programs (decided before measuring)."""
+"""Run 24's held-out programs (decided before measuring)."""
+RUN26_CASES = [
+    ("tenc_bf_b2_s64", "torch_encoder", {"batch": 2, "seq": 64}),
+    ("tenc_bf_b64_s128", "torch_encoder", {"batch": 64, "seq": 128}),
+    ("tenc_bf_gelu_b8_s384", "torch_encoder", {"batch": 8, "seq": 384, "activation": "gelu"}),
+    ("tenc_pre_relu_b4_s256", "torch_encoder", {"batch": 4, "seq": 256, "norm_first": True}),
+    ("tenc_sf_b4_s128", "torch_encoder", {"batch": 4, "seq": 128, "batch_first": False}),
+    ("tenc_sf_b32_s256", "torch_encoder", {"batch": 32, "seq": 256, "batch_first": False}),
+    ("tenc_large_b8_s256", "torch_encoder", {"batch": 8, "seq": 256, "layers": 24, "d": 1024,
+                                             "heads": 16, "ffn": 4096}),
+    ("vit_b4", "torch_vit", {"batch": 4}),
+    ("vit_b16", "torch_vit", {"batch": 16}),
+    ("vit_b64", "torch_vit", {"batch": 64}),
+]
+"""Run 26's held-out programs (``CASE_SET=run26``; decided 2026-12-04 after run 24 was scored
+and before anything of them was measured, the model frozen at run 24's scoring): shapes no run
+timed, timed as run 24's, scored once."""
+if RUN not in (24, 26):
+    print(f"torch_transformer_paths.py: CASE_SET = run{RUN}: must be run24 or run26",
+          file=sys.stderr)
+    sys.exit(2)
+CASES = RUN24_CASES if RUN == 24 else RUN26_CASES
 
 
 def probe_call(kind: str, opts: dict, shape: dict):
@@ -93,14 +118,21 @@ def probe_call(kind: str, opts: dict, shape: dict):
     return (lambda: m(x, x, x, need_weights=nw)), m
 
 
-def host_classes() -> dict:
-    """This session's host classes on tiny tensors (per call, issued back to back)."""
-    lin = nn.Linear(64, 64, device=DEV, dtype=DT)
-    x = torch.randn(4, 64, device=DEV, dtype=DT)
-    w, bias = torch.ones(64, device=DEV, dtype=DT), torch.zeros(64, device=DEV, dtype=DT)
+def host_classes(device: str = DEV) -> dict:
+    """This session's host classes on tiny tensors (per call, issued back to back); on
+    ``cpu`` also the fused encoder layer at the tiny shape (PyTorch's CPU fast path): the same
+    host's Python and dispatch without the GPU, for the host-state studies."""
+    lin = nn.Linear(64, 64, device=device, dtype=DT)
+    x = torch.randn(4, 64, device=device, dtype=DT)
+    w, bias = torch.ones(64, device=device, dtype=DT), torch.zeros(64, device=device, dtype=DT)
     calls = {"linear": lambda: lin(x),
              "f_layer_norm": lambda: torch.nn.functional.layer_norm(x, (64,), w, bias),
              "elementwise": lambda: torch.add(x, x)}
+    if device == "cpu":
+        b, sq, d, h, f = (TINY[k] for k in ("batch", "seq", "d", "heads", "ffn"))
+        layer = nn.TransformerEncoderLayer(d, h, f, batch_first=True).to(DT).eval()
+        t = torch.randn(b, sq, d, dtype=DT)
+        calls["encoder_layer_fast"] = lambda: layer(t)
     per = {k: [] for k in calls}
     for _ in range(ROUNDS):
         for k, fn in calls.items():
@@ -112,7 +144,7 @@ def host_classes() -> dict:
 def main(argv: list[str] | None = None) -> None:
     harness.cli(__doc__, argv)
     torch.manual_seed(0)
-    doc = {"run": 24, "device": harness.device_info(), "about": __doc__.split("\n\n")[0],
+    doc = {"run": RUN, "device": harness.device_info(), "about": __doc__.split("\n\n")[0],
            "protocol": "probes and cases timed before anything is profiled",
            "probes": {}, "host_classes_s": {}, "cases": [], "profiles": {}, "errors": {}}
     with torch.inference_mode():
@@ -135,6 +167,7 @@ def main(argv: list[str] | None = None) -> None:
                                    "drained_s": statistics.median(per[name][1])}
             say(name, f"{doc['probes'][name]['issue_s'] * 1e6:.1f} us per call")
         doc["host_classes_s"] = host_classes()
+        doc["cpu_host_classes_s"] = host_classes("cpu")
         say("host classes", {k: round(v * 1e6, 2) for k, v in doc["host_classes_s"].items()})
         # ---- held-out: whole programs
         steps = []
@@ -165,7 +198,7 @@ def main(argv: list[str] | None = None) -> None:
             rec["eager_all_s"] = [round(t, 7) for t in per_case[id(rec)]]
             say(rec["case"], f"eager {rec['eager_s'] * 1e3:.3f} ms graph "
                 f"{rec.get('graph_s', float('nan')) * 1e3:.3f} ms")
-        harness.write_json("h200_torch_transformer_run24.json", doc)
+        harness.write_json(f"h200_torch_transformer_run{RUN}.json", doc)
         # ---- profiles (after every timing): probes at two shapes, one step of each case
         for name, kind, opts in PROBES:
             for label, shape in (("tiny", TINY), ("mid", MID)):
@@ -181,7 +214,7 @@ def main(argv: list[str] | None = None) -> None:
                                                 **harness.profile_kernels(step)}
             except Exception as e:  # noqa: BLE001
                 doc["errors"][f"profile {rec['case']}"] = repr(e)[:300]
-    harness.write_json("h200_torch_transformer_run24.json", doc)
+    harness.write_json(f"h200_torch_transformer_run{RUN}.json", doc)
     say("done")
 
 
