@@ -66,11 +66,15 @@ RUN24 = ROOT / "scripts" / "data" / "h200_torch_transformer_run24.json"
 ``nn.TransformerEncoder`` (fused path and Python path) and a ViT built on it, held out, decided
 before measuring, scored once after their lowering was fitted on the run's calibration probes
 (``--run24``)."""
+RUN26 = ROOT / "scripts" / "data" / "h200_torch_transformer_run26.json"
+"""Run 26 (``CASE_SET=run26``): ten more programs of run 24's kinds at new shapes, held out,
+decided after run 24 was scored, measured at the same frozen model (``--run26``)."""
 PROGRAM_RUNS = {12: (RUN12, "held out, unprofiled timings"),
                 17: (RUN17, "new shapes, unprofiled"), 18: (RUN18, "new shapes, unprofiled"),
                 20: (RUN20, "new shapes, prefill weighted; dev"),
                 22: (RUN22, "the plain CNN in NCHW"),
-                24: (RUN24, "PyTorch's nn.TransformerEncoder and a ViT")}
+                24: (RUN24, "PyTorch's nn.TransformerEncoder and a ViT"),
+                26: (RUN26, "more nn.TransformerEncoder and ViT shapes")}
 """The program runs by number: ``--run<N>`` scores one; :func:`fidelity_rows` reports each
 present."""
 CASES = {"decoder_decode_b8_c2048": ("decoder", {"mode": "decode", "batch": 8, "context": 2048}),

@@ -296,6 +296,8 @@ PINNED_ROWS = {
         ('h200_programs_run22.json', 'captured program step (graph)'): 7.3,
         ('h200_torch_transformer_run24.json[eager_steps]', 'captured program step (eager)'): 37.3,
         ('h200_torch_transformer_run24.json', 'captured program step (graph)'): 6.4,
+        ('h200_torch_transformer_run26.json', 'captured program step (eager)'): 4.2,
+        ('h200_torch_transformer_run26.json', 'captured program step (graph)'): 6.2,
     },
     "validate_single_ops": {
         ('h200_single_ops_run11.json', 'linear (eager)'): 39.5,
