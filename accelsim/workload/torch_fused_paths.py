@@ -19,7 +19,11 @@ averaged weights = the older native path (QKV GEMM without bias, ``transform_bia
 
 Not modelled (the Python path is recorded instead, a stated approximation): a fast-path call
 with an attention mask or padding mask (PyTorch merges them into the fused call), nested
-tensors. Imports: torch (lazily, by the caller).
+tensors. Under ``torch.compile`` (the ``compiled`` lowering) the fused path's calls are
+lowered like any recorded call (Inductor-style fusion may group its adds and norms, which a
+real compile leaves inside the one extern call): not validated.
+
+Imports: torch (lazily, by the caller).
 """
 
 from __future__ import annotations
