@@ -102,6 +102,11 @@ HOST_ONLY = frozenset({"module"})
 
 _LAYER = re.compile(r"(?:^|\.)(\d+)(?:\.|$)")
 
+FUSED_PATHS = frozenset({"encoder_layer_fast", "mha_fast", "mha_fast_weights"})
+"""The fused paths a module call or a call inside one may name (``args["fastpath"]``,
+``args["fused"]``: :mod:`accelsim.workload.torch_fused_paths`); any other value read from a
+program file is ignored (the call lowers as an ordinary one)."""
+
 
 @dataclass(frozen=True, slots=True)
 class CallSite:
@@ -334,7 +339,7 @@ def _site(i: int, call: Call) -> CallSite:
     out = call.outputs[0] if call.outputs else None
     base = {"index": i, "fn": fn, "name": label, "layer": layer}
     if fn in HOST_ONLY:
-        if call.args.get("fastpath"):  # PyTorch's fused path (workload.torch_fused_paths)
+        if call.args.get("fastpath") in FUSED_PATHS:  # PyTorch's fused path
             return CallSite(key=f"call.module.{call.args['fastpath']}", **base)
         if call.qualname == "TransformerEncoderLayer":
             return CallSite(key="call.module.encoder_layer", **base)
@@ -425,7 +430,8 @@ def call_sites(program: Program) -> list[CallSite]:
     ``meta["fused"]``: its host time is the fused call's."""
     sites = [_site(i, c) for i, c in enumerate(program.calls)]
     sites = [dataclasses.replace(s, meta={**s.meta, "fused": c.args["fused"]})
-             if c.args.get("fused") else s for s, c in zip(sites, program.calls, strict=True)]
+             if c.args.get("fused") in FUSED_PATHS else s
+             for s, c in zip(sites, program.calls, strict=True)]
     seen: dict[str, int] = {}
     out = []
     for s in sites:  # unique labels: the second rms_norm of a module is "<path>.rms_norm#2"
@@ -465,6 +471,6 @@ def unmodelled_calls(program: Program) -> dict[str, int]:
     return counts
 
 
-__all__ = ["HostCall", "COPIES", "NCHW", "POINTWISE", "REDUCTIONS", "VIEW_CALLS", "CallSite",
-           "CapturedWorkload", "call_sites", "nchw_input", "program_workload",
+__all__ = ["COPIES", "FUSED_PATHS", "NCHW", "POINTWISE", "REDUCTIONS", "VIEW_CALLS", "CallSite",
+           "CapturedWorkload", "HostCall", "call_sites", "nchw_input", "program_workload",
            "unmodelled_calls"]

@@ -139,3 +139,23 @@ def test_inference_mode_views_are_views():
         inf = capture(lambda t: m(t, t, t, need_weights=False)[0].transpose(0, 1), x).program
     assert [s.key for s in call_sites(inf)] == [s.key for s in call_sites(plain)]
     assert call_sites(inf)[-1].key == "call.view"
+
+
+def test_the_fused_path_names_a_program_file_may_carry_are_the_known_ones():
+    """A program file's ``fastpath`` / ``fused`` values select lowering keys and drop host
+    costs only when they name a known path; any other string lowers as an ordinary call."""
+    import dataclasses
+
+    from accelsim.workload import torch_fused_paths as fp
+    from accelsim.workload.program_ops import FUSED_PATHS
+
+    assert {fp.FUSED_LAYER, fp.FUSED_MHA, fp.FUSED_MHA_WEIGHTS} == FUSED_PATHS
+    m, x = _layer()
+    prog = capture(m, x).program
+    forged = [dataclasses.replace(c, args={**c.args, "fastpath": "../../etc/passwd"})
+              if c.args.get("fastpath") else
+              dataclasses.replace(c, args={**c.args, "fused": "x/../y"})
+              if c.args.get("fused") else c for c in prog.calls]
+    sites = call_sites(dataclasses.replace(prog, calls=tuple(forged)))
+    assert sites[0].key == "call.module.encoder_layer"  # the layer's Python-path class
+    assert not any(s.meta.get("fused") for s in sites)
