@@ -79,18 +79,7 @@ def main(argv: list[str] | None = None) -> None:
             doc["cases"].append(rec)
             say(path, kind, n, f"issue {rec['issue_s'] * 1e6:.1f} us  step "
                 f"{rec['step_s'] * 1e6:.1f} us")
-        lin = nn.Linear(64, 64, device=DEV, dtype=DT)
-        t = torch.randn(4, 64, device=DEV, dtype=DT)
-        w, b = torch.ones(64, device=DEV, dtype=DT), torch.zeros(64, device=DEV, dtype=DT)
-        classes = {"linear": lambda: lin(t),
-                   "f_layer_norm": lambda: torch.nn.functional.layer_norm(t, (64,), w, b),
-                   "elementwise": lambda: torch.add(t, t)}
-        per = {k: [] for k in classes}
-        for _ in range(ROUNDS):
-            for k, fn in classes.items():
-                harness.warm_up(fn, 20)
-                per[k].append(harness.host_calls_s(fn, 200)[0])
-        doc["host_classes_s"] = {k: statistics.median(v) for k, v in per.items()}
+        doc["host_classes_s"] = harness.tiny_host_classes(DEV, DT, 200, ROUNDS)
         say("host classes", {k: round(v * 1e6, 2) for k, v in doc["host_classes_s"].items()})
     harness.write_json("h200_encoder_stack_host_run25.json", doc)
     say("done")

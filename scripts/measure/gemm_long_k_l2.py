@@ -58,15 +58,10 @@ def main(argv: list[str] | None = None) -> None:
             doc["cases"].append(rec)
         except Exception as e:  # noqa: BLE001
             doc["errors"][f"{m}x{n}x{k}"] = repr(e)[:300]
-    per = {id(r): [] for r, _, _ in built}
-    for i in range(ROUNDS):
-        for rec, _, replay in built:
-            replay()
-            per[id(rec)].append(harness.event_time_s(replay, GRAPH_CALLS))
-        say(f"round {i} done")
-    for rec, fn, _ in built:
-        rec["graph_s"] = statistics.median(per[id(rec)])
-        rec["graph_rounds_s"] = per[id(rec)]
+    rounds = harness.graph_rounds_s([replay for _, _, replay in built], GRAPH_CALLS, ROUNDS)
+    for (rec, fn, _), times in zip(built, rounds, strict=True):
+        rec["graph_s"] = statistics.median(times)
+        rec["graph_rounds_s"] = times
         rec["tflops"] = 2 * rec["m"] * rec["n"] * rec["k"] / rec["graph_s"] / 1e12
         try:
             rec["kernels"] = harness.kernel_args(fn, ("grid", "block", "cluster"), name_len=160)

@@ -156,6 +156,28 @@ def host_calls_s(fn: Callable, calls: int) -> tuple[float, float]:
     return issued / calls, (time.perf_counter() - t) / calls
 
 
+def tiny_host_classes(device: str, dtype, calls: int, rounds: int,
+                      extra: dict[str, Callable] | None = None) -> dict[str, float]:
+    """A session's host classes on tiny tensors: per-call host seconds of ``nn.Linear``,
+    ``F.layer_norm`` and ``torch.add`` (64 features, 4 rows) on ``device``, each issued
+    ``calls`` times back to back after 20 warm calls, ``rounds`` interleaved rounds, medians
+    (``extra``: more callables timed the same way). Set beside ``host.eager_call_s``, they
+    say how fast the session's host runs."""
+    lin = torch.nn.Linear(64, 64, device=device, dtype=dtype)
+    x = torch.randn(4, 64, device=device, dtype=dtype)
+    w = torch.ones(64, device=device, dtype=dtype)
+    b = torch.zeros(64, device=device, dtype=dtype)
+    fns = {"linear": lambda: lin(x),
+           "f_layer_norm": lambda: torch.nn.functional.layer_norm(x, (64,), w, b),
+           "elementwise": lambda: torch.add(x, x), **(extra or {})}
+    per: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(rounds):
+        for k, fn in fns.items():
+            warm_up(fn, 20)
+            per[k].append(host_calls_s(fn, calls)[0])
+    return {k: statistics.median(v) for k, v in per.items()}
+
+
 # ----------------------------------------------------------------------------- CUDA events
 def event_time_s(fn: Callable, calls: int = 1) -> float:
     """GPU-side seconds of ``fn()`` between two CUDA events, divided by ``calls``."""
@@ -203,6 +225,18 @@ def back_to_back_ms(fn: Callable, min_batch_ms: float = 2.0, batches: int = 7) -
     while event_batches_s(fn, reps, 1)[0] * reps * 1e3 < min_batch_ms and reps < 1024:
         reps *= 4
     return statistics.median(event_batches_s(fn, reps, batches)) * 1e3
+
+
+def graph_rounds_s(replays: list[Callable], calls: int, rounds: int) -> list[list[float]]:
+    """Per-call GPU seconds of each CUDA-graph replay of ``calls`` calls, in ``rounds``
+    interleaved rounds (each replay warmed once ahead of its timing): one list per replay."""
+    per: list[list[float]] = [[] for _ in replays]
+    for i in range(rounds):
+        for times, replay in zip(per, replays, strict=True):
+            replay()
+            times.append(event_time_s(replay, calls))
+        say(f"round {i} done")
+    return per
 
 
 # ----------------------------------------------------------------------------- CUDA graphs

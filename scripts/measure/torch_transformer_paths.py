@@ -119,26 +119,16 @@ def probe_call(kind: str, opts: dict, shape: dict):
 
 
 def host_classes(device: str = DEV) -> dict:
-    """This session's host classes on tiny tensors (per call, issued back to back); on
+    """This session's host classes on tiny tensors (:func:`harness.tiny_host_classes`); on
     ``cpu`` also the fused encoder layer at the tiny shape (PyTorch's CPU fast path): the same
     host's Python and dispatch without the GPU, for the host-state studies."""
-    lin = nn.Linear(64, 64, device=device, dtype=DT)
-    x = torch.randn(4, 64, device=device, dtype=DT)
-    w, bias = torch.ones(64, device=device, dtype=DT), torch.zeros(64, device=device, dtype=DT)
-    calls = {"linear": lambda: lin(x),
-             "f_layer_norm": lambda: torch.nn.functional.layer_norm(x, (64,), w, bias),
-             "elementwise": lambda: torch.add(x, x)}
+    extra = {}
     if device == "cpu":
         b, sq, d, h, f = (TINY[k] for k in ("batch", "seq", "d", "heads", "ffn"))
         layer = nn.TransformerEncoderLayer(d, h, f, batch_first=True).to(DT).eval()
         t = torch.randn(b, sq, d, dtype=DT)
-        calls["encoder_layer_fast"] = lambda: layer(t)
-    per = {k: [] for k in calls}
-    for _ in range(ROUNDS):
-        for k, fn in calls.items():
-            harness.warm_up(fn, 20)
-            per[k].append(harness.host_calls_s(fn, CALLS)[0])
-    return {k: statistics.median(v) for k, v in per.items()}
+        extra["encoder_layer_fast"] = lambda: layer(t)
+    return harness.tiny_host_classes(device, DT, CALLS, ROUNDS, extra)
 
 
 def main(argv: list[str] | None = None) -> None:
