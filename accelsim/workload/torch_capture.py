@@ -35,6 +35,15 @@ Capture gives a 4-D meta result the query's layout, so the ``out.transpose(1, 2)
 .contiguous()`` / ``.reshape(b, s, -1)`` that follows is the view it is on the GPU (run 1's
 prefill profiles: no copy kernel after SDPA), not a copy.
 
+**PyTorch's fused paths.** In inference on a GPU, ``nn.TransformerEncoderLayer`` and
+``nn.MultiheadAttention`` run one fused C++ call, a path PyTorch refuses on ``meta`` and under
+this mode. Capture decides as the GPU run would (:mod:`accelsim.workload.torch_fused_paths`):
+a module that may take it has its calls held until it returns; then either the fused call's
+own calls are recorded in their place (marked ``args["fused"]``, the module call
+``args["fastpath"]``), or, masked, the held calls of its Python path are kept.
+``F.multi_head_attention_forward`` itself is recorded as a host-only call followed by the
+calls its Python makes.
+
 A call that still fails while capturing (data-dependent control flow on an activation, such as
 ``.item()`` or ``if tensor:`` of a meta tensor without a known value, a custom extension op
 without a meta kernel) is a one-line
@@ -171,7 +180,7 @@ class _Recorder:
         module's "Known values"."""
         self.held: list[_Held] = []
         """Modules that may run PyTorch's fused inference path, innermost last: their calls
-        are held until the module returns (module doc, "PyTorch's fused transformer paths")."""
+        are held until the module returns (module doc, "PyTorch's fused paths")."""
         self.views: dict[int, bool] = {}
         """Program tensor number -> whether the call that made it made a view."""
         self.fused = ""
@@ -252,20 +261,24 @@ class _Recorder:
             view = True
         else:
             key = _storage_key(t)
-            view = _shares_storage(t, inputs) if key is not None else bool(t._is_view())
+            view = _shares_storage(key, t, inputs) if key is not None else bool(t._is_view())
             self.views[n] = view
         return TensorInfo(tuple(int(s) for s in t.shape), str(t.dtype).removeprefix("torch."),
                           tuple(int(s) for s in t.stride()), view=view,
                           param=id(t) in self.params, tensor_id=n)
 
+    def target(self) -> list[Call]:
+        """Where the next call goes: the innermost held module's calls, else the program's."""
+        return self.held[-1].calls if self.held else self.calls
+
     def add(self, call: Call) -> None:
         if self.fused:
             call = dataclasses.replace(call, args={**call.args, "fused": self.fused})
-        target = self.held[-1].calls if self.held else self.calls
-        if len(self.calls) + len(target) >= MAX_CALLS:
-            raise WorkloadError("capture", "calls", len(self.calls),
+        total = len(self.calls) + sum(len(h.calls) for h in self.held)
+        if total >= MAX_CALLS:
+            raise WorkloadError("capture", "calls", total,
                                 f"more than {MAX_CALLS:,} calls in one step")
-        target.append(call)
+        self.target().append(call)
 
     def module(self) -> str:
         return self.stack[-1] if self.stack else ""
@@ -279,15 +292,12 @@ def _storage_key(t: Any) -> int | None:
         return None
 
 
-def _shares_storage(t: Any, inputs: tuple[Any, ...]) -> bool:
-    """Whether result ``t`` lives in an input's storage: a view of it. ``_is_view()`` does not
-    tell: under ``torch.inference_mode()`` PyTorch keeps no view metadata (False for
-    ``x.transpose(0, 1)`` of an inference tensor), and a result PyTorch reshapes from a buffer
-    of its own is a view of that buffer, not of an input (True for ``F.linear`` of a 3-D
-    input: ``addmm`` on the flattened rows, then ``view``)."""
-    key = _storage_key(t)
-    if key is None:
-        return False
+def _shares_storage(key: int, t: Any, inputs: tuple[Any, ...]) -> bool:
+    """Whether result ``t`` (storage ``key``) lives in an input's storage: a view of it.
+    ``_is_view()`` does not tell: under ``torch.inference_mode()`` PyTorch keeps no view
+    metadata (False for ``x.transpose(0, 1)`` of an inference tensor), and a result PyTorch
+    reshapes from a buffer of its own is a view of that buffer, not of an input (True for
+    ``F.linear`` of a 3-D input: ``addmm`` on the flattened rows, then ``view``)."""
     torch = _torch()
     return any(isinstance(x, torch.Tensor) and x is not t and _storage_key(x) == key
                for x in inputs)
@@ -453,7 +463,7 @@ def _record_fused(rec: _Recorder, held: _Held, kind: str) -> None:
     """Record the calls of the fused C++ call ``held`` makes (``kind``), in its place."""
     from accelsim.workload import torch_fused_paths as fp
 
-    parent = rec.held[-1].calls if rec.held else rec.calls
+    parent = rec.target()
     parent[held.index] = dataclasses.replace(parent[held.index], args={"fastpath": kind})
     start = len(parent)
     rec.fused = kind
@@ -497,8 +507,7 @@ def capture_program(fn: Callable[..., Any], *args: Any, name: str | None = None,
         rec.add(Call(fn="module", module=path, qualname=type(module).__name__))
         rec.stack.append(path)
         if kind:  # its calls wait until it returns (torch_fused_paths)
-            parent = rec.held[-1].calls if rec.held else rec.calls
-            rec.held.append(_Held(module, kind, len(parent) - 1, inputs[0]))
+            rec.held.append(_Held(module, kind, len(rec.target()) - 1, inputs[0]))
 
     def post(module: Any, _inputs: Any, _out: Any) -> None:
         if rec.held and rec.held[-1].module is module:
@@ -507,7 +516,7 @@ def capture_program(fn: Callable[..., Any], *args: Any, name: str | None = None,
             if kind:
                 _record_fused(rec, held, kind)
             else:
-                (rec.held[-1].calls if rec.held else rec.calls).extend(held.calls)
+                rec.target().extend(held.calls)
         if rec.stack:
             rec.stack.pop()
 
