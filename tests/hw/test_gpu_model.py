@@ -157,3 +157,16 @@ def test_closed_form_equals_waves_times_cta_time(h200):
     cta = CtaCost(compute_s=1e-6, l2_bytes=0.0, hbm_bytes=0.0)
     k = Kernel(name="k", groups=((300, cta),), launch_s=1e-6, startup_s=0.0)
     assert closed_form_s(k, h200) == pytest.approx(1e-6 + math.ceil(300 / 132) * 1e-6)
+
+
+def test_fp32_attention_runs_on_cuda_cores_as_an_estimate():
+    """A user's fp32 ``nn.TransformerEncoder`` calls SDPA in fp32: priced on the CUDA cores
+    (PyTorch's memory-efficient kernel), slower than bf16 on the tensor cores, and marked as
+    never measured."""
+    from accelsim.api import simulate_op
+
+    kw = dict(batch=4, heads=8, seq_q=512, seq_kv=512, head_dim=64)
+    fp32 = simulate_op("h200", "attention", dtype="fp32", **kw)
+    bf16 = simulate_op("h200", "attention", dtype="bf16", **kw)
+    assert fp32["time_s"] > 2 * bf16["time_s"]
+    assert "estimated" in fp32 and "estimated" not in bf16 and fp32["path"] == "simt"

@@ -89,9 +89,8 @@ def plan_op(m: GpuMachine, op: object, precision: str | None = None, *,
     if isinstance(op, (BatchNorm2d, Pool2d)):
         return _plan_cnn_glue(m, op, prec)
     if isinstance(op, Attention):
-        if prec == "fp32":
-            raise UnsupportedError(f"{m.name}: fused attention needs a tensor-core precision, "
-                                   "not fp32")
+        # fp32: the same tiling on CUDA cores (PyTorch runs its memory-efficient kernel, FMA
+        # on the FP32 lanes); an estimate, never measured (explain: "estimated")
         kernels = plan_attention(m, op, prec, cold_cache=cold_cache)
         k = kernels[0]
         t = op.tensor_elements()
@@ -100,6 +99,8 @@ def plan_op(m: GpuMachine, op: object, precision: str | None = None, *,
               "waves": k.ctas / m.sm_count, "q_blocks": k.meta["q_blocks"],
               "l2_hit": k.meta["l2_hit"], "split_k": 1, "kv_splits": k.meta["kv_splits"],
               "kernels": len(kernels)}
+        if prec == "fp32":
+            ex["estimated"] = "fp32 attention on CUDA cores: not measured on any GPU"
         return OpPlan("attention", prec, kernels, op.flops, nbytes, ex)
     if isinstance(op, Elementwise):
         k = elementwise_kernel(m, op.fn, op.elements, ELEMENTWISE_INPUTS[op.fn], e,
