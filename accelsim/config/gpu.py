@@ -276,8 +276,8 @@ class GpuHost:
         "Per-kernel cost of a whole model's stream beyond launch_s and the kernel itself, "
         "seconds (fitted on whole models; an op timed back to back does not pay it, nor does "
         "a convolution kernel: ARCHITECTURE.md, GPU per-kernel costs). A GEMM launched right "
-        "after another GEMM hides it (programmatic dependent launch: the stack's "
-        "gemm.dependent_launch).",
+        "after another GEMM hides it where the stack has programmatic dependent launch "
+        "(gemm.dependent_launch).",
         check=non_negative)
     strided_kernel_s: float = param(
         "Extra GPU time of a pointwise kernel PyTorch launches strided (elementwise_kernel / "

@@ -198,8 +198,9 @@ class GemmStack:
         "CTAs of a cluster sharing one operand load through TMA multicast (Hopper: 2; "
         "1 = none).", check=positive)
     dependent_launch: bool = param(
-        "Whether the GEMM kernels use programmatic dependent launch: a GEMM following a "
-        "GEMM in the stream starts while its predecessor retires (Hopper).")
+        "Whether a GEMM following a GEMM in a whole model's stream starts while its "
+        "predecessor retires (programmatic dependent launch), hiding host.kernel_tail_s; "
+        "measured absent in PyTorch's CUDA graphs on the H200 (run 30).")
 
     def __post_init__(self) -> None:
         for name, check in (("k_block", _k_blocks), ("precision_tiles", _precision_tiles)):
@@ -263,6 +264,10 @@ class AttentionStack:
         "Decode attention splits a head's K/V sequence over several CTAs (split-KV, "
         "flash-decoding, then a combine kernel) only when the sequence has at least this "
         "many K/V blocks and the heads leave SMs idle.", check=positive)
+    fprop_memset_min_seq_q: int | None = param(
+        "An attention of at least this many queries runs the library's prefill kernel, "
+        "which a memset of its workspace precedes (a node of its own in a CUDA graph); "
+        "null = no memset.", check=_positive_or_null)
 
 
 SOFTMAX_BLOCK_KERNELS = ("reg", "smem", "block")

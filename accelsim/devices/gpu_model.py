@@ -36,7 +36,7 @@ from accelsim.devices.results import COLUMNS, ModelRun
 from accelsim.engine import gpu_stream
 from accelsim.errors import UnsupportedError
 from accelsim.hw.gpu import plan_op
-from accelsim.hw.gpu.kernel import bound_of, estimate_s, extra_launches
+from accelsim.hw.gpu.kernel import bound_of, estimate_s, extra_launches, launched_kernels
 from accelsim.hw.gpu.memory import l2_hit_fraction, stream_kernel
 from accelsim.hw.gpu.reduce import row_mean_kernel
 from accelsim.mapping.gpu_lowering import (
@@ -249,7 +249,8 @@ def _kernel_cost(m: GpuMachine, work: Any, table: Any, cache: dict,
     # dynamic energy + leakage over the kernels' time (as compare.run_kernel prices a kernel;
     # host-idle gaps between kernels are not charged)
     leak_w = sum(static_power_w(m, table).values())
-    cost = _Cost(gpu_s=float(sum(times)), kernels=len(kernels) + n_copies, flops=flops,
+    cost = _Cost(gpu_s=float(sum(times)), kernels=launched_kernels(kernels) + n_copies,
+                 flops=flops,
                  hbm_bytes=hbm,
                  l2_bytes=l2, energy_j=_energy_j(m, table, cache, macs=macs, flops=flops,
                                                     l2_bytes=l2, hbm_bytes=hbm, precision=prec)
@@ -437,8 +438,11 @@ def _replay(m: GpuMachine, workload: Any, *, exec_mode: str, replay: str,
         if isinstance(c.work, Collective):
             costs.append(_collective_cost(c.work, collective))
             continue
-        costs.append(None if c.work is None else _kernel_cost(m, c.work, etab, cache, row,
-                                                              c.family, cold, c.user_call))
+        cost = None if c.work is None else _kernel_cost(m, c.work, etab, cache, row,
+                                                        c.family, cold, c.user_call)
+        if cost is not None and c.extra_kernel:  # launched from C++ beside the main one
+            cost = dataclasses.replace(cost, extra_launches=cost.extra_launches + 1)
+        costs.append(cost)
         if progress is not None and (i % 200 == 0 or i + 1 == len(calls)):
             progress(i + 1, len(calls), c.op_name)
     gpu_s = gpu_stream.hide_dependent_launches(

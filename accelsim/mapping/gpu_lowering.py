@@ -78,6 +78,11 @@ class LoweredCall:
     user_call: str = ""
     """The user call that computes the op where its layout decides the kernels
     (``F.conv2d:nchw``: :mod:`accelsim.workload.op_calls`); ``""``: the op's own kernels."""
+    extra_kernel: bool = False
+    """A kernel the call launches beside its main one from C++ (``matmul``'s folding copies:
+    :func:`accelsim.workload.program_ops.matmul_operand_copies`): no host class of its own
+    (``FUSED_HOST_CLASS``); in eager mode it costs ``host.extra_kernel_s``, as a library's
+    extra launches do."""
 
 
 def op_key(op: Any) -> str:
@@ -188,6 +193,8 @@ def lower_sites(sites: Iterable[Any], table: LoweringTable) -> list[LoweredCall]
             check_count(len(out) + step.count, MAX_LOWERED_CALLS, file=table.source,
                         field="calls", what="framework calls")
             host_class = FUSED_HOST_CLASS if site.meta.get("fused") else step.call
+            if work is site.op:
+                out.extend(_operand_copies(site))
             for _ in range(step.count):
                 out.append(LoweredCall(op_index=site.index, op_name=site.name, call=host_class,
                                        work=work, kernel_class=klass, layer=site.layer,
@@ -195,6 +202,19 @@ def lower_sites(sites: Iterable[Any], table: LoweringTable) -> list[LoweredCall]
                                        user_call=site.meta.get("call", "")
                                        if work is site.op else ""))
     return out
+
+
+def _operand_copies(site: Any) -> list[LoweredCall]:
+    """The contiguous copies a call makes of its operands before its GEMM (``matmul``'s
+    folding copies, ``site.meta["operand_copies"]``: elements and bytes of each): strided
+    copy kernels, as a user's ``.contiguous()`` of that view launches."""
+    return [LoweredCall(op_index=site.index, op_name=site.name, call=FUSED_HOST_CLASS,
+                        work=StreamWork(name=f"{site.name}.operand_copy", read_bytes=nbytes,
+                                        write_bytes=nbytes, simt_flops=0.0, sfu_ops=0.0,
+                                        family="strided", elements=float(n)),
+                        kernel_class="copy", layer=site.layer, family="strided",
+                        extra_kernel=True)
+            for n, nbytes in site.meta.get("operand_copies", ())]
 
 
 __all__ = ["DEFAULT_CLASS", "FUSED_HOST_CLASS", "UNMODELLED_KEY", "LoweredCall", "StreamWork",

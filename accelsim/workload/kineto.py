@@ -53,6 +53,7 @@ Imports: errors, limits, files, workload.program, workload.program_ops.
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import math
 import os
@@ -644,6 +645,12 @@ def _calls_of(file: str, op: _Op, index: int) -> tuple[list[Call], list[_Op | No
         return [main], [None]
     inner = [Call("contiguous", (src,), (TensorInfo(dst.shape, dst.dtype, dst.stride),), {},
                   module, "aten::copy_") for _, dst, src in copies]
+    # the GEMM reads the copies: its operands are their contiguous results (so the lowering
+    # does not derive matmul's folding copies a second time: program_ops.matmul_operand_copies)
+    made = {(src.shape, src.stride, src.dtype): c.outputs[0]
+            for c, (_, _, src) in zip(inner, copies, strict=True)}
+    main = dataclasses.replace(main, inputs=tuple(
+        made.get((t.shape, t.stride, t.dtype), t) for t in main.inputs))
     return [*inner, main], [o for o, _, _ in copies] + [None]
 
 

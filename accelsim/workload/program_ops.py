@@ -222,6 +222,67 @@ def _gemm(call: Call, name: str) -> Gemm | None:
     return Gemm(name=name, m=m, n=n, k=k, batch=batch, shared_weights=False, dtype=prec)
 
 
+def _merges_as_view(shape: tuple[int, ...], stride: tuple[int, ...]) -> bool:
+    """Whether dimensions ``shape`` (with ``stride``) merge into one without a copy, as
+    ``reshape`` decides it (PyTorch's ``computeStride``): size-1 dimensions aside, each
+    dimension's stride is the next one's stride times its size."""
+    kept = [(n, s) for n, s in zip(shape, stride, strict=True) if n != 1]
+    return all(s == s2 * n2 for (_, s), (n2, s2) in zip(kept, kept[1:]))
+
+
+def _matrix_usable(shape: tuple[int, ...], stride: tuple[int, ...]) -> bool:
+    """Whether the last two dimensions are a matrix cuBLAS reads in place: row- or
+    column-major with a leading dimension at least the row (column) length
+    (``prepare_batch_matrix_for_cublas``)."""
+    r, c = shape[-2], shape[-1]
+    sr, sc = stride[-2], stride[-1]
+    return (sc == 1 or c == 1) and sr >= max(1, c) or (sr == 1 or r == 1) and sc >= max(1, r)
+
+
+def matmul_operand_copies(call: Call) -> tuple[TensorInfo, ...]:
+    """The operands PyTorch's ``matmul`` copies before its ``mm``/``bmm`` (ATen's
+    ``_matmul_impl``): a left operand of 3 or more dimensions times a matrix is folded to 2-D
+    (``reshape(-1, k)``), and batched operands are broadcast and folded to 3-D (``expand``,
+    then ``reshape(-1, rows, cols)``); a reshape that cannot be a view copies the operand
+    contiguous, and a folded matrix cuBLAS cannot read in place is copied too. The plain
+    attention ``q @ k.transpose(-1, -2)`` over ``(batch, heads, seq, dim)`` views of a
+    ``(batch, seq, heads * dim)`` projection copies both operands at batch > 1 (at batch 1
+    the heads alone merge as a view): run 28's CUDA-graph traces
+    (``scripts/data/h200_program_graph_kernels_run28.json``), three ``direct_copy`` kernels a
+    layer at batch 12 and none at batch 1."""
+    ins = call.inputs
+    if call.fn != "matmul" or len(ins) < 2:
+        return ()
+    a, b = ins[0], ins[1]
+    da, db = len(a.shape), len(b.shape)
+    if da < 1 or db < 1 or len(a.stride) != da or len(b.stride) != db:
+        return ()
+    if db <= 2:  # x @ W: the batch folds into the rows of one mm
+        if da >= 3 and not (_merges_as_view(a.shape[:-1], a.stride[:-1])
+                            and _matrix_usable((math.prod(a.shape[:-1]), a.shape[-1]),
+                                               (a.stride[-2], a.stride[-1]))):
+            return (a,)
+        return ()
+    out = call.outputs[0] if call.outputs else None
+    if out is None or len(out.shape) < 3:
+        return ()
+    batch = tuple(out.shape[:-2])
+    copies = []
+    for t, mat in ((a, da >= 2), (b, True)):
+        if not mat:
+            continue
+        pad = len(batch) - (len(t.shape) - 2)
+        shape = (1,) * pad + tuple(t.shape[:-2])
+        stride = (0,) * pad + tuple(t.stride[:-2])
+        # broadcast batch dimensions are expanded: stride 0 over the output's size
+        shape_b = tuple(batch)
+        stride_b = tuple(0 if n == 1 and nb != 1 else s
+                         for n, nb, s in zip(shape, shape_b, stride, strict=True))
+        if not (_merges_as_view(shape_b, stride_b) and _matrix_usable(t.shape, t.stride)):
+            copies.append(t)
+    return tuple(copies)
+
+
 def _attention(call: Call, name: str) -> Attention | None:
     if len(call.inputs) < 3 or any(len(t.shape) < 3 for t in call.inputs[:3]):
         return None
@@ -381,13 +442,16 @@ def _site(i: int, call: Call) -> CallSite:
         elements = float(call.inputs[1].elements)
     elif fn in SLICE_WRITES and len(call.inputs) > 1:
         elements = float(call.inputs[-1].elements)
+    copies = matmul_operand_copies(call) if isinstance(op, Gemm) else ()
     if fn == "matmul" and isinstance(op, Gemm) and not op.shared_weights:
         fn = "bmm"  # a batched right operand: aten::bmm
     if op is not None:
         # a convolution on an NCHW tensor is the user call F.conv2d:nchw: cuDNN's layout
         # transposes, cuBLAS or PyTorch's own NCHW kernels (accelsim.workload.op_calls)
-        meta = {"call": "F.conv2d" + NCHW} if fn == "conv2d" and nchw_input(call.inputs[0]) \
-            else {}
+        meta: dict[str, Any] = {"call": "F.conv2d" + NCHW} \
+            if fn == "conv2d" and nchw_input(call.inputs[0]) else {}
+        if copies:  # matmul's folding copies: (elements, bytes) of each
+            meta["operand_copies"] = tuple((t.elements, t.nbytes) for t in copies)
         return CallSite(key=f"call.{fn}", op=op, read_bytes=read, write_bytes=write,
                         elements=elements, family="vectorized", meta=meta, **base)
     known = fn in POINTWISE or fn in COPIES or fn in REDUCTIONS or fn == "index"
@@ -472,5 +536,5 @@ def unmodelled_calls(program: Program) -> dict[str, int]:
 
 
 __all__ = ["COPIES", "FUSED_PATHS", "NCHW", "POINTWISE", "REDUCTIONS", "VIEW_CALLS", "CallSite",
-           "CapturedWorkload", "HostCall", "call_sites", "nchw_input", "program_workload",
-           "unmodelled_calls"]
+           "CapturedWorkload", "HostCall", "call_sites", "matmul_operand_copies", "nchw_input",
+           "program_workload", "unmodelled_calls"]

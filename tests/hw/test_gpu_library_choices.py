@@ -84,6 +84,7 @@ def test_split_k_reduce_keeps_the_dependent_launch_chain(h200):
     0.26 us); the reduce still pays its own completion."""
     from accelsim.hw.gpu.kernel import pays_tail
 
-    main, reduce = plan_gemm(h200, 1, 4096, 4096, "bf16").kernels
+    pdl = load_machine("h200", {"stack.gemm.dependent_launch": True})
+    main, reduce = plan_gemm(pdl, 1, 4096, 4096, "bf16").kernels
     assert main.meta["pdl"] and reduce.meta["pdl"]
     assert pays_tail(reduce)

@@ -24,6 +24,11 @@ H200 runs cuDNN's ``sdpa_..._flash_fprop`` plus ``lean_reduction_kernel`` exactl
 Llama-3-8B decode at batch 1 from 2048 keys and batch 4, not at batch >= 16; h200_e2e.json
 profiles).
 
+Memset: an attention of at least the stack's ``attention.fprop_memset_min_seq_q`` queries
+runs the library's prefill kernel (cuDNN's ``sdpa_sm90_flash_fprop`` on Hopper), which a
+memset of its workspace precedes (run 28's CUDA-graph traces): a tiny kernel of its own,
+counted apart from the launched kernels (profiles list memsets apart).
+
 Units: seconds, bytes. Imports: config, workload, hw.gpu.
 """
 
@@ -33,7 +38,7 @@ import math
 
 from accelsim.config.gpu import OPERAND_BYTES, GpuMachine
 from accelsim.hw.gpu.gemm import is_aligned, mma_rate_macs_per_s
-from accelsim.hw.gpu.kernel import EXTRA_LAUNCH, CtaCost, Kernel
+from accelsim.hw.gpu.kernel import EXTRA_LAUNCH, MEMSET, CtaCost, Kernel
 from accelsim.hw.gpu.memory import l2_hit_fraction, startup_s, stream_kernel
 from accelsim.workload.nn_ops import Attention
 
@@ -129,11 +134,20 @@ def plan_attention(m: GpuMachine, op: Attention, precision: str, *,
             "causal": op.causal, "gqa_packed": packed, "kv_splits": splits}
     main = Kernel(name="attention", groups=tuple(groups), launch_s=m.host.kernel_launch_s,
                   startup_s=startup_s(m, hit), meta=meta)
-    if splits == 1:
-        return (main,)
-    # combine: read each split's FP32 partial output and log-sum-exp, rescale, sum, write O
-    partials = splits * op.batch * op.heads * op.seq_q * (d + 1) * 4
-    combine = stream_kernel(m, "attention.combine", read_bytes=partials, write_bytes=q_bytes,
-                            simt_flops=3.0 * partials / 4, sfu_ops=partials / 4 / (d + 1),
-                            meta={"kv_splits": splits, EXTRA_LAUNCH: True})
-    return (main, combine)
+    kernels = [main]
+    if splits > 1:
+        # combine: read each split's FP32 partial output and log-sum-exp, rescale, sum, write O
+        partials = splits * op.batch * op.heads * op.seq_q * (d + 1) * 4
+        kernels.append(stream_kernel(m, "attention.combine", read_bytes=partials,
+                                     write_bytes=q_bytes, simt_flops=3.0 * partials / 4,
+                                     sfu_ops=partials / 4 / (d + 1),
+                                     meta={"kv_splits": splits, EXTRA_LAUNCH: True}))
+    memset_q = m.stack.attention.fprop_memset_min_seq_q
+    if memset_q is not None and op.seq_q >= memset_q:
+        # the prefill kernel's workspace memset (a graph node of its own; it runs first, listed
+        # last so that the attention kernel stays first: the order changes no time), the size
+        # of one FP32 statistic per query row (its contents are not in the traces)
+        stats = op.batch * op.heads * op.seq_q * 4
+        kernels.append(stream_kernel(m, "attention.memset", read_bytes=0.0, write_bytes=stats,
+                                     meta={MEMSET: True}))
+    return tuple(kernels)

@@ -88,6 +88,17 @@ channel-padding kernels): in eager mode each costs the host ``host.extra_kernel_
 tiny-tensor probes behind ``host.eager_call_s`` (one kernel per call) do not contain."""
 
 
+MEMSET = "memset"
+"""Kernel ``meta`` flag of a memset a library call makes before its kernel (cuDNN's prefill
+attention zeroes its workspace): it costs GPU time like a tiny kernel, but kernel counts,
+as profiles list them, leave memsets apart (:func:`launched_kernels`)."""
+
+
+def launched_kernels(kernels: Iterable[Kernel]) -> int:
+    """How many of ``kernels`` are kernels proper (memsets apart: :data:`MEMSET`)."""
+    return sum(1 for k in kernels if not k.meta.get(MEMSET))
+
+
 def extra_launches(kernels: Iterable[Kernel]) -> int:
     """How many of ``kernels`` are :data:`EXTRA_LAUNCH` kernels."""
     return sum(1 for k in kernels if k.meta.get(EXTRA_LAUNCH))

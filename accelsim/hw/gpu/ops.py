@@ -13,7 +13,7 @@ from accelsim.hw.gpu.attention import plan_attention
 from accelsim.hw.gpu.cnn_glue import batchnorm_kernels, global_avgpool_kernel, maxpool_kernel
 from accelsim.hw.gpu.conv import plan_conv2d
 from accelsim.hw.gpu.gemm import plan_gemm
-from accelsim.hw.gpu.kernel import Kernel
+from accelsim.hw.gpu.kernel import MEMSET, Kernel, launched_kernels
 from accelsim.hw.gpu.memory import elementwise_kernel
 from accelsim.hw.gpu.rows import layernorm_kernel, softmax_kernel
 from accelsim.hw.gpu.sparsity import pattern
@@ -92,13 +92,13 @@ def plan_op(m: GpuMachine, op: object, precision: str | None = None, *,
         # fp32: the same tiling on CUDA cores (PyTorch runs its memory-efficient kernel, FMA
         # on the FP32 lanes); an estimate, never measured (explain: "estimated")
         kernels = plan_attention(m, op, prec, cold_cache=cold_cache)
-        k = kernels[0]
+        k = next(k for k in kernels if not k.meta.get(MEMSET))
         t = op.tensor_elements()
         nbytes = (t["input"] + t["kv"] + t["output"]) * e
         ex = {"path": k.meta["path"], "tile": list(k.meta["tile"]), "ctas": k.ctas,
               "waves": k.ctas / m.sm_count, "q_blocks": k.meta["q_blocks"],
               "l2_hit": k.meta["l2_hit"], "split_k": 1, "kv_splits": k.meta["kv_splits"],
-              "kernels": len(kernels)}
+              "kernels": launched_kernels(kernels)}
         if prec == "fp32":
             ex["estimated"] = "fp32 attention on CUDA cores: not measured on any GPU"
         return OpPlan("attention", prec, kernels, op.flops, nbytes, ex)
