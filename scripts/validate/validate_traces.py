@@ -24,8 +24,8 @@ cases and four new shapes timed in a process that never profiles (run 10 traced 
 its timing process, which slows eager dispatch, so its ``eager_s`` are slow): the program
 captured on ``meta``, eager and CUDA graph, and the trace replay where a trace exists; it
 exits 1 when the eager or graph MAPE misses its target (``PROGRAM_TARGETS_PCT``). ``--run17``,
-``--run18``, ``--run20`` and ``--run22`` score runs 17, 18, 20 and 22
-(``h200_programs_run{17,18,20,22}.json``, new shapes, no traces) the same way.
+``--run18``, ``--run20``, ``--run22`` and ``--run29`` score runs 17, 18, 20, 22 and 29
+(``h200_programs_run{17,18,20,22,29}.json``, new shapes, no traces) the same way.
 
 Nothing is fitted here.
 """
@@ -69,12 +69,17 @@ before measuring, scored once after their lowering was fitted on the run's calib
 RUN26 = ROOT / "scripts" / "data" / "h200_torch_transformer_run26.json"
 """Run 26 (``CASE_SET=run26``): ten more programs of run 24's kinds at new shapes, held out,
 decided after run 24 was scored, measured at the same frozen model (``--run26``)."""
+RUN29 = ROOT / "scripts" / "data" / "h200_programs_run29.json"
+"""Run 29 (``scripts/measure/program_graph_kernels.py CASE_SET=run29``): 15 plain programs of
+every kind at new shapes, held out, decided with run 28's calibration list before either ran,
+measured after the model froze on run 28 (``--run29``)."""
 PROGRAM_RUNS = {12: (RUN12, "held out, unprofiled timings"),
                 17: (RUN17, "new shapes, unprofiled"), 18: (RUN18, "new shapes, unprofiled"),
                 20: (RUN20, "new shapes, prefill weighted; dev"),
                 22: (RUN22, "the plain CNN in NCHW"),
                 24: (RUN24, "PyTorch's nn.TransformerEncoder and a ViT"),
-                26: (RUN26, "more nn.TransformerEncoder and ViT shapes")}
+                26: (RUN26, "more nn.TransformerEncoder and ViT shapes"),
+                29: (RUN29, "every plain program kind at new shapes")}
 """The program runs by number: ``--run<N>`` scores one; :func:`fidelity_rows` reports each
 present."""
 CASES = {"decoder_decode_b8_c2048": ("decoder", {"mode": "decode", "batch": 8, "context": 2048}),
