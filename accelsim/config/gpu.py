@@ -101,8 +101,9 @@ class GpuCompute:
         check=positive)
     issue_per_clk_per_sm: float = param(
         "Thread instructions the SM's warp schedulers dispatch per clock (4 schedulers x 32 "
-        "threads): the row kernels' memory, index and per-thread instructions issue at this "
-        "rate, their FP32 arithmetic at the FP32 lanes' (simt_flop_per_clk_per_sm / 2).",
+        "threads): the row kernels' memory, index and per-thread instructions and the pointwise "
+        "kernels' library routines (tanhf, erff) issue at this rate, their FP32 arithmetic at "
+        "the FP32 lanes' (simt_flop_per_clk_per_sm / 2).",
         check=positive)
     sm_register_file_bytes: float = param("Register file per SM, bytes.", check=positive)
     sm_smem_bytes: float = param("Largest shared memory one SM gives its CTAs, bytes.",

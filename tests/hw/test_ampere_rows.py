@@ -88,6 +88,45 @@ def test_the_issue_rate_counts_where_it_exceeds_the_fp32_lanes(a100):
     assert t[0] > t[1] > t[2]
 
 
+def test_pointwise_routines_issue_at_the_issue_rate_their_math_at_the_lanes(a100):
+    """The row kernels' issue rule carried over to pointwise kernels (hw/gpu/memory.py
+    stream_kernel): tanhf's instruction count (fitted on the H200, where an issue slot and an
+    FP32 lane are one rate) issues at compute.issue_per_clk_per_sm, GELU's own 8 FLOP of
+    arithmetic at the FP32 lanes. On the A100 a compute-bound GELU is the issue time of its 29
+    instructions, not their time on 64 lanes; with the issue rate at the lanes' 64 it is the
+    old lane-bound figure (29 / 64 of a clock an element an SM)."""
+    from accelsim.hw.gpu.memory import elementwise_kernel
+
+    c = a100.compute
+    n = 2 ** 28
+    k = elementwise_kernel(a100, "gelu", n, 1, 2, 8.0)
+    cta = k.groups[0][1]
+    ctas = k.groups[0][0]
+    instr = (8.0 + c.transcendental_instr) * n
+    clk = c.max_clock_hz
+    assert cta.parts["alu_s"] * ctas == pytest.approx(instr / (c.issue_per_clk_per_sm * clk))
+    lanes64 = load_machine("a100", {"compute.issue_per_clk_per_sm": 64})
+    k64 = elementwise_kernel(lanes64, "gelu", n, 1, 2, 8.0)
+    assert k64.groups[0][1].parts["alu_s"] * ctas == pytest.approx(instr / (64 * clk))
+    # an add (1 FLOP, no routine) is all FP32: held to the lanes whatever the issue rate
+    add = elementwise_kernel(a100, "add", n, 2, 2, 1.0)
+    assert add.groups[0][1].parts["alu_s"] * add.groups[0][0] == pytest.approx(n / (64 * clk))
+
+
+def test_pointwise_kernels_are_unchanged_where_issue_equals_the_lanes():
+    """sm_90 (H200, H100, B200 inherit it): 128 issue slots = 128 FP32 lanes, so a GELU's time
+    is its whole instruction count at 128 a clock, as the H200's counts were fitted."""
+    from accelsim.hw.gpu.memory import elementwise_kernel
+
+    for name in ("h200", "h100", "b200"):
+        m = load_machine(name)
+        c = m.compute
+        k = elementwise_kernel(m, "gelu", 2 ** 24, 1, 2, 8.0)
+        want = (8.0 + c.transcendental_instr) * 2 ** 24 / (
+            c.simt_flop_per_clk_per_sm * c.max_clock_hz * c.simt_elementwise_efficiency)
+        assert k.groups[0][1].parts["alu_s"] * k.groups[0][0] == pytest.approx(want)
+
+
 def test_a_reread_that_outgrows_l2_comes_from_hbm_again(a100):
     """cunn_SoftMaxForward re-reads its row twice: 3072-column fp32 rows sit in L1 (4 CTAs x
     12 KB), 16384-column ones (4 x 64 KB per SM, 28 MB over the SMs, plus their outputs) are

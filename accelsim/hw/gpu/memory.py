@@ -56,20 +56,32 @@ def startup_s(m: GpuMachine, hit: float) -> float:
 
 def stream_kernel(m: GpuMachine, name: str, *, read_bytes: float, write_bytes: float,
                   simt_flops: float = 0.0, sfu_ops: float = 0.0, reread_bytes: float = 0.0,
-                  clock_hz: float | None = None, meta: dict | None = None) -> Kernel:
+                  fp32_flops: float | None = None, clock_hz: float | None = None,
+                  meta: dict | None = None) -> Kernel:
     """A memory-bound kernel that streams ``read_bytes`` in and ``write_bytes`` out.
 
     ``reread_bytes``: extra reads that hit on-chip (a second pass over a row held in L1/L2).
-    ``simt_flops`` / ``sfu_ops``: arithmetic on FP32 lanes / special-function units.
+    ``simt_flops``: thread instructions of the kernel's arithmetic (1 a FLOP, the library
+    routines' counts included), each needing an issue slot (``issue_per_clk_per_sm``); of
+    them ``fp32_flops`` (default: all) also run on the FP32 lanes
+    (``simt_flop_per_clk_per_sm / 2``): the row kernels' issue model (``rows.py``). The two
+    rates are equal on sm_90, so there only the count matters; on sm_80/sm_70 (64 lanes, a
+    fitted issue rate above them) a routine whose instructions are not all FP32 issues faster
+    than the lanes alone allow. Both rates are scaled by ``2 x simt_elementwise_efficiency``
+    (1 at the 0.5 every machine inherits: one instruction a lane or slot a clock).
+    ``sfu_ops``: special-function unit results.
     """
     hit = l2_hit_fraction(m, read_bytes, write_bytes)
     moved = read_bytes + write_bytes
     n = max(1, min(STREAM_GRID_CTAS_PER_SM * m.sm_count, math.ceil(moved / CHUNK_BYTES)))
     clk = clock_hz or m.compute.max_clock_hz
     c = m.compute
-    simt_rate = c.simt_flop_per_clk_per_sm * clk * c.simt_elementwise_efficiency
+    share = 2.0 * c.simt_elementwise_efficiency
+    issue_rate = c.issue_per_clk_per_sm * clk * share
+    lane_rate = c.simt_flop_per_clk_per_sm / 2.0 * clk * share
+    on_lanes = simt_flops if fp32_flops is None else min(fp32_flops, simt_flops)
     sfu_rate = c.sfu_ops_per_clk_per_sm * clk
-    alu_s = simt_flops / n / simt_rate
+    alu_s = max(simt_flops / issue_rate, on_lanes / lane_rate) / n
     sfu_s = sfu_ops / n / sfu_rate
     cta = CtaCost(compute_s=alu_s + sfu_s, l2_bytes=(moved + reread_bytes) / n,
                   hbm_bytes=(1.0 - hit) * moved / n,
@@ -85,13 +97,17 @@ def elementwise_kernel(m: GpuMachine, fn: str, elements: int, inputs: int, elem_
 
     GELU (tanh form) and SiLU (exp) call one transcendental per element: the frameworks'
     ``tanhf``/``expf`` are software routines around one SFU op, costing
-    ``compute.transcendental_instr`` FP32-lane instructions besides the op's arithmetic.
+    ``compute.transcendental_instr`` instructions besides the op's arithmetic.
     The exact GELU (``gelu_erf``, PyTorch's default ``F.gelu``) calls ``erff`` instead, a
     longer polynomial routine: ``compute.erf_instr`` instructions and one SFU op.
+    The routines' counts were fitted on the H200, where an issue slot and an FP32 lane are
+    the same rate, so they are issue slots whose FP32 share is unknown: only the op's own
+    arithmetic (``flops_per_element``) is held to the FP32 lanes (:func:`stream_kernel`).
     """
     sfu = elements if fn in ("gelu", "gelu_erf", "silu") else 0.0
     per_call = m.compute.erf_instr if fn == "gelu_erf" else m.compute.transcendental_instr
     instr = flops_per_element * elements + sfu * per_call
     return stream_kernel(m, fn, read_bytes=inputs * elements * elem_bytes,
                          write_bytes=elements * elem_bytes,
-                         simt_flops=instr, sfu_ops=sfu, meta={"fn": fn})
+                         simt_flops=instr, fp32_flops=flops_per_element * elements,
+                         sfu_ops=sfu, meta={"fn": fn})
