@@ -116,12 +116,14 @@ def _disaggregation(value: Any) -> tuple[int, int]:
 
 def build_requests(*, trace: str | os.PathLike | None = None, requests: int = 100,
                    isl: int = 1024, osl: int = 128, rate: Any = "inf",
-                   seed: int = 0) -> list[Request]:
+                   seed: int = 0, arrivals: str = "poisson") -> list[Request]:
     """The request stream: a trace file, or ``requests`` of ``isl``/``osl`` tokens arriving at
-    ``rate`` requests/s (``inf``: all at once)."""
+    ``rate`` requests/s (``inf``: all at once; ``arrivals``: ``poisson`` or ``poisson-exact``,
+    :mod:`accelsim.serve.requests`)."""
     if trace is not None:
         return read_trace(trace)
-    return fixed_requests(requests, isl, osl, rate=parse_rate(rate), seed=seed)
+    return fixed_requests(requests, isl, osl, rate=parse_rate(rate), seed=seed,
+                          arrivals=arrivals)
 
 
 def serve(machine: Any, model: str, *, engine: str | EngineConfig = "vllm", tp: int = 1,
@@ -130,6 +132,7 @@ def serve(machine: Any, model: str, *, engine: str | EngineConfig = "vllm", tp: 
           rate: Any = "inf", trace: str | os.PathLike | None = None,
           slo: str | Mapping[str, Any] | None = None,
           overrides: Mapping[str, Any] | None = None, seed: int = 0,
+          arrivals: str = "poisson",
           disaggregate: str | tuple[int, int] | None = None) -> ServeResult:
     """Serve ``model`` on ``machine`` (see the module doc). ``disaggregate="P:D"``: P prefill
     and D decode replicas (prefill/decode disaggregation) instead of ``replicas``."""
@@ -163,7 +166,8 @@ def serve(machine: Any, model: str, *, engine: str | EngineConfig = "vllm", tp: 
                           f"unknown precision (known: {', '.join(PRECISION_BYTES)})")
     bounds = parse_slo(slo)
     reqs = requests if isinstance(requests, list) else build_requests(
-        trace=trace, requests=requests, isl=isl, osl=osl, rate=rate, seed=seed)
+        trace=trace, requests=requests, isl=isl, osl=osl, rate=rate, seed=seed,
+        arrivals=arrivals)
     window = arch.context_window or arch.max_positions
     longest = max(r.input_tokens + r.output_tokens for r in reqs)
     if window and longest > window:
@@ -191,6 +195,7 @@ def serve(machine: Any, model: str, *, engine: str | EngineConfig = "vllm", tp: 
                 "isl": None if trace is not None else isl,
                 "osl": None if trace is not None else osl,
                 "rate": None if trace is not None else str(rate),
+                "arrivals": None if trace is not None else arrivals,
                 "validation": str(getattr(models[0].gpu, "validation", "") or "") or None,
                 "step_evaluations": sum(m.evaluations for m in models),
                 "interrupted": interrupted}

@@ -57,6 +57,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--trace", default=None, metavar="FILE",
                    help="arrivals from a CSV/JSONL file (arrival_s, input_tokens, output_tokens)")
     g.add_argument("--seed", type=int, default=0, help="seed of the Poisson arrivals (0)")
+    g.add_argument("--arrivals", default="poisson", choices=("poisson", "poisson-exact"),
+                   help="poisson: one seeded draw (default); poisson-exact: that draw's gaps "
+                        "rescaled to exactly the rate (to compare with a benchmark)")
     g.add_argument("--slo", default=None, metavar="BOUNDS",
                    help="goodput bounds, e.g. ttft=2s,tpot=50ms")
     g = p.add_argument_group("output")
@@ -83,7 +86,9 @@ def summary_lines(result) -> list[str]:
     s, st = result.summary, result.settings
     stream = (f"trace {st['trace']}" if st["trace"] else
               f"{st['requests']} requests, {st['isl']} in / {st['osl']} out tokens, "
-              f"rate {st['rate']}/s")
+              f"rate {st['rate']}/s"
+              + (" (Poisson, exactly at the rate)" if st.get("arrivals") == "poisson-exact"
+                 and st["rate"] != "inf" else ""))
     lines = [
         f"{st['model']} on {st['system']} ({st['gpus']}x {st['gpu']}: tp={st['tp']} "
         f"pp={st['pp']} x{st['replicas']} replicas"
@@ -125,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
                    replicas=args.replicas, dtype=args.dtype, requests=args.requests,
                    isl=args.isl, osl=args.osl, rate=args.rate, trace=args.trace,
                    slo=args.slo, overrides=overrides, seed=args.seed,
-                   disaggregate=args.disaggregate)
+                   arrivals=args.arrivals, disaggregate=args.disaggregate)
     if args.json:
         print(result.to_json())
     else:

@@ -42,7 +42,8 @@ with ``fuse: inductor`` (``configs/lowering/compiled.yaml``) runs a captured pro
 Kernels launch in a topological order of the fused graph that keeps program order where it can.
 Units: bytes (decimal), instructions.
 
-Imports: config.lowering, errors, workload.program, workload.program_ops, mapping.gpu_lowering.
+Imports: config.lowering, errors, workload.program, workload.program_ops, mapping.gpu_lowering,
+mapping.attention_pattern.
 """
 
 from __future__ import annotations
@@ -50,14 +51,15 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from accelsim.config.lowering import LoweringTable
 from accelsim.errors import UnsupportedError
+from accelsim.mapping.attention_pattern import replace_attention
 from accelsim.mapping.gpu_lowering import LoweredCall, StreamWork, lower_sites
 from accelsim.workload.program import DTYPE_BYTES, Call, Program, TensorInfo
-from accelsim.workload.program_ops import CallSite
+from accelsim.workload.program_ops import CallSite, call_sites
 
 MAX_FUSION_SIZE = 64
 """Most calls in one fused kernel: Inductor's ``config.max_fusion_size`` (torch 2.x)."""
@@ -381,17 +383,43 @@ def _group(members: list[int], numels: set[int], sites: Sequence[CallSite], prog
     return g
 
 
+def _extern_calls(site: CallSite, reads: Sequence[_Read], fusible: Sequence[bool],
+                  table: LoweringTable) -> list[LoweredCall]:
+    """An extern call as the table lowers it, with the contiguous copies its GEMM needs
+    (``matmul``'s folding copies, ``site.meta["operand_copies"]``) as the compiler makes them:
+    a copy of an operand whose producer is a fused pointwise group is that group writing the
+    layout the GEMM reads (no kernel of its own); any other (its producer a library call, a
+    weight, a program input) is a copy kernel of its own, launched like every compiled kernel
+    (``table.fuse_call``)."""
+    copies = site.meta.get("operand_copies", ())
+    if copies:
+        where = site.meta.get("operand_copy_inputs", (None,) * len(copies))
+        kept = tuple(c for c, pos in zip(copies, where, strict=True)
+                     if pos is None or pos >= len(reads) or reads[pos].producer is None
+                     or not fusible[reads[pos].producer])
+        site = replace(site, meta={**site.meta, "operand_copies": kept})
+    out = lower_sites([site], table)
+    return [replace(c, call=table.fuse_call, extra_kernel=False)
+            if c.extra_kernel and c.kernel_class == "copy" else c for c in out]
+
+
 def fuse_sites(program: Program, sites: Sequence[CallSite], table: LoweringTable
                ) -> list[LoweredCall]:
     """The calls ``table``'s mode makes for a captured program when its compiler fuses
     (``table.fuse``): one ``table.fuse_call`` kernel per fused group, every extern call
-    lowered by the table as it stands, in a topological order of the fused graph."""
+    lowered by the table as it stands, in a topological order of the fused graph. The
+    attention chains Inductor's pattern pass replaces are SDPA calls first
+    (:mod:`accelsim.mapping.attention_pattern`)."""
+    rewritten = replace_attention(program)
+    if rewritten is not program:
+        program, sites = rewritten, call_sites(rewritten)
     groups, kinds = fusion_groups(program, sites)
     node_of: dict[int, int] = {}
     for gi, g in enumerate(groups):
         for m in g.members:
             node_of[m] = ~gi  # groups are negative node ids
-    _, producers, _ = _dataflow(program, sites, kinds)
+    reads, producers, _ = _dataflow(program, sites, kinds)
+    fusible = [k == "fusible" for k in kinds]
 
     def node(i: int) -> int:
         return node_of.get(i, i)
@@ -413,7 +441,7 @@ def fuse_sites(program: Program, sites: Sequence[CallSite], table: LoweringTable
     while ready:
         _, n = heapq.heappop(ready)
         if n >= 0:
-            out.extend(lower_sites([sites[n]], table))
+            out.extend(_extern_calls(sites[n], reads[n], fusible, table))
         else:
             g = groups[~n]
             if g.read_bytes + g.write_bytes > 0:

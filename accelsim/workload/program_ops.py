@@ -450,8 +450,10 @@ def _site(i: int, call: Call) -> CallSite:
         # transposes, cuBLAS or PyTorch's own NCHW kernels (accelsim.workload.op_calls)
         meta: dict[str, Any] = {"call": "F.conv2d" + NCHW} \
             if fn == "conv2d" and nchw_input(call.inputs[0]) else {}
-        if copies:  # matmul's folding copies: (elements, bytes) of each
+        if copies:  # matmul's folding copies: (elements, bytes) of each, and which input
             meta["operand_copies"] = tuple((t.elements, t.nbytes) for t in copies)
+            meta["operand_copy_inputs"] = tuple(
+                next(i for i, x in enumerate(call.inputs) if x is t) for t in copies)
         return CallSite(key=f"call.{fn}", op=op, read_bytes=read, write_bytes=write,
                         elements=elements, family="vectorized", meta=meta, **base)
     known = fn in POINTWISE or fn in COPIES or fn in REDUCTIONS or fn == "index"

@@ -11,9 +11,12 @@ on ``h200`` with ``--exec compiled``: the program fused by ``mapping/program_fus
 case: kernels modelled vs profiled (GPU kernels; memsets and copies apart) and the compiled
 step modelled vs measured; the eager step of the same file alongside, for information.
 
-Every case is HELD-OUT: scored once, with the model frozen; nothing here is fitted. Exits 1
-when the compiled step's MAPE or the kernel count's mean absolute error misses its target
-(10 % each by default), 2 when the data file is missing or malformed.
+Roles: every case was HELD-OUT, scored once at 0306701 with the model frozen; since
+2026-12-04 run 13 is DEV (its kernel profiles were read to find why d67f3bb's operand copies
+raised the kernel count error from 6.9 to 10.3 %: Inductor's attention pattern,
+``mapping/attention_pattern.py``). Nothing here is fitted. Exits 1 when the compiled step's
+MAPE or the kernel count's mean absolute error misses its target (10 % each by default), 2
+when the data file is missing or malformed.
 """
 
 from __future__ import annotations
@@ -70,7 +73,8 @@ def load(path: Path) -> dict:
 
 
 def fidelity_rows() -> list[dict]:
-    """The fidelity table's rows (``scripts/fidelity.py``): run 13 (held out), the compiled
+    """The fidelity table's rows (``scripts/fidelity.py``): run 13 (dev since 2026-12-04), the
+    compiled
     step and the kernel count of each measured case (targets 10 %, as :func:`main`)."""
     import fidelity
 
@@ -102,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     doc = load(args.data)
     if doc.get("quick"):
         print("note: a MEASURE_QUICK file (tiny shapes, smoke test), not a measurement")
-    print(f"{args.data.name} (held out; {doc.get('protocol', '?')}; {doc.get('torch', '?')}): "
+    print(f"{args.data.name} (dev since 2026-12-04; {doc.get('protocol', '?')}; "
+          f"{doc.get('torch', '?')}): "
           f"{MACHINE} --exec compiled, modelled vs measured")
     step_err: list[float] = []
     kern_err: list[float] = []
@@ -137,12 +142,12 @@ def main(argv: list[str] | None = None) -> int:
         return sum(abs(x) for x in e) / len(e)
 
     ok = True
-    print(f"  held-out MAPE, compiled step {mape(step_err):5.1f}% (bias "
+    print(f"  dev MAPE, compiled step {mape(step_err):5.1f}% (bias "
           f"{sum(step_err) / len(step_err):+.1f}%, {len(step_err)} cases; target "
           f"{args.target:g}%)")
     ok &= mape(step_err) <= args.target
     if kern_err:
-        print(f"  held-out kernel count error {mape(kern_err):5.1f}% (bias "
+        print(f"  dev kernel count error {mape(kern_err):5.1f}% (bias "
               f"{sum(kern_err) / len(kern_err):+.1f}%, {len(kern_err)} cases; target "
               f"{args.kernel_target:g}%)")
         ok &= mape(kern_err) <= args.kernel_target

@@ -78,6 +78,11 @@ CALIBRATION_PREFIX = "trtllm017_llama3.1-8b_h200_tp1_"
 """The calibration split (see the module doc); decided before any case was simulated."""
 
 ENGINES = {"tensorrt-llm": "tensorrt_llm", "vllm": "vllm", "sglang": "sglang"}
+ARRIVALS = "poisson-exact"
+"""Finite-rate cases arrive at exactly their offered rate (seed 0's Poisson gaps, rescaled):
+the published runs' own draws are unknown, and one draw of 500 gaps is +-4.5 % (1 sigma) off
+the rate, which a lightly loaded run's throughput follows (seed 0's: +9.7 %; set since
+2026-12-04, accelsim/serve/requests.py)."""
 MODELS = (("Llama-3.1-405B", "workloads/hf/llama3.1_405b.json"),
           ("Llama-3.1-70B", "workloads/hf/llama3.1_70b.json"),
           ("Llama-3.3-70B", "workloads/hf/llama3.1_70b.json"),  # same architecture
@@ -186,7 +191,7 @@ def simulate(case: dict, *, max_requests: int | None, overrides: dict | None = N
                 pp=case.get("pp") or 1, replicas=replicas,
                 dtype=PRECISIONS.get(case["precision"], case["precision"]),
                 requests=n, isl=case["input_tokens"], osl=case["output_tokens"],
-                rate=case.get("rate", "inf"),
+                rate=case.get("rate", "inf"), arrivals=ARRIVALS,
                 overrides={**({"kv_cache_dtype": "fp8"} if case.get("kv_cache_dtype") == "fp8"
                               else {}),
                            **({"cuda_graph_max_batch": 0}

@@ -20,6 +20,7 @@ from accelsim.api import capture  # noqa: E402
 from accelsim.api.model_run import run_model  # noqa: E402
 from accelsim.config.lowering import load_lowering  # noqa: E402
 from accelsim.errors import ConfigError  # noqa: E402
+from accelsim.mapping.gpu_lowering import lower_sites  # noqa: E402
 from accelsim.mapping.program_fusion import MAX_FUSION_SIZE, fuse_sites, fusion_groups  # noqa: E402
 from accelsim.workload.program import program_from_json  # noqa: E402
 from accelsim.workload.program_ops import GEMMS, call_sites, program_workload  # noqa: E402
@@ -230,3 +231,83 @@ def test_compiled_table_fuses_and_refuses_an_unknown_rule(tmp_path):
     bad.write_text("mode: bad\ninherit: compiled\nfuse: xla\n")
     with pytest.raises(ConfigError, match="fuse"):
         load_lowering(str(bad))
+
+
+def _scores_program(scale_q: bool):
+    """Attention scores as a plain program writes them: per-head views of two projections,
+    ``q @ k.transpose(-1, -2)`` at batch 2 (matmul folds both operands with a copy each);
+    ``scale_q`` scales q first (a pointwise producer of the copied operand)."""
+    b, s, h, d = 2, 16, 4, 32
+    wq = torch.zeros(h * d, h * d, device="meta", dtype=torch.bfloat16)
+    wk = torch.zeros(h * d, h * d, device="meta", dtype=torch.bfloat16)
+
+    def f(x):
+        q = (x @ wq).view(b, s, h, d).transpose(1, 2)
+        k = (x @ wk).view(b, s, h, d).transpose(1, 2)
+        if scale_q:
+            q = q * 0.125
+        return q @ k.transpose(-1, -2)
+
+    return capture(f, torch.zeros(b, s, h * d, device="meta", dtype=torch.bfloat16)).program
+
+
+@pytest.mark.parametrize("scale_q", [False, True])
+def test_compiled_operand_copies_fuse_into_a_pointwise_producer_only(scale_q):
+    """Eager launches both folding copies of the scores matmul beside the bmm. Compiled, a
+    copy whose operand a fused pointwise group produces is that group writing the GEMM's
+    layout (no kernel); one whose producer is a library GEMM stays a copy kernel, launched at
+    the compiled kernel's host class."""
+    program = _scores_program(scale_q)
+    sites = call_sites(program)
+    eager = [c for c in lower_sites(sites, load_lowering("eager")) if c.kernel_class == "copy"]
+    assert len(eager) == 2 and all(c.extra_kernel for c in eager)
+    table = load_lowering("compiled")
+    copies = [c for c in fuse_sites(program, sites, table)
+              if c.work is not None and c.work.name.endswith(".operand_copy")]
+    assert len(copies) == (1 if scale_q else 2)
+    assert all(c.call == table.fuse_call and not c.extra_kernel for c in copies)
+
+
+def _manual_attention(keep_scores: bool):
+    """``softmax(q @ k^T / sqrt(d)) @ v`` over per-head views, heads merged back after;
+    ``keep_scores`` also reads the scores elsewhere (a second reader: no rewrite)."""
+    b, s, h, d = 2, 16, 4, 32
+    w = torch.zeros(h * d, h * d, device="meta", dtype=torch.bfloat16)
+
+    def f(x):
+        q = (x @ w).view(b, s, h, d).transpose(1, 2)
+        k = (x @ w).view(b, s, h, d).transpose(1, 2)
+        v = (x @ w).view(b, s, h, d).transpose(1, 2)
+        scores = q @ k.transpose(-1, -2) / 8.0
+        out = (torch.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(b, s, h * d)
+        return out + scores.mean() if keep_scores else out
+
+    return capture(f, torch.zeros(b, s, h * d, device="meta", dtype=torch.bfloat16)).program
+
+
+def test_compiled_hand_written_attention_becomes_one_sdpa_call():
+    """Inductor's attention pattern pass (mapping/attention_pattern.py): q @ k^T, a scalar
+    scale, softmax and @ v become one SDPA call (the stack's attention kernel), no softmax
+    kernel, no folding copies, and the heads merge back as a view of the kernel's output;
+    eager launches all of them."""
+    from accelsim.mapping.attention_pattern import replace_attention
+
+    program = _manual_attention(keep_scores=False)
+    sdpa = [c for c in replace_attention(program).calls
+            if c.fn == "scaled_dot_product_attention"]
+    assert len(sdpa) == 1 and sdpa[0].args["scale"] == pytest.approx(1 / 8.0)
+    assert sdpa[0].inputs[1].shape == (2, 4, 16, 32)          # k, not k^T
+    compiled = fuse_sites(program, call_sites(program), load_lowering("compiled"))
+    classes = [c.kernel_class for c in compiled if c.work is not None]
+    assert classes.count("attention") == 1 and "copy" not in classes
+    assert classes.count("gemm") == 3                          # the three projections
+    eager = [c for c in lower_sites(call_sites(program), load_lowering("eager"))
+             if c.work is not None]
+    assert sum(c.kernel_class == "gemm" for c in eager) == 5   # and the two batched GEMMs
+
+
+def test_attention_scores_with_a_second_reader_stay_as_written():
+    from accelsim.mapping.attention_pattern import replace_attention
+
+    program = _manual_attention(keep_scores=True)
+    assert replace_attention(program) is program

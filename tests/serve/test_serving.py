@@ -198,6 +198,30 @@ def test_poisson_arrivals_have_the_asked_rate():
     assert all(isinstance(r, Request) for r in reqs)
 
 
+def test_exact_poisson_arrivals_are_the_same_draw_at_exactly_the_rate():
+    """``poisson-exact`` keeps a seed's gaps (their order and relative sizes: the burstiness)
+    and rescales them so n requests span (n - 1) / rate; seed 0's 500 plain gaps run long."""
+    plain = fixed_requests(500, 10, 10, rate=2.0, seed=0)
+    exact = fixed_requests(500, 10, 10, rate=2.0, seed=0, arrivals="poisson-exact")
+    assert exact[-1].arrival_s == pytest.approx(499 / 2.0)
+    assert plain[-1].arrival_s > 1.05 * exact[-1].arrival_s
+    ratio = [e.arrival_s / p.arrival_s for e, p in zip(exact[1:], plain[1:], strict=True)]
+    assert max(ratio) == pytest.approx(min(ratio))
+    with pytest.raises(ConfigError, match="arrivals"):
+        fixed_requests(5, 10, 10, rate=2.0, arrivals="uniform")
+
+
+def test_a_light_load_serves_at_the_offered_rate_with_exact_arrivals(node):
+    """At a load far below capacity every request finishes soon after it arrives, so the
+    output rate is the arrival rate times the output length, up to the last request's own
+    latency: within 1 % with exact arrivals, where seed 0's plain draw runs 9 % low."""
+    kw = dict(isl=100, osl=20, requests=500, rate=5.0)
+    exact = serve(node, MODEL, arrivals="poisson-exact", **kw).summary["output_tokens_per_s"]
+    plain = serve(node, MODEL, **kw).summary["output_tokens_per_s"]
+    assert exact == pytest.approx(5.0 * 20, rel=0.01)
+    assert plain < 0.93 * 5.0 * 20
+
+
 def test_the_json_document_has_percentiles(node):
     res = serve(node, MODEL, isl=100, osl=10, requests=10)
     doc = json.loads(res.to_json())
