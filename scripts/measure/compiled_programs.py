@@ -1,5 +1,6 @@
 # ruff: noqa: E731, B023
-"""Run 13: the plain PyTorch programs (workloads/programs/plain.py) under torch.compile on one H200.
+"""Runs 13 and 31: the plain PyTorch programs (workloads/programs/plain.py) under torch.compile on
+one H200 (``CASE_SET=run13``, the default, or ``run31``: the case list below).
 
 Run on the device machine with the image's python3 (PyTorch 2.11), twice, in two processes:
 
@@ -57,7 +58,9 @@ QUICK = os.environ.get("MEASURE_QUICK") == "1"
 CUDA = harness.has_cuda()
 DEV = "cuda" if CUDA else "cpu"
 DT = "bf16" if CUDA else "fp32"
-OUTNAME = "h200_compiled_programs_run13.json"
+CASE_SET = os.environ.get("CASE_SET", "run13")
+OUTNAME = f"h200_compiled_programs_{CASE_SET}.json"
+RUN = int(CASE_SET.removeprefix("run")) if CASE_SET.removeprefix("run").isdigit() else 0
 ROUNDS, STEPS = (2, 2) if QUICK else (6, 5)
 
 CASES = [
@@ -72,6 +75,24 @@ CASES = [
     ("cnn_b16", "cnn", {"batch": 16}),
 ]
 """(case, program, parameters): every case held out."""
+RUN31 = [
+    ("decoder_decode_b4_c512", "decoder", {"mode": "decode", "batch": 4, "context": 512}),
+    ("decoder_prefill_b1_s256", "decoder", {"mode": "prefill", "batch": 1, "seq": 256}),
+    ("gpt_decode_b4_c1024", "gpt", {"mode": "decode", "batch": 4, "context": 1024}),
+    ("gpt_prefill_b2_s256", "gpt", {"mode": "prefill", "batch": 2, "seq": 256}),
+    ("encoder_b2_s512", "encoder", {"batch": 2, "seq": 512}),
+    ("encoder_b16_s128", "encoder", {"batch": 16, "seq": 128}),
+    ("cnn_b4", "cnn", {"batch": 4}),
+    ("cnn_b32", "cnn", {"batch": 32}),
+]
+"""``CASE_SET=run31`` (decided 2026-12-04 before it was measured, after run 13 became dev):
+new shapes of the same four programs, prefill steps of both decoders among them, every case
+HELD-OUT, to score once the compiled lowering as it stands at the commit that adds this list
+(Inductor's attention pattern, the compiled operand copies; nothing fitted on it)."""
+if CASE_SET == "run31":
+    CASES = RUN31
+elif CASE_SET != "run13":
+    raise SystemExit(f"CASE_SET={CASE_SET!r}: expected run13 or run31")
 if QUICK:
     CASES = [("decoder_decode_b1_c64", "decoder", {"mode": "decode", "batch": 1, "context": 64,
                                                    "layers": 1}),
@@ -145,7 +166,8 @@ def write(doc: dict, out: str) -> None:
 
 
 def header() -> dict:
-    return {"run": 13, "protocol": "timing: no profiler in the process; kernels: a second "
+    return {"run": RUN, "case_set": CASE_SET,
+            "protocol": "timing: no profiler in the process; kernels: a second "
             "process (--profile)", "device": torch.cuda.get_device_name(0) if CUDA else "cpu",
             "torch": torch.__version__, "cuda": torch.version.cuda, "dtype": DT,
             "compile": "torch.compile(model, dynamic=False), default mode (no CUDA graphs)",
@@ -164,6 +186,9 @@ def existing(out: str) -> dict:
 def timing(out: str) -> None:
     """Eager and compiled steps of every case, interleaved rounds, no profiler."""
     doc = existing(out)
+    if CASE_SET != "run13" and CUDA:  # this session's host, beside its steps
+        doc["host_classes_s"] = harness.tiny_host_classes(DEV, torch.bfloat16, 200, 5)
+        say("host classes", {k: round(v * 1e6, 2) for k, v in doc["host_classes_s"].items()})
     cases = build_cases()
     mine = {rec["case"] for rec, _, _ in cases}
     doc["cases"] = [c for c in doc["cases"] if c["case"] not in mine] + [r for r, _, _ in cases]
