@@ -87,6 +87,38 @@ def vgg16_heldout(data: dict[str, Any], hw: Any = "eyeriss") -> pd.DataFrame:
                           "err": p / v["measured"][k] - 1.0} for k, p in pred.items()])
 
 
+def vgg16_layers(data: dict[str, Any], hw: Any = "eyeriss") -> pd.DataFrame:
+    """VGG-16 per layer (JSSC 2017 Table VI, ``vgg16_heldout.measured_layers``; dev, nothing
+    fitted): predicted vs measured processing and total latency (ms), GLB and DRAM accesses
+    (MB), active PEs, and the measured GLB rate (GB/s: accesses over processing latency).
+    A measured cell the data file marks unreadable is NaN."""
+    v = data["vgg16_heldout"]
+    wl = conv_workload("vgg16_conv", v["layers"], v["batch"])
+    zeros = {op.name: (0.0 if i == 0 else v["ifmap_zero_fraction_assumed"])
+             for i, op in enumerate(wl.ops)}
+    r = simulate(load_hw(hw), wl, dataflow="rs", mode="analytic", energy=False, sparsity=zeros)
+    lay = r.layers.set_index("layer")
+    clock = r.machine.clock_hz
+    rows = []
+    for m in v["measured_layers"]:
+        p = lay.loc[m["layer"]]
+        nan = float("nan")
+        rows.append({
+            "layer": m["layer"],
+            "processing_ms_pred": float(p["processing_cycles"]) / clock * 1e3,
+            "processing_ms_meas": m["processing_latency_ms"],
+            "total_ms_pred": float(p["total_cycles"]) / clock * 1e3,
+            "total_ms_meas": m["total_latency_ms"],
+            "glb_mb_pred": float(p["sram_reads"] + p["sram_writes"]) * 2 / 1e6,
+            "glb_mb_meas": m["glb_accesses_mb"],
+            "dram_mb_pred": float(p["dram_bytes"]) / 1e6,
+            "dram_mb_meas": nan if m["dram_accesses_mb"] is None else m["dram_accesses_mb"],
+            "active_pes_pred": int(p["active_pes"]), "active_pes_meas": m["active_pes"],
+            "glb_gb_per_s_meas": m["glb_accesses_mb"] / m["processing_latency_ms"],
+        })
+    return pd.DataFrame(rows)
+
+
 def _sparsity(data: dict[str, Any]) -> dict[str, float]:
     return {m["layer"]: m["ifmap_zeros_pct"] / 100.0 for m in data["measured"]}
 

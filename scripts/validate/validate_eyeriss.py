@@ -49,6 +49,7 @@ from accelsim.api.eyeriss import (
     load_measurements,
     validation_table,
     vgg16_heldout,
+    vgg16_layers,
 )
 from accelsim.config.energy import load_energy_table
 from accelsim.config.registry import load_machine
@@ -177,6 +178,14 @@ def main(argv: list[str] | None = None) -> int:
     g = vgg16_heldout(data)
     for row in g.itertuples(index=False):
         print(f"  {row.quantity:20s} {row.pred:10.4g} / {row.meas:<10.4g} ({row.err:+.1%})")
+    layers = vgg16_layers(data)
+    print("  per layer (Table VI, dev): processing / total ms, GLB / DRAM MB, predicted / measured;"
+          " measured GLB rate")
+    for r in layers.itertuples(index=False):
+        print(f"  {r.layer:8s} {r.processing_ms_pred:7.1f} / {r.processing_ms_meas:7.1f}"
+              f"  {r.total_ms_pred:7.1f} / {r.total_ms_meas:7.1f}"
+              f"  {r.glb_mb_pred:7.1f} / {r.glb_mb_meas:7.1f}"
+              f"  {r.dram_mb_pred:6.1f} / {r.dram_mb_meas:6.1f}  {r.glb_gb_per_s_meas:5.2f} GB/s")
     missed = check_targets(v)
     print("\ntargets: " + ("all met" if not missed else "MISSED\n  " + "\n  ".join(missed)))
     return 1 if missed else 0

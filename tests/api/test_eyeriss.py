@@ -164,3 +164,23 @@ def test_full_height_sets_give_alexnet_conv2_its_135_active_pes(table):
     """JSSC Table V: CONV2 runs on 135 PEs, its 5 x 27 set folded in two segments; a free
     strip width would cut it (the model searched e = 14 before the rule: 140 PEs)."""
     assert table.loc["CONV2", "active_pes_pred"] == 135
+
+
+def test_vgg16_table_vi_rows_add_up_and_locate_the_gap(data):
+    """Table VI per layer (dev, nothing fitted): the rows as held sum to the totals row (the
+    doubtful cells resolved in the data file's note); CONV3-5 are within 10 % of the chip
+    (the frame-rate gap sits in the strip-mined CONV1-x and CONV2-x, open:
+    docs/gpu_findings_log.md), and every layer that is not MAC-bound ran its GLB at
+    2.9-3.1 GB/s."""
+    from accelsim.api.eyeriss import vgg16_layers
+
+    v = data["vgg16_heldout"]
+    rows, tot = v["measured_layers"], v["measured"]
+    for key in ("processing_latency_ms", "total_latency_ms", "glb_accesses_mb"):
+        assert sum(r[key] for r in rows) == pytest.approx(tot[key], rel=0.002)
+    t = vgg16_layers(data).set_index("layer")
+    ratio = t["processing_ms_meas"] / t["processing_ms_pred"]
+    assert ((ratio[[n for n in t.index if n.startswith(("CONV3", "CONV4", "CONV5"))]] - 1)
+            .abs() < 0.10).all()
+    rate = t.loc[[n for n in t.index if not n.startswith("CONV5")], "glb_gb_per_s_meas"]
+    assert rate.between(2.9, 3.1).all()
