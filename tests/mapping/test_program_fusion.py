@@ -311,3 +311,19 @@ def test_attention_scores_with_a_second_reader_stay_as_written():
 
     program = _manual_attention(keep_scores=True)
     assert replace_attention(program) is program
+
+
+def test_attention_pattern_needs_tensor_ids():
+    """A program file without tensor ids cannot show a single reader: nothing is replaced."""
+    import dataclasses
+
+    from accelsim.mapping.attention_pattern import replace_attention
+
+    program = _manual_attention(keep_scores=False)
+    bare = dataclasses.replace(program, calls=tuple(
+        dataclasses.replace(c, inputs=tuple(dataclasses.replace(t, tensor_id=None)
+                                            for t in c.inputs),
+                            outputs=tuple(dataclasses.replace(t, tensor_id=None)
+                                          for t in c.outputs))
+        for c in program.calls))
+    assert replace_attention(bare) is bare
