@@ -26,19 +26,16 @@ import os
 import statistics
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                                "workloads", "programs"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import harness  # noqa: E402
-import plain  # noqa: E402
 import torch  # noqa: E402
 from harness import say  # noqa: E402
 
-QUICK = os.environ.get("MEASURE_QUICK") == "1"
+plain = harness.plain_programs()
+QUICK = harness.QUICK
 CUDA = harness.has_cuda()
-DEV = "cuda" if CUDA else "cpu"
-DT = "bf16" if CUDA else "fp32"
+DEV, DT = harness.device_and_dtype()
 CASES = [("gpt_decode_b4_c1024", "gpt", {"mode": "decode", "batch": 4, "context": 1024}),
          ("decoder_decode_b4_c512", "decoder", {"mode": "decode", "batch": 4, "context": 512})]
 if QUICK:

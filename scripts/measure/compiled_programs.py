@@ -43,21 +43,17 @@ import sys
 import time
 import traceback
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                                "workloads", "programs"))
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import e2e as me  # noqa: E402
 import harness  # noqa: E402
-import plain  # noqa: E402
 import torch  # noqa: E402
 from harness import say  # noqa: E402
 
-QUICK = os.environ.get("MEASURE_QUICK") == "1"
+plain = harness.plain_programs()
+QUICK = harness.QUICK
 CUDA = harness.has_cuda()
-DEV = "cuda" if CUDA else "cpu"
-DT = "bf16" if CUDA else "fp32"
+DEV, DT = harness.device_and_dtype()
 CASE_SET = os.environ.get("CASE_SET", "run13")
 OUTNAME = f"h200_compiled_programs_{CASE_SET}.json"
 RUN = int(CASE_SET.removeprefix("run")) if CASE_SET.removeprefix("run").isdigit() else 0

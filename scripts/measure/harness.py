@@ -91,6 +91,28 @@ def has_cuda() -> bool:
     return _CUDA
 
 
+QUICK = os.environ.get("MEASURE_QUICK") == "1"
+"""``MEASURE_QUICK=1``: a script's smoke-test mode (tiny shapes, few rounds), not a measurement."""
+
+
+def device_and_dtype() -> tuple[str, str]:
+    """Where a measurement runs and in which precision name: ``("cuda", "bf16")`` on a GPU,
+    ``("cpu", "fp32")`` otherwise (a smoke test)."""
+    return ("cuda", "bf16") if has_cuda() else ("cpu", "fp32")
+
+
+def plain_programs():
+    """``workloads/programs/plain.py``, the plain PyTorch programs (imported from the
+    repository's tree: the measurement scripts run from a checkout, not an install)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    programs = os.path.join(here, "..", "..", "workloads", "programs")
+    if programs not in sys.path:
+        sys.path.insert(0, programs)
+    import plain
+
+    return plain
+
+
 def sync() -> None:
     """Wait for the GPU (nothing on CPU)."""
     if has_cuda():
