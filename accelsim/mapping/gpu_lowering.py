@@ -194,7 +194,7 @@ def lower_sites(sites: Iterable[Any], table: LoweringTable) -> list[LoweredCall]
                         field="calls", what="framework calls")
             host_class = FUSED_HOST_CLASS if site.meta.get("fused") else step.call
             if work is site.op:
-                out.extend(_operand_copies(site))
+                out.extend(_operand_copies(site, table))
             for _ in range(step.count):
                 out.append(LoweredCall(op_index=site.index, op_name=site.name, call=host_class,
                                        work=work, kernel_class=klass, layer=site.layer,
@@ -204,18 +204,22 @@ def lower_sites(sites: Iterable[Any], table: LoweringTable) -> list[LoweredCall]
     return out
 
 
-def _operand_copies(site: Any) -> list[LoweredCall]:
+def _operand_copies(site: Any, table: LoweringTable) -> list[LoweredCall]:
     """The contiguous copies a call makes of its operands before its GEMM (``matmul``'s
     folding copies, ``site.meta["operand_copies"]``: elements and bytes of each): strided
-    copy kernels, as a user's ``.contiguous()`` of that view launches."""
-    return [LoweredCall(op_index=site.index, op_name=site.name, call=FUSED_HOST_CLASS,
+    copy kernels, as a user's ``.contiguous()`` of that view launches. Launched from C++
+    beside the GEMM in eager (``extra_kernel``, no host class of its own); under a fusing
+    compiler (``table.fuse``) each is a generated kernel of its own at ``table.fuse_call``
+    (which of them fuse into their producer instead: ``mapping/program_fusion.py``)."""
+    fused = bool(table.fuse)
+    return [LoweredCall(op_index=site.index, op_name=site.name,
+                        call=table.fuse_call if fused else FUSED_HOST_CLASS,
                         work=StreamWork(name=f"{site.name}.operand_copy", read_bytes=nbytes,
                                         write_bytes=nbytes, simt_flops=0.0, sfu_ops=0.0,
                                         family="strided", elements=float(n)),
                         kernel_class="copy", layer=site.layer, family="strided",
-                        extra_kernel=True)
+                        extra_kernel=not fused)
             for n, nbytes in site.meta.get("operand_copies", ())]
-
 
 __all__ = ["DEFAULT_CLASS", "FUSED_HOST_CLASS", "UNMODELLED_KEY", "LoweredCall", "StreamWork",
            "lower", "lower_sites", "op_key"]

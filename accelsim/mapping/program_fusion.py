@@ -389,8 +389,8 @@ def _extern_calls(site: CallSite, reads: Sequence[_Read], fusible: Sequence[bool
     (``matmul``'s folding copies, ``site.meta["operand_copies"]``) as the compiler makes them:
     a copy of an operand whose producer is a fused pointwise group is that group writing the
     layout the GEMM reads (no kernel of its own); any other (its producer a library call, a
-    weight, a program input) is a copy kernel of its own, launched like every compiled kernel
-    (``table.fuse_call``)."""
+    weight, a program input) stays a copy kernel, which the table launches at its
+    ``fuse_call`` (``gpu_lowering._operand_copies``)."""
     copies = site.meta.get("operand_copies", ())
     if copies:
         where = site.meta.get("operand_copy_inputs", (None,) * len(copies))
@@ -398,9 +398,7 @@ def _extern_calls(site: CallSite, reads: Sequence[_Read], fusible: Sequence[bool
                      if pos is None or pos >= len(reads) or reads[pos].producer is None
                      or not fusible[reads[pos].producer])
         site = replace(site, meta={**site.meta, "operand_copies": kept})
-    out = lower_sites([site], table)
-    return [replace(c, call=table.fuse_call, extra_kernel=False)
-            if c.extra_kernel and c.kernel_class == "copy" else c for c in out]
+    return lower_sites([site], table)
 
 
 def fuse_sites(program: Program, sites: Sequence[CallSite], table: LoweringTable
