@@ -48,7 +48,7 @@ def role_of(name: str) -> str:
 
     try:
         return data_registry.role_of(name)
-    except Exception:  # noqa: BLE001 - a user's own file
+    except data_registry.DataRoleError:  # a user's own file
         return "unregistered"
 
 
