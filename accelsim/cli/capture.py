@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from accelsim.errors import ConfigError
+from accelsim.errors import AccelsimError, ConfigError
 from accelsim.files import locate
 
 
@@ -130,10 +130,23 @@ def run(args: argparse.Namespace) -> int:
     if not isinstance(built, tuple) or len(built) not in (2, 3) or not callable(built[0]):
         raise ConfigError(args.target, None, type(built).__name__,
                           "the factory must return (callable, args) or (callable, args, kwargs)")
-    fn, fargs = built[0], tuple(built[1])
+    fn = built[0]
+    # the example inputs: a tuple or list of them, or one value standing alone (a lone
+    # tensor is one argument, not unpacked along its first dimension)
+    fargs = tuple(built[1]) if isinstance(built[1], (tuple, list)) else (built[1],)
+    if len(built) == 3 and not isinstance(built[2], dict):
+        raise ConfigError(args.target, "kwargs", type(built[2]).__name__,
+                          "the factory's third value must be a dict of keyword arguments")
     fkwargs = dict(built[2]) if len(built) == 3 else {}
     label = Path(args.target.rpartition(":")[0]).stem + "." + args.target.rpartition(":")[2]
-    program = capture_program(fn, *fargs, name=label, **fkwargs)
+    try:
+        program = capture_program(fn, *fargs, name=label, **fkwargs)
+    except AccelsimError:
+        raise
+    except Exception as exc:  # noqa: BLE001 (the user's program failed while captured)
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        raise ConfigError(args.target, None, None, f"the program failed while captured: "
+                          f"{type(exc).__name__}: {first}") from None
     write_output(args.out, program.to_text())
     _summary(program, args.target, args.out)
     return 0

@@ -167,6 +167,30 @@ def test_cli_capture_of_a_factory_that_raises_is_one_line(tmp_path, capsys, monk
     assert not (tmp_path / "q.json").exists()
 
 
+def test_cli_capture_of_a_program_that_raises_is_one_line_and_a_lone_input_is_one_argument(
+        tmp_path, capsys, monkeypatch):
+    """The factory runs, the user's program fails while captured: one line, exit 2, nothing
+    written. A factory may return its one example input alone (not in a tuple): it is one
+    argument, not unpacked along its first dimension."""
+    src = tmp_path / "m.py"
+    src.write_text(
+        "import torch\n"
+        "def bad(device='meta'):\n"
+        "    def f(x):\n"
+        "        raise KeyError('the cache is empty')\n"
+        "    return f, (torch.zeros(2, 4, device=device),)\n"
+        "def lone(device='meta'):\n"
+        "    return (lambda x: x * 2), torch.zeros(3, 4, device=device)\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["capture", f"{src}:bad", "-o", "q.json"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "failed while captured: KeyError" in err[0] and "m.py:bad" in err[0]
+    assert not (tmp_path / "q.json").exists()
+    assert main(["capture", f"{src}:lone", "-o", "l.json"]) == 0
+    doc = json.loads((tmp_path / "l.json").read_text())
+    assert doc["calls"][0]["in"][0]["shape"] == [3, 4]
+
+
 def test_small_index_tensors_have_known_values_and_the_real_branch_is_captured():
     """Position arithmetic from Python numbers is evaluated beside the meta run, so code that
     branches on it (Hugging Face's packed-sequence check) captures the branch a real run takes;
