@@ -90,6 +90,24 @@ def load(path: Path) -> dict:
     return doc
 
 
+def scored(doc: dict) -> list[dict]:
+    """Each measured case of a run's document (one with a ``compiled_s``): the case, what the
+    model gives (:func:`evaluate`) and the signed errors, percent: ``step`` (compiled),
+    ``kernels`` and ``eager`` (None where the file has no such measurement)."""
+    out = []
+    for case in doc["cases"]:
+        if "compiled_s" not in case:
+            continue
+        r = evaluate(case)
+        measured = (case.get("compiled_kernels") or {}).get("count")
+        out.append({"case": case, "model": r, "kernels_measured": measured,
+                    "step": _pct(r["compiled_s"], case["compiled_s"]),
+                    "kernels": _pct(r["kernels"], measured) if measured else None,
+                    "eager": _pct(r["eager_s"], case["eager_s"]) if case.get("eager_s")
+                    else None})
+    return out
+
+
 def fidelity_rows() -> list[dict]:
     """The fidelity table's rows (``scripts/fidelity.py``): run 13 (dev since 2026-12-04),
     run 31 and its replicate 31b (held out): the compiled step and the kernel count of each
@@ -99,18 +117,10 @@ def fidelity_rows() -> list[dict]:
 
     out = []
     for path in (DATA, RUN31, RUN31B):
-        doc = load(path)
-        step, kern, eager = [], [], []
-        for case in doc["cases"]:
-            if "compiled_s" not in case:
-                continue
-            r = evaluate(case)
-            step.append(_pct(r["compiled_s"], case["compiled_s"]))
-            if case.get("eager_s"):
-                eager.append(_pct(r["eager_s"], case["eager_s"]))
-            measured = (case.get("compiled_kernels") or {}).get("count")
-            if measured:
-                kern.append(_pct(r["kernels"], measured))
+        rows = scored(load(path))
+        step = [r["step"] for r in rows]
+        kern = [r["kernels"] for r in rows if r["kernels"] is not None]
+        eager = [r["eager"] for r in rows if r["eager"] is not None]
         src = [path.name]
         out.append(fidelity.row("validate_compiled_programs", src,
                                 "captured program step (compiled)", errors_pct=step,
@@ -142,31 +152,29 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.data.name} ({role}; {doc.get('protocol', '?')}; "
           f"{doc.get('torch', '?')}): "
           f"{MACHINE} --exec compiled, modelled vs measured")
-    step_err: list[float] = []
-    kern_err: list[float] = []
-    eager_err: list[float] = []
     for case in doc["cases"]:
         if "compiled_s" not in case:
             why = (case.get('error') or '?').splitlines()[-1][:80]
             print(f"  {case.get('case', '?'):<26} not measured ({why})")
-            continue
-        r = evaluate(case)
-        step_err.append(_pct(r["compiled_s"], case["compiled_s"]))
+    rows = scored(doc)
+    for row in rows:
+        case, r = row["case"], row["model"]
         line = (f"  {case['case']:<26} compiled {r['compiled_s'] * 1e3:8.3f} / "
-                f"{case['compiled_s'] * 1e3:8.3f} ms ({step_err[-1]:+6.1f}%)")
-        measured = (case.get("compiled_kernels") or {}).get("count")
-        if measured:
-            kern_err.append(_pct(r["kernels"], measured))
-            line += f"  kernels {r['kernels']:5d} / {measured:5d} ({kern_err[-1]:+6.1f}%)"
+                f"{case['compiled_s'] * 1e3:8.3f} ms ({row['step']:+6.1f}%)")
+        if row["kernels"] is not None:
+            line += (f"  kernels {r['kernels']:5d} / {row['kernels_measured']:5d} "
+                     f"({row['kernels']:+6.1f}%)")
         else:
             line += f"  kernels {r['kernels']:5d} / ?"
-        if case.get("eager_s"):
-            eager_err.append(_pct(r["eager_s"], case["eager_s"]))
+        if row["eager"] is not None:
             line += (f"  | eager {r['eager_s'] * 1e3:8.3f} / {case['eager_s'] * 1e3:8.3f} ms "
-                     f"({eager_err[-1]:+6.1f}%)")
+                     f"({row['eager']:+6.1f}%)")
         if case.get("graph_breaks"):
             line += f"  [{case['graph_breaks']} graph break(s)]"
         print(line)
+    step_err = [r["step"] for r in rows]
+    kern_err = [r["kernels"] for r in rows if r["kernels"] is not None]
+    eager_err = [r["eager"] for r in rows if r["eager"] is not None]
     if not step_err:
         print(f"{args.data}: cases: no case has a compiled_s", file=sys.stderr)
         return 2
