@@ -65,6 +65,17 @@ def alexnet_workload(data: dict[str, Any]) -> Workload:
     return conv_workload("alexnet_conv_jssc2017", data["network"]["layers"], data["batch"])
 
 
+def _vgg16_run(data: dict[str, Any], hw: Any, *, energy: bool = True) -> Any:
+    """VGG-16's CONV layers at batch 3 on ``hw`` (row stationary, analytic), the ifmap zeros
+    of every layer after the first as the data file assumes them."""
+    v = data["vgg16_heldout"]
+    wl = conv_workload("vgg16_conv", v["layers"], v["batch"])
+    zeros = {op.name: (0.0 if i == 0 else v["ifmap_zero_fraction_assumed"])
+             for i, op in enumerate(wl.ops)}
+    return simulate(load_hw(hw), wl, dataflow="rs", mode="analytic", energy=energy,
+                    sparsity=zeros)
+
+
 def vgg16_heldout(data: dict[str, Any], hw: Any = "eyeriss") -> pd.DataFrame:
     """VGG-16 totals (JSSC 2017 Sec. VI-B), predicted vs measured; nothing was fitted on them
     (dev data: their frame-rate gap guided the search for ``network.full_height_sets``).
@@ -73,10 +84,7 @@ def vgg16_heldout(data: dict[str, Any], hw: Any = "eyeriss") -> pd.DataFrame:
     data file (Table VI's per-layer zeros are not transcribed).
     """
     v = data["vgg16_heldout"]
-    wl = conv_workload("vgg16_conv", v["layers"], v["batch"])
-    zeros = {op.name: (0.0 if i == 0 else v["ifmap_zero_fraction_assumed"])
-             for i, op in enumerate(wl.ops)}
-    r = simulate(load_hw(hw), wl, dataflow="rs", mode="analytic", sparsity=zeros)
+    r = _vgg16_run(data, hw)
     time_s = float(r.layers["time_s"].sum())
     chip_pj = float(r.energy.priced.loc[r.energy.priced["level"] != "dram", "pj"].sum())
     dram = float(r.layers["dram_bytes"].sum())
@@ -93,10 +101,7 @@ def vgg16_layers(data: dict[str, Any], hw: Any = "eyeriss") -> pd.DataFrame:
     (MB), active PEs, and the measured GLB rate (GB/s: accesses over processing latency).
     A measured cell the data file marks unreadable is NaN."""
     v = data["vgg16_heldout"]
-    wl = conv_workload("vgg16_conv", v["layers"], v["batch"])
-    zeros = {op.name: (0.0 if i == 0 else v["ifmap_zero_fraction_assumed"])
-             for i, op in enumerate(wl.ops)}
-    r = simulate(load_hw(hw), wl, dataflow="rs", mode="analytic", energy=False, sparsity=zeros)
+    r = _vgg16_run(data, hw, energy=False)
     lay = r.layers.set_index("layer")
     clock = r.machine.clock_hz
     rows = []
